@@ -1,0 +1,430 @@
+"""The typed syntax tree that `parse` builds from cuda.lark.
+
+Every node is a small frozen dataclass with a mandatory `span` (offsets into the
+preprocessed text). Fields marked with `child()` hold sub-nodes; the others are attributes.
+`children()` and `dump()` are derived from that marking (pycparser's `_c_ast.cfg` idea).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Iterator
+
+from analyzer.diagnostics import Span
+
+_CHILD = {"child": True}
+
+
+def child(default: Any = ...) -> Any:
+    if default is ...:
+        return field(metadata=_CHILD)
+    return field(default=default, metadata=_CHILD)
+
+
+class Node:
+    span: Span
+
+    def children(self) -> Iterator[tuple[str, "Node"]]:
+        for f in fields(self):  # type: ignore[arg-type]
+            if not f.metadata.get("child"):
+                continue
+            value = getattr(self, f.name)
+            if isinstance(value, Node):
+                yield f.name, value
+            elif isinstance(value, (tuple, list)):
+                for i, item in enumerate(value):
+                    if isinstance(item, Node):
+                        yield f"{f.name}[{i}]", item
+
+    def walk(self) -> Iterator["Node"]:
+        """This node and every node below it, depth first, in source order."""
+        stack: list[Node] = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed([c for _, c in node.children()]))
+
+    def dump(self, indent: int = 0) -> str:
+        attrs = []
+        for f in fields(self):  # type: ignore[arg-type]
+            if f.metadata.get("child") or f.name == "span":
+                continue
+            attrs.append(f"{f.name}={getattr(self, f.name)!r}")
+        line = "  " * indent + f"{type(self).__name__}({', '.join(attrs)})"
+        out = [line]
+        for name, c in self.children():
+            out.append("  " * (indent + 1) + f"{name}:")
+            out.append(c.dump(indent + 2))
+        return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------- types
+@dataclass(frozen=True, slots=True)
+class Alignment(Node):
+    value: "Expr" = child()
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class TypeSpec(Node):
+    """The type part of declaration specifiers: `unsigned int`, `float3`, `struct vec3d`, `Tile<T, 32>`."""
+
+    names: tuple[str, ...]  # keywords or a type name, e.g. ("unsigned", "int") or ("float3",)
+    span: Span
+    struct: "StructDef | None" = child(None)
+    enum: "EnumDef | None" = child(None)
+    template_args: tuple["Node", ...] = child(())
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.names)
+
+
+@dataclass(frozen=True, slots=True)
+class DeclSpecs(Node):
+    storage: tuple[str, ...]  # typedef extern static __shared__ __global__ __device__ ...
+    qualifiers: tuple[str, ...]  # const volatile __restrict__
+    type: TypeSpec = child()
+    span: Span = field(default=Span(0, 0))
+    alignments: tuple[Alignment, ...] = child(())
+    launch_bounds: tuple["Expr", ...] = child(())
+
+    def has(self, word: str) -> bool:
+        return word in self.storage or word in self.qualifiers
+
+
+@dataclass(frozen=True, slots=True)
+class Declarator(Node):
+    """A name with the derivations that apply to it, innermost first.
+
+    `float *a[10]` gives name "a" and derivations (("array", 10), ("pointer", ())): an
+    array of 10 pointers; apply them in order to the base type.
+    """
+
+    name: str | None
+    derivations: tuple[tuple[str, Any], ...]  # ("pointer", quals) ("reference", ()) ("array", Expr|None) ("function", params)
+    span: Span
+    alignments: tuple[Alignment, ...] = child(())
+    constructor_args: tuple["Expr", ...] = child(())
+    array_sizes: tuple["Expr | None", ...] = ()
+
+    @property
+    def params(self) -> tuple["Param", ...] | None:
+        for kind, value in self.derivations:
+            if kind == "function":
+                return value
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class TypeName(Node):
+    """A type written in a cast, sizeof or template argument: specifiers plus an abstract declarator."""
+
+    specs: DeclSpecs = child()
+    derivations: tuple[tuple[str, Any], ...] = ()
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Param(Node):
+    specs: DeclSpecs = child()
+    declarator: Declarator | None = child(None)
+    span: Span = field(default=Span(0, 0))
+
+    @property
+    def name(self) -> str | None:
+        return self.declarator.name if self.declarator else None
+
+
+@dataclass(frozen=True, slots=True)
+class InitDeclarator(Node):
+    declarator: Declarator = child()
+    init: "Expr | None" = child(None)
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration(Node):
+    specs: DeclSpecs = child()
+    declarators: tuple[InitDeclarator, ...] = child(())
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class StructDef(Node):
+    kind: str  # struct union class
+    name: str | None
+    members: tuple[Node, ...] | None = child(None)  # Declaration / FunctionDef; None for a reference
+    span: Span = field(default=Span(0, 0))
+    alignments: tuple[Alignment, ...] = child(())
+
+
+@dataclass(frozen=True, slots=True)
+class Enumerator(Node):
+    name: str
+    value: "Expr | None" = child(None)
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class EnumDef(Node):
+    name: str | None
+    enumerators: tuple[Enumerator, ...] | None = child(None)
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateParam(Node):
+    kind: str  # "type" or "value"
+    name: str | None
+    span: Span
+    default: Node | None = child(None)
+    specs: DeclSpecs | None = child(None)
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionDef(Node):
+    specs: DeclSpecs = child()
+    declarator: Declarator = child()
+    body: "Compound" = child()
+    span: Span = field(default=Span(0, 0))
+    template_params: tuple[TemplateParam, ...] = child(())
+
+    @property
+    def name(self) -> str:
+        return self.declarator.name or "<anonymous>"
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.declarator.params or ()
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateDecl(Node):
+    params: tuple[TemplateParam, ...] = child(())
+    decl: Node = child(None)
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class StaticAssert(Node):
+    condition: "Expr" = child()
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Unsupported(Node):
+    """A construct the grammar does not cover; it was skipped with a diagnostic."""
+
+    what: str
+    text: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class TranslationUnit(Node):
+    decls: tuple[Node, ...] = child(())
+    span: Span = field(default=Span(0, 0))
+
+
+# ----------------------------------------------------------------------------- statements
+class Stmt(Node):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Compound(Stmt):
+    items: tuple[Node, ...] = child(())
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class ExprStmt(Stmt):
+    expr: "Expr | None" = child(None)
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class DeclStmt(Stmt):
+    decl: Declaration = child()
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class If(Stmt):
+    cond: "Expr" = child()
+    then: Stmt = child()
+    otherwise: Stmt | None = child(None)
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class For(Stmt):
+    init: Stmt | None = child(None)
+    cond: "Expr | None" = child(None)
+    step: "Expr | None" = child(None)
+    body: Stmt = child(None)
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class While(Stmt):
+    cond: "Expr" = child()
+    body: Stmt = child()
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class DoWhile(Stmt):
+    body: Stmt = child()
+    cond: "Expr" = child()
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Switch(Stmt):
+    expr: "Expr" = child()
+    body: Compound = child()
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class CaseLabel(Stmt):
+    value: "Expr | None" = child(None)  # None for default
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Return(Stmt):
+    value: "Expr | None" = child(None)
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Break(Stmt):
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Continue(Stmt):
+    span: Span = field(default=Span(0, 0))
+
+
+# ----------------------------------------------------------------------------- expressions
+class Expr(Node):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Identifier(Expr):
+    name: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Constant(Expr):
+    kind: str  # int float char string bool null
+    value: Any
+    text: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class BinaryOp(Expr):
+    op: str
+    left: Expr = child()
+    right: Expr = child()
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Assign(Expr):
+    op: str  # "=", "+=", ...
+    target: Expr = child()
+    value: Expr = child()
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class UnaryOp(Expr):
+    op: str  # - + ! ~ * & ++ -- (prefix) ; p++ p-- (postfix)
+    operand: Expr = child()
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Ternary(Expr):
+    cond: Expr = child()
+    then: Expr = child()
+    otherwise: Expr = child()
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Expr):
+    func: Expr = child()
+    args: tuple[Expr, ...] = child(())
+    span: Span = field(default=Span(0, 0))
+    template_args: tuple[Node, ...] = child(())
+
+
+@dataclass(frozen=True, slots=True)
+class Launch(Expr):
+    """`kernel<<<grid, block, smem, stream>>>(args)`."""
+
+    func: Expr = child()
+    config: tuple[Expr, ...] = child(())
+    args: tuple[Expr, ...] = child(())
+    span: Span = field(default=Span(0, 0))
+    template_args: tuple[Node, ...] = child(())
+
+
+@dataclass(frozen=True, slots=True)
+class Index(Expr):
+    base: Expr = child()
+    index: Expr = child()
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Member(Expr):
+    base: Expr = child()
+    name: str = ""
+    arrow: bool = False
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Cast(Expr):
+    to: TypeName = child()
+    expr: Expr = child()
+    kind: str = "c"  # c static reinterpret const dynamic functional
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class SizeOf(Expr):
+    op: str  # sizeof alignof
+    operand: Node = child()  # TypeName or Expr
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class Comma(Expr):
+    exprs: tuple[Expr, ...] = child(())
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class InitList(Expr):
+    items: tuple[Expr, ...] = child(())
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateId(Expr):
+    """`name<args>` used as a value (a function template) or as a type."""
+
+    name: str
+    args: tuple[Node, ...] = child(())
+    span: Span = field(default=Span(0, 0))
