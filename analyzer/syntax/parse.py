@@ -151,6 +151,13 @@ class CudaPostLexer:
                 ttype = tok.type
                 if ttype == "IDENTIFIER":
                     if prev is not None and prev.value in ("struct", "class", "union", "enum") and prev.type != "IDENTIFIER" or struct_pending:
+                        if value in table.templates and self._followed_by_template_args(tok):
+                            # `template <> struct SharedMemory<int> {`: a specialization
+                            struct_pending = False
+                            tok = Token.new_borrow_pos("TEMPLATE_NAME", value, tok)
+                            prev2, prev = prev, tok
+                            yield tok
+                            continue
                         self._declare(value, depth_at_start)
                         if template_entity_pending:
                             table.templates.add(value)
@@ -282,6 +289,19 @@ def _float_value(text: str) -> float:
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "0": 0, "\\": 92, "'": 39, '"': 34, "a": 7, "b": 8, "f": 12, "v": 11}
 
 
+def _node_text(node: A.Node) -> str:
+    """A short spelling of a template argument, for naming a specialization."""
+    if isinstance(node, A.TypeName):
+        return " ".join(node.specs.type.names) + "*" * sum(1 for k, _ in node.derivations if k == "pointer")
+    if isinstance(node, A.Constant):
+        return node.text
+    if isinstance(node, A.Identifier):
+        return node.name
+    if isinstance(node, A.UnaryOp) and isinstance(node.operand, A.Constant):
+        return node.op + node.operand.text
+    return "?"
+
+
 def _char_value(text: str) -> int:
     body = text[text.index("'") + 1 : -1]
     if body.startswith("\\"):
@@ -335,6 +355,26 @@ class ToAst(Transformer):
     def function_suffix(self, meta, *_):
         return None
 
+    # constructors, destructors, `using` and namespace aliases (cuda.lark says which forms)
+    def constructor_definition(self, meta, specs, params, *rest):
+        name = specs.type.names[-1] if specs.type.names else "<constructor>"
+        declarator = A.Declarator(name, (("function", params or ()),), specs.type.span)
+        return A.FunctionDef(specs, declarator, rest[-1], self._span(meta))
+
+    def constructor_declaration(self, meta, *_):
+        return None  # declares nothing warplint lays out or calls
+
+    destructor_definition = destructor_declaration = constructor_declaration
+    ctor_initializer = member_initializer = special_body = constructor_declaration
+    using_namespace = using_name = namespace_alias = constructor_declaration
+
+    def using_alias(self, meta, name, type_name):
+        """`using real = float;` is `typedef float real;`."""
+        ts = type_name.specs
+        specs = A.DeclSpecs(("typedef",), ts.qualifiers, ts.type, ts.span, ts.alignments)
+        declarator = A.Declarator(str(name), type_name.derivations, self._tok_span(name))
+        return A.Declaration(specs, (A.InitDeclarator(declarator, None, declarator.span),), self._span(meta))
+
     # ---- declarations
     def declaration(self, meta, specs, *inits):
         return A.Declaration(specs, tuple(i for i in inits if i is not None), self._span(meta))
@@ -383,6 +423,9 @@ class ToAst(Transformer):
     def storage_class(self, meta, tok):
         return ("storage", str(tok), self._span(meta))
 
+    def linkage(self, meta, _extern, language):
+        return ("storage", f"extern {language}", self._span(meta))  # `extern "C"`: linkage, not storage
+
     def launch_bounds(self, meta, *children):
         args = next((c for c in children if isinstance(c, tuple) and c and isinstance(c[0], A.Node)), ())
         return ("bounds", args, self._span(meta))
@@ -427,6 +470,14 @@ class ToAst(Transformer):
         members = tuple(r for r in rest if isinstance(r, A.Node))
         sd = A.StructDef(kind, name, members, self._span(meta), tuple(aligns))
         return ("struct", sd, self._span(meta))
+
+    def struct_specialization(self, meta, kind, *rest):
+        """`template <> struct SharedMemory<int> { ... }`: named `SharedMemory<int>`."""
+        aligns = [r[1] for r in rest if isinstance(r, tuple) and r and r[0] == "align"]
+        tid = next(r for r in rest if isinstance(r, A.TemplateId))
+        members = tuple(r for r in rest if isinstance(r, A.Node) and r is not tid)
+        name = f"{tid.name}<{', '.join(_node_text(a) for a in tid.args)}>"
+        return ("struct", A.StructDef(kind, name, members, self._span(meta), tuple(aligns)), self._span(meta))
 
     def struct_reference(self, meta, kind, *rest):
         aligns = [r[1] for r in rest if isinstance(r, tuple) and r and r[0] == "align"]
@@ -873,6 +924,26 @@ def _blank(text: str, start: int, end: int) -> str:
     return text[:start] + piece + text[end:]
 
 
+_MISSPELLED_ALIGN = re.compile(r"__align\(\s*(\d+)\s*\)__")
+
+
+def _fix_misspelled_align(text: str, diagnostics: list[Diagnostic]) -> str:
+    """`__align(8)__` (as an old tutorial spells it) is not CUDA: report it, then read it as
+    `__align__(8)`, which has the same length, so every offset stays valid."""
+
+    def replace(m: re.Match[str]) -> str:
+        n = m.group(1)
+        diagnostics.append(Diagnostic(
+            Severity.ERROR,
+            f"'{m.group(0)}' is not a CUDA attribute: the spelling is '__align__({n})' "
+            f"(nvcc reads '{m.group(0)}' as an unknown name); read as '__align__({n})'",
+            "WL906", Span(m.start(), m.end())))
+        fixed = f"__align__({n})"
+        return fixed + " " * (len(m.group(0)) - len(fixed))
+
+    return _MISSPELLED_ALIGN.sub(replace, text)
+
+
 def parse(text: str) -> ParseResult:
     """Parse preprocessed CUDA text. Never raises for bad input: problems become diagnostics."""
     parser = cuda_parser()
@@ -881,11 +952,15 @@ def parse(text: str) -> ParseResult:
     diagnostics: list[Diagnostic] = []
     skipped: list[A.Unsupported] = []
     decls: list[A.Node] = []
+    if "__align(" in text:
+        text = _fix_misspelled_align(text, diagnostics)
     chunks, chunk_diags = split_top_level(text)
     diagnostics.extend(chunk_diags)
     working = text
+    tried_names: set[str] = set()
     for chunk in chunks:
         tries = 0
+        learned: tuple[str, int] | None = None
         while True:
             piece = working[chunk.start : chunk.end]
             postlex.text = piece  # the postlexer peeks at the text after a token
@@ -896,6 +971,18 @@ def parse(text: str) -> ParseResult:
             except UnexpectedInput as err:
                 pos = chunk.start + (err.pos_in_stream if err.pos_in_stream is not None else 0)
                 tries += 1
+                # A type from a header that is never read (`curandState *s`, `(cufftComplex *)p`):
+                # learn the name as a type for the rest of the file and parse again, keeping it
+                # only if that gets past the error.
+                if learned is not None and pos <= learned[1]:
+                    postlex.table.scopes[0].discard(learned[0])
+                learned = None
+                name = _unknown_type_name(err, working, pos, postlex.table, tried_names)
+                if name is not None and tries <= MAX_RETRIES_PER_DECLARATION:
+                    tried_names.add(name)
+                    postlex.table.scopes[0].add(name)
+                    learned = (name, pos)
+                    continue
                 body = working.find("{", chunk.start, chunk.end)
                 inside_body = chunk.is_function and body != -1 and body < pos < chunk.end - 1
                 if inside_body and tries <= MAX_RETRIES_PER_DECLARATION:
@@ -919,6 +1006,70 @@ def parse(text: str) -> ParseResult:
                 diagnostics.append(Diagnostic(Severity.ERROR, f"cannot parse this declaration: {type(err).__name__}", "WL901", Span(chunk.start, chunk.start + 1)))
                 break
     return ParseResult(A.TranslationUnit(tuple(decls), Span(0, len(text))), diagnostics, skipped)
+
+
+_NAME_BEFORE = re.compile(r"((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\s*$")
+_DECLARATOR_AFTER = re.compile(r"\s*(?:[*&]+\s*)*(?:const\b|volatile\b|__restrict__\b|[A-Za-z_])|\s*[*&]+\s*[,)]")
+_POINTER_DECL_BEFORE = re.compile(
+    r"(?:^|[;{}(,])\s*(?:(?:const|volatile|static|struct|class)\s+)*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)"
+    r"\s*[*&]+\s*(?:const\s+)?(?:[A-Za-z_]\w*\s*)?$")
+
+
+_PARAM_WITH_POINTER = re.compile(
+    r"\s*(?:(?:const|volatile|struct|class)\s+)*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)"
+    r"\s*[*&]+\s*(?:(?:const|__restrict__|__restrict)\b\s*)*(?:[A-Za-z_]\w*)?\s*(?:=.*)?$", re.S)
+
+
+def _unknown_type_name(err: UnexpectedInput, text: str, pos: int, table: TypeTable, tried: set[str]) -> str | None:
+    """A name that, read as a type, may get the parser past `err`, if the text says so.
+
+    The shapes: an unexpected name followed by a declarator (`(curandState *s` in a
+    parameter list); `*` or `&` right after a name taken as a declarator
+    (`const cg::thread_block &cta`); an error right after `Name *x` or `(Name *` (a
+    declaration or a cast: `StopWatchInterface *timer = 0;`, `(cufftComplex *)p`); an item
+    `Name *x` earlier in the parenthesised list that holds the error (a parameter list read
+    as constructor arguments). The caller keeps the name only if the parse gets further.
+    """
+    token = getattr(err, "token", None)
+    if token is None or token.type == "$END":
+        return None
+    candidates: list[str] = []
+    value = str(token.value)
+    if token.type == "IDENTIFIER" and _DECLARATOR_AFTER.match(text, pos + len(value)):
+        candidates.append(value)
+    if value in ("*", "&", "&&"):
+        m = _NAME_BEFORE.search(text, max(0, pos - 200), pos)
+        if m:
+            candidates.append(m.group(1))
+    m = _POINTER_DECL_BEFORE.search(text, max(0, pos - 200), pos)
+    if m:
+        candidates.append(m.group(1))
+    # the items of the innermost open parenthesis before the error
+    depth = 0
+    i = pos - 1
+    lo = max(0, pos - 2000)
+    while i >= lo:
+        c = text[i]
+        if c == ")":
+            depth += 1
+        elif c == "(":
+            if depth == 0:
+                break
+            depth -= 1
+        elif c in ";{}":
+            i = lo - 1
+            break
+        i -= 1
+    if i >= lo:
+        for item in text[i + 1 : pos].split(","):
+            m = _PARAM_WITH_POINTER.match(item)
+            if m:
+                candidates.append(m.group(1))
+    for name in candidates:
+        if name in _KEYWORDS or name in tried or table.is_type(name) or name in table.templates:
+            continue
+        return name
+    return None
 
 
 def _diagnostic_for(err: UnexpectedInput, what: str | None, pos: int, stext: str, text: str) -> Diagnostic:

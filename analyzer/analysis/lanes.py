@@ -1,0 +1,1076 @@
+"""Per-warp addresses and costs of every shared and global access.
+
+Two steps:
+1. `Interpreter` runs a kernel's IR once, symbolically. Values are expressions over
+   threadIdx/blockIdx/blockDim/gridDim, parameters and loop counters (analysis.symbolic);
+   pointers are (region, byte offset). Branch conditions become the access's mask; if/else
+   joins become `select`; device functions are inlined; a loop's induction variables become
+   `init + k*step` (or a symbol walked value by value for `s *= 2`, `s >>= 1`), and every
+   other variable the loop writes becomes unknown. Each access reached is an `Occurrence`.
+2. `cost_occurrence` places lanes with the hardware model's linearisation, substitutes each
+   lane's thread ids, walks the loop iterations that change the cost, and charges every warp's
+   request with analysis.cost. What it cannot decide it states as an assumption.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
+
+from analyzer.analysis import symbolic as S
+from analyzer.analysis.cost import global_cost, shared_cost, split_access
+from analyzer.analysis.results import AccessCost, Collision, KernelAnalysis, LaunchConfig
+from analyzer.arch import Architecture
+from analyzer.ir import nodes as N
+from analyzer.ir import types as T
+
+THREAD_SYMBOLS = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
+MAX_SCENARIOS = 2048  # iterations walked per warp and access before sampling instead
+MAX_TRIP = 100_000
+MAX_MULTIPLICATIVE = 64
+MAX_INLINE_DEPTH = 16
+PARAM_SAMPLES = tuple(range(1, 65))
+SHARED_BASE_ALIGN = 128  # assumed alignment of a shared array's start (bank 0)
+
+
+@dataclass(frozen=True)
+class Ptr:
+    region: str  # "param:a", "shared:tile#12", "field:A.elements", "unknown"
+    space: str
+    offset: S.Expr  # bytes from the region's start
+    align: int  # alignment of the region's start
+
+
+@dataclass(frozen=True)
+class LoopCtx:
+    uid: int
+    counter: str  # the symbol walked: "k@12" (additive) or "s@12" (multiplicative)
+    cond: S.Expr | None  # in terms of the counter; None = no condition
+    kind: str  # additive multiplicative
+    init: S.Expr | None = None  # multiplicative: first value
+    op: str = ""  # multiplicative: * / << >>
+    step: int = 0
+
+
+@dataclass
+class Occurrence:
+    access: N.Access
+    ptr: Ptr | None
+    mask: S.Expr
+    loops: tuple[LoopCtx, ...]
+    via: str | None
+    struct_type: T.StructType | None = None
+
+
+UNKNOWN_PTR = None
+
+
+def _is_int_type(t: T.CType) -> bool:
+    return isinstance(t, T.ScalarType) and not t.is_float
+
+
+class Interpreter:
+    def __init__(self, module: N.Module, launch: LaunchConfig, params: dict[str, int]) -> None:
+        self.module = module
+        self.launch = launch
+        self.params = params
+        self.occurrences: list[Occurrence] = []
+        self.loop_uid = 0
+        self.notes: list[str] = []
+        self.depth = 0
+
+    # ------------------------------------------------------------------ values
+    def param_value(self, var: N.Variable, kernel_param: bool) -> Any:
+        t = var.type
+        if isinstance(t, T.PointerType):
+            return Ptr(f"param:{var.name}", "global" if kernel_param else "unknown", S.const(0), 256)
+        if isinstance(t, T.StructType) and not t.is_vector:
+            return {"__param__": var.name, "__kernel__": kernel_param}
+        if var.name in self.params:
+            return S.const(self.params[var.name])
+        if _is_int_type(t):
+            return S.sym(var.name)
+        return S.unknown(var.name)
+
+    def builtin(self, name: str) -> S.Expr:
+        kind, axis = name.split(".")
+        i = "xyz".index(axis)
+        if kind == "blockDim" and self.launch.block is not None:
+            return S.const(self.launch.block[i])
+        if kind == "gridDim" and self.launch.grid is not None:
+            return S.const(self.launch.grid[i])
+        return S.sym(name)
+
+    def eval(self, e: N.Expr, env: dict[int, Any], ctx: "Ctx") -> Any:
+        if isinstance(e, N.Const):
+            if isinstance(e.value, float) or (isinstance(e.type, T.ScalarType) and e.type.is_float):
+                return S.unknown("float")
+            return S.const(int(e.value))
+        if isinstance(e, N.VarRef):
+            var = e.var
+            if var.uid in env:
+                return env[var.uid]
+            if isinstance(var.type, T.ArrayType) or var.kind in ("shared", "global", "constant"):
+                space = var.space if var.space in ("shared", "global", "constant") else "local"
+                return Ptr(f"{space}:{var.name}#{var.uid}", space, S.const(0), SHARED_BASE_ALIGN if space == "shared" else 256)
+            if var.const_value is not None:
+                return S.const(var.const_value)
+            return S.unknown(f"uninitialised {var.name}")
+        if isinstance(e, N.Builtin):
+            return self.builtin(e.name)
+        if isinstance(e, N.Binary):
+            a = self.eval(e.left, env, ctx)
+            b = self.eval(e.right, env, ctx)
+            return self.binary(e.op, a, b, e)
+        if isinstance(e, N.Unary):
+            a = self.eval(e.operand, env, ctx)
+            if not isinstance(a, S.Expr):
+                return S.unknown("pointer op")
+            if e.op == "-":
+                return -a
+            if e.op == "~":
+                return ~a
+            if e.op == "!":
+                return S.logical_not(a)
+            return S.unknown(e.op)
+        if isinstance(e, N.Select):
+            c = self.eval(e.cond, env, ctx)
+            a = self.eval(e.then, env, ctx)
+            b = self.eval(e.otherwise, env, ctx)
+            return self.join(c, a, b)
+        if isinstance(e, N.PtrAdd):
+            base = self.eval(e.base, env, ctx)
+            off = self.eval(e.offset, env, ctx)
+            if isinstance(base, Ptr) and isinstance(off, S.Expr):
+                return Ptr(base.region, base.space, base.offset + off, base.align)
+            return None
+        if isinstance(e, N.Cast):
+            v = self.eval(e.operand, env, ctx)
+            if isinstance(e.type, T.ScalarType):
+                if e.type.is_float:
+                    return S.unknown("float")
+                if isinstance(v, S.Expr) and isinstance(e.operand.type, T.ScalarType) and e.operand.type.is_float:
+                    return S.unknown("float to int")
+            return v
+        if isinstance(e, N.Load):
+            self.record(e.access, env, ctx)
+            if isinstance(e.type, T.PointerType):
+                return None
+            return S.unknown(f"value of {e.access.text}")
+        if isinstance(e, N.Call):
+            if e.atomic is not None:
+                for a in e.args:
+                    self.eval(a, env, ctx)
+                self.record(e.atomic, env, ctx)
+                return S.unknown(f"result of {e.name}")
+            args = [self.eval(a, env, ctx) for a in e.args]
+            if e.name in ("min", "max") and len(args) == 2 and all(isinstance(a, S.Expr) for a in args):
+                return S.minimum(*args) if e.name == "min" else S.maximum(*args)
+            fn = self.module.functions.get(e.name)
+            if fn is not None:
+                return self.inline(fn, args, ctx)
+            return S.unknown(f"call {e.name}")
+        if isinstance(e, N.FieldRef):
+            base = self.eval(e.base, env, ctx)
+            if isinstance(base, dict):
+                if e.name in base:
+                    return base[e.name]
+                if "__param__" in base:
+                    name = f"{base['__param__']}.{e.name}"
+                    if isinstance(e.type, T.PointerType):
+                        return Ptr(f"field:{name}", "global" if base.get("__kernel__") else "unknown", S.const(0), 256)
+                    if name in self.params:
+                        return S.const(self.params[name])
+                    return S.sym(name) if _is_int_type(e.type) else S.unknown(name)
+            return S.unknown(e.name)
+        if isinstance(e, N.StructValue):
+            return {k: self.eval(v, env, ctx) for k, v in e.fields.items()}
+        if isinstance(e, N.Opaque):
+            for op in e.operands:
+                self.eval(op, env, ctx)
+            return S.unknown(e.reason)
+        return S.unknown(type(e).__name__)
+
+    def binary(self, op: str, a: Any, b: Any, e: N.Binary) -> Any:
+        if not isinstance(a, S.Expr) or not isinstance(b, S.Expr):
+            return S.unknown("pointer comparison")
+        if isinstance(e.type, T.ScalarType) and e.type.is_float:
+            return S.unknown("float")
+        try:
+            if op == "+":
+                return a + b
+            if op == "-":
+                return a - b
+            if op == "*":
+                return a * b
+            if op == "/":
+                return a // b
+            if op == "%":
+                return a % b
+            if op == "<<":
+                return a << b
+            if op == ">>":
+                return a >> b
+            if op == "&":
+                return a & b
+            if op == "|":
+                return a | b
+            if op == "^":
+                return a ^ b
+            if op in ("<", "<=", ">", ">=", "==", "!="):
+                return S.compare(op, a, b)
+            if op == "&&":
+                return S.logical_and(a, b)
+            if op == "||":
+                return S.logical_or(a, b)
+        except (ZeroDivisionError, ValueError, OverflowError):
+            return S.unknown(op)
+        return S.unknown(op)
+
+    def join(self, c: Any, a: Any, b: Any) -> Any:
+        if a is b:
+            return a
+        if isinstance(a, S.Expr) and isinstance(b, S.Expr):
+            if not isinstance(c, S.Expr):
+                return S.unknown("join")
+            return S.select(c, a, b)
+        if isinstance(a, Ptr) and isinstance(b, Ptr) and a.region == b.region and isinstance(c, S.Expr):
+            return Ptr(a.region, a.space, S.select(c, a.offset, b.offset), min(a.align, b.align))
+        if isinstance(a, dict) and isinstance(b, dict):
+            return {k: self.join(c, a.get(k), b.get(k)) for k in set(a) | set(b)}
+        return None if isinstance(a, Ptr) or isinstance(b, Ptr) else S.unknown("join")
+
+    # ------------------------------------------------------------------ accesses
+    def record(self, access: N.Access, env: dict[int, Any], ctx: "Ctx") -> None:
+        ptr = self.eval(access.address, env, ctx)
+        struct_t = _struct_of(access.address)
+        self.occurrences.append(Occurrence(access, ptr if isinstance(ptr, Ptr) else None, ctx.mask, ctx.loops, ctx.via, struct_t))
+
+    # ------------------------------------------------------------------ statements
+    def run_kernel(self, kernel: N.Function) -> None:
+        env: dict[int, Any] = {}
+        for p in kernel.params:
+            env[p.uid] = self.param_value(p, True)
+        ctx = Ctx(S.const(1), (), None, True)
+        self.block(kernel.body, env, ctx)
+
+    def inline(self, fn: N.Function, args: list[Any], ctx: "Ctx") -> Any:
+        if self.depth >= MAX_INLINE_DEPTH:
+            return S.unknown(f"call {fn.name} (inlining too deep)")
+        env: dict[int, Any] = {}
+        for p, a in zip(fn.params, args):
+            env[p.uid] = a if a is not None else self.param_value(p, False)
+        inner = Ctx(ctx.mask, ctx.loops, ctx.via or f"inlined from {fn.name}", False)
+        self.depth += 1
+        try:
+            result = self.block(fn.body, env, inner)
+        finally:
+            self.depth -= 1
+        return result.value if result.value is not None else S.unknown(f"result of {fn.name}")
+
+    def block(self, stmts: list[N.Stmt], env: dict[int, Any], ctx: "Ctx") -> "Flow":
+        flow = Flow()
+        for s in stmts:
+            f = self.stmt(s, env, ctx)
+            if f.returned is not None:
+                # an early `return` under a condition masks the rest of the block
+                if f.value is not None:
+                    flow.value = f.value if flow.value is None else flow.value
+                cond = f.returned
+                if isinstance(cond, S.Expr) and cond.is_const and cond.value:
+                    flow.returned = S.const(1)
+                    return flow
+                ctx.mask = S.logical_and(ctx.mask, S.logical_not(cond)) if isinstance(cond, S.Expr) else ctx.mask
+                flow.returned = cond if flow.returned is None else S.logical_or(flow.returned, cond)
+            if f.broke:
+                flow.broke = True
+                return flow
+        return flow
+
+    def stmt(self, s: N.Stmt, env: dict[int, Any], ctx: "Ctx") -> "Flow":
+        if isinstance(s, N.Assign):
+            value = self.eval(s.value, env, ctx)
+            if s.field:
+                current = env.get(s.var.uid)
+                current = dict(current) if isinstance(current, dict) else {}
+                target = current
+                for name in s.field[:-1]:
+                    nxt = target.get(name)
+                    nxt = dict(nxt) if isinstance(nxt, dict) else {}
+                    target[name] = nxt
+                    target = nxt
+                target[s.field[-1]] = value
+                env[s.var.uid] = current
+            else:
+                env[s.var.uid] = value
+            return Flow()
+        if isinstance(s, N.Store):
+            self.eval(s.value, env, ctx)
+            self.record(s.access, env, ctx)
+            return Flow()
+        if isinstance(s, N.Eval):
+            self.eval(s.expr, env, ctx)
+            return Flow()
+        if isinstance(s, N.If):
+            return self.if_stmt(s, env, ctx)
+        if isinstance(s, N.Loop):
+            self.loop(s, env, ctx)
+            return Flow()
+        if isinstance(s, N.Return):
+            value = self.eval(s.value, env, ctx) if s.value is not None else None
+            return Flow(returned=S.const(1), value=value)
+        if isinstance(s, N.Break):
+            return Flow(broke=True)
+        if isinstance(s, N.Continue):
+            return Flow(broke=True)
+        if isinstance(s, N.Skipped):
+            for v in s.writes:
+                env[v.uid] = S.unknown(f"{v.name} (written by a skipped statement)")
+            return Flow()
+        return Flow()
+
+    def if_stmt(self, s: N.If, env: dict[int, Any], ctx: "Ctx") -> "Flow":
+        c = self.eval(s.cond, env, ctx)
+        if not isinstance(c, S.Expr):
+            c = S.unknown("condition")
+        if c.is_const:
+            return self.block(s.then if c.value else s.otherwise, env, ctx)
+        then_env = dict(env)
+        else_env = dict(env)
+        then_ctx = ctx.child(S.logical_and(ctx.mask, c))
+        else_ctx = ctx.child(S.logical_and(ctx.mask, S.logical_not(c)))
+        f1 = self.block(s.then, then_env, then_ctx)
+        f2 = self.block(s.otherwise, else_env, else_ctx)
+        for uid in set(then_env) | set(else_env):
+            a, b = then_env.get(uid), else_env.get(uid)
+            if a is b:
+                env[uid] = a
+            elif f1.returned is not None and f1.returned.is_const and f2.returned is None:
+                env[uid] = b
+            elif f2.returned is not None and f2.returned.is_const and f1.returned is None:
+                env[uid] = a
+            else:
+                env[uid] = self.join(c, a, b)
+        flow = Flow()
+        r1 = S.logical_and(c, f1.returned) if f1.returned is not None else None
+        r2 = S.logical_and(S.logical_not(c), f2.returned) if f2.returned is not None else None
+        if r1 is not None and r2 is not None:
+            flow.returned = S.logical_or(r1, r2)
+        else:
+            flow.returned = r1 if r1 is not None else r2
+        flow.value = f1.value if f1.value is not None else f2.value
+        return flow
+
+    def loop(self, s: N.Loop, env: dict[int, Any], ctx: "Ctx") -> None:
+        self.loop_uid += 1
+        uid = self.loop_uid
+        for st in s.init:
+            self.stmt(st, env, ctx)
+        written = _written(s.body + s.step)
+        inductions = _inductions(s.step + s.body, written)
+        k = S.sym(f"k@{uid}")
+        loop_env = dict(env)
+        loop_ctx: LoopCtx | None = None
+        for var_uid in written:
+            loop_env[var_uid] = S.unknown("modified in loop")
+        multiplicative = [(v, op, c) for v, (op, c) in inductions.items() if op in ("*", "/", "<<", ">>")]
+        for var, (op, step_expr) in inductions.items():
+            if op not in ("+", "-"):
+                continue
+            init = env.get(var.uid)
+            step = self.eval(step_expr, env, ctx)
+            if isinstance(init, S.Expr) and isinstance(step, S.Expr) and not (step.free_symbols & {f"k@{uid}"}):
+                loop_env[var.uid] = init + k * step if op == "+" else init - k * step
+            elif isinstance(init, Ptr) and isinstance(step, S.Expr):
+                size = (var.type.pointee.size or 1) if isinstance(var.type, T.PointerType) else 1
+                delta = k * step * size
+                loop_env[var.uid] = Ptr(init.region, init.space, init.offset + (delta if op == "+" else -delta), init.align)
+        counter = f"k@{uid}"
+        kind = "additive"
+        init_value = None
+        mop, mstep = "", 0
+        if multiplicative and len(multiplicative) == 1 and not any(op in ("+", "-") for op, _ in inductions.values()):
+            var, mop, step_expr = multiplicative[0]
+            init = env.get(var.uid)
+            step = self.eval(step_expr, env, ctx)
+            if isinstance(init, S.Expr) and isinstance(step, S.Expr) and step.is_const:
+                counter = f"{var.name}@{uid}"
+                loop_env[var.uid] = S.sym(counter)
+                kind = "multiplicative"
+                init_value = init
+                mstep = step.value
+        cond = self.eval(s.cond, loop_env, ctx) if s.cond is not None else None
+        if cond is not None and not isinstance(cond, S.Expr):
+            cond = S.unknown("loop condition")
+        if not s.test_first:
+            cond = None  # a do-while body runs at least once; its trip count is not walked
+        loop_ctx = LoopCtx(uid, counter, cond, kind, init_value, mop, mstep)
+        inner = ctx.child(ctx.mask)
+        inner.loops = ctx.loops + (loop_ctx,)
+        body_env = dict(loop_env)
+        self.block(s.body, body_env, inner)
+        for st in s.step:
+            self.stmt(st, dict(body_env), inner)
+        for var_uid in written:
+            env[var_uid] = S.unknown("value after a loop")
+
+
+@dataclass
+class Flow:
+    returned: S.Expr | None = None  # the condition under which the block returned
+    value: Any = None
+    broke: bool = False
+
+
+@dataclass
+class Ctx:
+    mask: S.Expr
+    loops: tuple[LoopCtx, ...]
+    via: str | None
+    kernel_level: bool
+
+    def child(self, mask: S.Expr) -> "Ctx":
+        return Ctx(mask, self.loops, self.via, self.kernel_level)
+
+
+def _struct_of(address: N.Expr) -> T.StructType | None:
+    """For `data[tid].x` (a field of an element in memory), the element's struct type."""
+    if isinstance(address, N.PtrAdd) and isinstance(address.offset, N.Const):
+        base_t = address.base.type
+        if isinstance(base_t, T.PointerType) and isinstance(base_t.pointee, T.StructType):
+            return base_t.pointee
+    if isinstance(address.type, T.PointerType) and isinstance(address.type.pointee, T.StructType):
+        return address.type.pointee
+    return None
+
+
+def _written(stmts: list[N.Stmt]) -> dict[int, N.Variable]:
+    out: dict[int, N.Variable] = {}
+    for s in N_walk(stmts):
+        if isinstance(s, N.Assign):
+            out[s.var.uid] = s.var
+        elif isinstance(s, N.Skipped):
+            for v in s.writes:
+                out[v.uid] = v
+    return out
+
+
+def N_walk(stmts: list[N.Stmt]) -> Iterable[N.Stmt]:
+    for s in stmts:
+        yield s
+        if isinstance(s, N.If):
+            yield from N_walk(s.then)
+            yield from N_walk(s.otherwise)
+        elif isinstance(s, N.Loop):
+            yield from N_walk(s.init)
+            yield from N_walk(s.body)
+            yield from N_walk(s.step)
+
+
+def _inductions(stmts: list[N.Stmt], written: dict[int, N.Variable]) -> dict[N.Variable, tuple[str, N.Expr]]:
+    """Variables updated once per iteration as `v = v op invariant` at the top level of the loop."""
+    found: dict[N.Variable, tuple[str, N.Expr]] = {}
+    counts: dict[int, int] = {}
+    for s in N_walk(stmts):
+        if isinstance(s, N.Assign) and not s.field:
+            counts[s.var.uid] = counts.get(s.var.uid, 0) + 1
+    for s in stmts:
+        if not isinstance(s, N.Assign) or s.field or counts.get(s.var.uid) != 1:
+            continue
+        v = s.value
+        if isinstance(v, N.PtrAdd) and isinstance(v.base, N.VarRef) and v.base.var is s.var:
+            off = v.offset
+            if isinstance(off, N.Binary) and off.op == "*" and isinstance(off.right, N.Const):
+                if not _mentions(off.left, written):
+                    found[s.var] = ("+", off.left)
+            continue
+        if isinstance(v, N.Binary) and isinstance(v.left, N.VarRef) and v.left.var is s.var:
+            if v.op in ("+", "-", "*", "/", "<<", ">>") and not _mentions(v.right, written):
+                found[s.var] = (v.op, v.right)
+    return found
+
+
+def _mentions(e: N.Expr, written: dict[int, N.Variable]) -> bool:
+    stack: list[Any] = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, N.VarRef):
+            if x.var.uid in written:
+                return True
+        elif isinstance(x, (N.Load, N.Call)):
+            return True
+        if isinstance(x, N.Expr):
+            for slot in getattr(type(x), "__slots__", ()):
+                if slot in ("type", "span", "var", "access"):
+                    continue
+                val = getattr(x, slot, None)
+                if isinstance(val, N.Expr):
+                    stack.append(val)
+                elif isinstance(val, tuple):
+                    stack.extend(v for v in val if isinstance(v, N.Expr))
+    return False
+
+
+# ============================================================================ costing
+
+
+def warp_lanes(block: tuple[int, int, int], warp_size: int) -> list[list[dict[str, int] | None]]:
+    """Each warp's lanes as threadIdx values (x fastest), None for lanes past the block's end."""
+    bx, by, bz = block
+    n = bx * by * bz
+    warps = []
+    for w in range((n + warp_size - 1) // warp_size):
+        lanes: list[dict[str, int] | None] = []
+        for lane in range(warp_size):
+            linear = w * warp_size + lane
+            if linear >= n:
+                lanes.append(None)
+                continue
+            lanes.append({"threadIdx.x": linear % bx, "threadIdx.y": (linear // bx) % by, "threadIdx.z": linear // (bx * by)})
+        warps.append(lanes)
+    return warps
+
+
+@dataclass
+class _Charge:
+    per_request: int
+    ideal: int
+    detail: Any
+    addresses: tuple[int | None, ...]
+
+
+def _charge(addresses: list[int | None], size: int, space: str, arch: Architecture) -> _Charge:
+    if space == "shared":
+        c = shared_cost(addresses, size, arch)
+        return _Charge(c.wavefronts, c.ideal, c, tuple(addresses))
+    c = global_cost(addresses, size, arch)
+    return _Charge(c.sectors, c.ideal, c, tuple(addresses))
+
+
+def _iterations(loop: LoopCtx, known: dict[str, int]) -> list[int] | None:
+    """The counter values of a loop whose condition is uniform and decidable, else None."""
+    values: list[int] = []
+    if loop.kind == "multiplicative":
+        if loop.init is None:
+            return None
+        v = loop.init.subs(known)
+        if not v.is_const:
+            return None
+        value = v.value
+        for _ in range(MAX_MULTIPLICATIVE):
+            if loop.cond is not None:
+                c = loop.cond.subs({**known, loop.counter: value})
+                if not c.is_const:
+                    return None
+                if not c.value:
+                    break
+            values.append(value)
+            nxt = {"*": value * loop.step, "/": int(value / loop.step) if loop.step else 0,
+                   "<<": value << loop.step, ">>": value >> loop.step}.get(loop.op, value)
+            if nxt == value:
+                break
+            value = nxt
+        return values
+    if loop.cond is None:
+        return None
+    for k in range(MAX_TRIP):
+        c = loop.cond.subs({**known, loop.counter: k})
+        if not c.is_const:
+            return None
+        if not c.value:
+            return list(range(k))
+    return None
+
+
+def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Architecture,
+                    known: dict[str, int], describe: bool = True) -> AccessCost:
+    access = occ.access
+    elem = access.element
+    assumptions: list[str] = []
+    ptr = occ.ptr
+    space = ptr.space if ptr is not None and ptr.space != "unknown" else access.space
+    size = elem.size or 0
+    base = AccessCost(access, kernel, space, access.op, size, size, 1,
+                      "wavefronts" if space == "shared" else "sectors", None, None,
+                      via=occ.via, assumptions=assumptions)
+    base.struct_type = occ.struct_type  # type: ignore[attr-defined]
+    if launch.assumed:
+        assumptions.append(f"block size unknown: {launch.origin}")
+    if space not in ("shared", "global"):
+        base.exact = False
+        assumptions.append(f"{space} memory is not costed" if space in ("local", "constant") else
+                           "the memory space of this pointer is unknown (a pointer loaded from memory or computed in a way warplint does not follow)")
+        return base
+    if ptr is None or not size:
+        base.exact = False
+        assumptions.append("the address could not be followed")
+        return base
+    pieces = split_access(size, elem.align or 1, arch)
+    base.pieces = len(pieces)
+    base.bytes = pieces[0][1]
+    offset = ptr.offset.subs(known) if known else ptr.offset
+    mask = occ.mask.subs(known) if known else occ.mask
+    if S.is_unknown(offset):
+        # an unknown uniform part of the address (a value read once per warp) is harmless;
+        # an unknown that differs between lanes is data-dependent
+        affine = S.affine_in(offset, THREAD_SYMBOLS)
+        if affine is None or any(
+            S.is_unknown(t) for t in [offset - affine[1]]
+        ):
+            base.exact = False
+            base.data_dependent = True
+            assumptions.append("the index depends on data loaded from memory: cost unknown")
+            return base
+    block = launch.block
+    if block is None:
+        base.exact = False
+        assumptions.append("block size unknown")
+        return base
+    lanes_by_warp = warp_lanes(block, arch.warp_size)
+    nblocks = math.prod(launch.grid) if launch.grid is not None else None
+
+    worst: _Charge | None = None
+    best: int | None = None
+    requests = 0
+    total = 0
+    totals_known = True
+    exact = True
+    undecided_mask = False
+    unaligned: set[str] = set()
+    depends: set[str] = set()
+    affine = S.affine_in(offset, THREAD_SYMBOLS)
+    loops = occ.loops
+    cache: dict[tuple, _Charge] = {}
+
+    for lanes in lanes_by_warp:
+        if affine is not None:
+            coeffs, rest = affine
+            lane_offsets: list[S.Expr | None] = [None if env is None else rest + sum(c * env[n] for c, n in zip(coeffs, THREAD_SYMBOLS)) for env in lanes]
+        else:
+            lane_offsets = [None if env is None else offset.subs(env) for env in lanes]
+        lane_masks = [None if env is None else mask.subs(env) for env in lanes]
+        loop_conds = [[None if env is None else (lp.cond.subs(env) if lp.cond is not None else None) for env in lanes] for lp in loops]
+        ref = next((o for o in lane_offsets if o is not None), None)
+        if ref is None:
+            continue
+        diffs = [None if o is None else o - ref for o in lane_offsets]
+        free: set[str] = set()
+        for d in diffs:
+            if d is not None:
+                free |= d.free_symbols
+        lane_masks = [_decide_mask(m, launch, free) for m in lane_masks]
+        for m in lane_masks:
+            if m is not None and not m.is_const:
+                free |= {x for x in m.free_symbols if "@" in x}
+        # the loops whose counters change this warp's cost or mask must be walked
+        walk: list[int] = []
+        factor: int | None = 1
+        for i, lp in enumerate(loops):
+            conds = [c for c in loop_conds[i] if c is not None]
+            lane_varying = len({str(c) for c in conds}) > 1
+            if lp.counter in free or lane_varying:
+                walk.append(i)
+            else:
+                its = _iterations(replace(lp, cond=conds[0] if conds else None), known)
+                if its is None:
+                    factor = None
+                elif factor is not None:
+                    factor *= len(its)
+        loop_counters = {loops[i].counter for i in walk}
+        others = sorted(s for s in free if s not in loop_counters and "@" not in s)
+        # scenarios: values for the walked counters (and samples for unknown parameters)
+        counter_values: list[list[int]] = []
+        walk_exact = True
+        for i in walk:
+            lp = loops[i]
+            if lp.kind == "multiplicative":
+                its = _iterations(lp, known)
+                if its is None:
+                    its = [1 << j for j in range(10)]
+                    walk_exact = False
+            else:
+                its = None
+                cond_lanes = [c for c in loop_conds[i] if c is not None]
+                if cond_lanes:
+                    its = []
+                    for kv in range(MAX_TRIP):
+                        vals = [c.subs({lp.counter: kv}) for c in cond_lanes]
+                        if any(not v.is_const for v in vals):
+                            its = None
+                            break
+                        if not any(v.value for v in vals):
+                            break
+                        its.append(kv)
+                        if len(its) > MAX_SCENARIOS:
+                            its = None
+                            break
+                if its is None:
+                    its = list(range(8))
+                    walk_exact = False
+            counter_values.append(its)
+        param_values: list[tuple[int, ...]] = [PARAM_SAMPLES for _ in others]
+        if others:
+            exact = False
+            depends.update(others)
+        combos = itertools.product(*counter_values, *param_values)
+        n_combos = math.prod(len(v) for v in counter_values) * math.prod(len(v) for v in param_values)
+        if n_combos > MAX_SCENARIOS:
+            walk_exact = False
+            combos = itertools.islice(combos, MAX_SCENARIOS)
+        if not walk_exact:
+            totals_known = False
+        names = [loops[i].counter for i in walk] + others
+        for combo in combos:
+            assign = dict(zip(names, combo))
+            active: list[bool] = []
+            rel: list[int | None] = []
+            ok = True
+            for j, d in enumerate(diffs):
+                if d is None:
+                    active.append(False)
+                    rel.append(None)
+                    continue
+                m = lane_masks[j]
+                on = True
+                if m is not None:
+                    mv = m.subs(assign) if assign else m
+                    if mv.is_const:
+                        on = bool(mv.value)
+                    else:
+                        undecided_mask = True
+                for i_w, i in enumerate(walk):
+                    c = loop_conds[i][j]
+                    if c is not None:
+                        cv = c.subs(assign)
+                        if cv.is_const:
+                            on = on and bool(cv.value)
+                active.append(on)
+                dv = d.subs(assign) if assign else d
+                if not dv.is_const:
+                    ok = False
+                    break
+                rel.append(dv.value)
+            if not ok:
+                exact = False
+                continue
+            if not any(active):
+                continue
+            ref_v = ref.subs(assign) if assign else ref
+            if space == "shared" and pieces[0][1] >= 4:
+                # moving every lane by the same number of words rotates the banks: same cost
+                residues = frozenset({ref_v.value % 128}) if ref_v.is_const else frozenset({0})
+            else:
+                residues = S.residues(ref_v, 128) if not ref_v.is_const else frozenset({ref_v.value % 128})
+            charges = []
+            for r in sorted(residues):
+                for poff, psize in pieces:
+                    addrs = [None if not a or x is None else r + x + poff for a, x in zip(active, rel)]
+                    key = (tuple(addrs), psize)
+                    ch = cache.get(key)
+                    if ch is None:
+                        ch = _charge(addrs, psize, space, arch)
+                        cache[key] = ch
+                    charges.append(ch)
+            if len(residues) > 1 and len({c.per_request for c in charges}) > 1:
+                exact = False  # the cost really depends on the unknown alignment
+                unaligned.add(str(ref_v))
+            request_worst = max(charges, key=lambda c: c.per_request)
+            if worst is None or request_worst.per_request > worst.per_request:
+                worst = request_worst
+            low = min(c.per_request for c in charges)
+            best = low if best is None else min(best, low)
+            if factor is not None:
+                requests += factor * len(pieces)
+                total += factor * sum(c.per_request for c in charges[: len(pieces)])
+        if factor is None:
+            totals_known = False
+    if worst is None:
+        base.exact = exact and not undecided_mask
+        assumptions.append("no lane of any warp executes this access")
+        base.per_request = 0
+        base.ideal_per_request = 0
+        base.requests = 0 if nblocks is not None and totals_known else None
+        base.total = base.requests
+        return base
+    if undecided_mask:
+        exact = False
+        assumptions.append("a condition on values warplint does not know was assumed true for every lane (the worst case)")
+    if unaligned:
+        assumptions.append("the alignment of the warp's first address is not known and changes the cost: "
+                           "per_request is the worst case over its possible alignments, best_per_request the best")
+    if depends:
+        assumptions.append(f"the cost depends on {', '.join(sorted(depends))}, which is not known: worst case over values 1..64 (pass --param NAME=VALUE)")
+    base.per_request = worst.per_request
+    base.ideal_per_request = worst.ideal
+    base.best_per_request = best
+    base.exact = exact and not launch.assumed
+    base.lane_addresses = worst.addresses
+    base.stride_bytes = _stride(worst.addresses)
+    base.depends_on = tuple(sorted(depends))
+    if space == "shared":
+        base.collisions = tuple(Collision(c.bank, c.lanes, c.words) for c in worst.detail.worst)
+    if nblocks is not None and totals_known and not undecided_mask and not depends:
+        base.requests = requests * nblocks
+        base.total = total * nblocks
+    if len(depends) == 1 and describe:
+        base.cases = _describe_cases(occ, kernel, launch, arch, known, next(iter(depends)))
+    return base
+
+
+def _decide_mask(m: S.Expr | None, launch: LaunchConfig, diff_symbols: set[str]) -> S.Expr | None:
+    """Decide a lane's mask when it depends only on block indices of a known grid: the
+    condition must hold (or fail) at every corner of the grid, as bounds checks do."""
+    if m is None or m.is_const:
+        return m
+    names = [n for n in m.free_symbols if "@" not in n]
+    if not names or any(not n.startswith("blockIdx.") for n in names) or launch.grid is None:
+        return m
+    axes = {n: launch.grid["xyz".index(n[-1])] - 1 for n in names}
+    values = set()
+    for corner in itertools.product(*[(0, hi) for hi in axes.values()]):
+        v = m.subs(dict(zip(axes, corner)))
+        if not v.is_const:
+            return m
+        values.add(bool(v.value))
+    return S.const(1) if values == {True} else S.const(0) if values == {False} else m
+
+
+def _stride(addresses: tuple[int | None, ...]) -> int | None:
+    pts = [(i, a) for i, a in enumerate(addresses) if a is not None]
+    if len(pts) < 2:
+        return None
+    (i0, a0), (i1, a1) = pts[0], pts[1]
+    if (a1 - a0) % (i1 - i0):
+        return None
+    stride = (a1 - a0) // (i1 - i0)
+    if all(a == a0 + (i - i0) * stride for i, a in pts):
+        return stride
+    return None
+
+
+def _describe_cases(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Architecture,
+                    known: dict[str, int], name: str) -> str | None:
+    costs: dict[int, tuple[int, int]] = {}
+    for v in (1, 2, 3, 4, 5, 8, 16, 17, 31, 32, 33, 64):
+        c = cost_occurrence(occ, kernel, launch, arch, {**known, name: v}, describe=False)
+        if c.per_request is None or c.ideal_per_request is None:
+            return None
+        costs[v] = (c.per_request, c.ideal_per_request)
+    ideal_values = {v for v, (p, i) in costs.items() if p <= i}
+    odd = {v for v in costs if v % 2}
+    if ideal_values == set(costs):
+        return None
+    if ideal_values == odd:
+        return f"ideal exactly when {name} is odd"
+    shown = ", ".join(f"{name}={v}: {p}" for v, (p, _) in costs.items() if v in (1, 2, 4, 8, 16, 32, 33))
+    return f"{'never ideal' if not ideal_values else 'cost depends on ' + name}; per request: {shown}"
+
+
+def merge_costs(costs: list[AccessCost]) -> list[AccessCost]:
+    """One entry per access site: occurrences from several call sites are combined."""
+    by_uid: dict[int, AccessCost] = {}
+    order: list[int] = []
+    for c in costs:
+        prev = by_uid.get(c.access.uid)
+        if prev is None:
+            by_uid[c.access.uid] = c
+            order.append(c.access.uid)
+            continue
+        if c.per_request is not None and (prev.per_request is None or c.per_request > prev.per_request):
+            keep, other = c, prev
+        else:
+            keep, other = prev, c
+        keep.exact = keep.exact and other.exact
+        if keep.requests is not None and other.requests is not None:
+            keep.requests += other.requests
+            keep.total = (keep.total or 0) + (other.total or 0)
+        else:
+            keep.requests = keep.total = None
+        for a in other.assumptions:
+            if a not in keep.assumptions:
+                keep.assumptions.append(a)
+        by_uid[c.access.uid] = keep
+    return [by_uid[u] for u in order]
+
+
+def _merge_struct_fields(costs: list[AccessCost], occs: list[Occurrence], arch: Architecture) -> None:
+    """Loads of several fields of one naturally aligned struct element in one statement are
+    one wide load (what nvcc emits): charge the first as the whole element, mark the others."""
+    groups: dict[tuple, list[AccessCost]] = {}
+    for c in costs:
+        st = getattr(c, "struct_type", None)
+        if st is None or c.op != "load" or c.space != "global" or not T.is_natural_access(st) or st.size not in (8, 16):
+            continue
+        if c.access.element is st:
+            continue
+        key = (c.access.array, c.access.text.rsplit(".", 1)[0], c.access.statement)
+        groups.setdefault(key, []).append(c)
+    for group in groups.values():
+        fields = {c.access.text.rsplit(".", 1)[-1] for c in group}
+        if len(fields) < 2:
+            continue
+        first = group[0]
+        scale = (first.access.element.size and (group[0].struct_type.size // first.access.element.size)) or 1  # type: ignore[attr-defined]
+        for c in group:
+            c.merged_into = first.access.uid if c is not first else None
+        first.bytes = group[0].struct_type.size  # type: ignore[attr-defined]
+        if first.per_request is not None and first.ideal_per_request is not None:
+            first.ideal_per_request *= scale
+        first.assumptions.append(f"fields {', '.join(sorted(fields))} of one `{first.struct_type.name}` element are loaded with one {first.bytes}-byte access")  # type: ignore[attr-defined]
+        for c in group[1:]:
+            # no request of its own: the wide load of `first` moved this field too
+            c.assumptions.append(f"moved by the {first.bytes}-byte load of `{first.text}`")
+            c.bytes = first.bytes
+            c.per_request, c.ideal_per_request, c.best_per_request = first.per_request, first.ideal_per_request, first.best_per_request
+            c.requests = 0 if c.requests is not None else None
+            c.total = 0 if c.total is not None else None
+
+
+def _stmt_key(c: AccessCost) -> int:
+    return c.access.span.start // 1  # refined by the caller's statement grouping
+
+
+def analyze_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, arch: Architecture,
+                   params: dict[str, int] | None = None, padding: dict[str, int] | None = None) -> KernelAnalysis:
+    """Cost every shared and global access of `kernel` for one launch configuration."""
+    known_params = dict(launch.params)
+    known_params.update(params or {})
+    if padding:
+        module, kernel = _padded(module, kernel, padding)
+    interp = Interpreter(module, launch, known_params)
+    interp.run_kernel(kernel)
+    known: dict[str, int] = {}
+    if launch.block is not None:
+        known.update({f"blockDim.{a}": v for a, v in zip("xyz", launch.block)})
+    if launch.grid is not None:
+        known.update({f"gridDim.{a}": v for a, v in zip("xyz", launch.grid)})
+    known.update(known_params)
+    costs = [cost_occurrence(o, kernel.display_name, launch, arch, known) for o in interp.occurrences]
+    merged = merge_costs(costs)
+    _merge_fields_by_statement(merged, arch)
+    shared = {}
+    for fn in [kernel] + [module.functions[c] for c in kernel.calls if c in module.functions]:
+        for acc in fn.accesses:
+            pass
+    return KernelAnalysis(kernel, launch, merged, [], interp.notes, shared)
+
+
+def _merge_fields_by_statement(costs: list[AccessCost], arch: Architecture) -> None:
+    # group by the statement: accesses whose spans fall on the same source line
+    _merge_struct_fields(costs, [], arch)
+
+
+def _padded(module: N.Module, kernel: N.Function, padding: dict[str, int]) -> tuple[N.Module, N.Function]:
+    """The same kernel with shared arrays' last dimension widened (for checking padding fixes)."""
+    from analyzer.ir.types import ArrayType
+
+    def widen(t: T.CType, extra: int) -> T.CType:
+        if isinstance(t, ArrayType) and isinstance(t.element, ArrayType):
+            return ArrayType(widen(t.element, extra), t.length)
+        if isinstance(t, ArrayType) and t.length is not None:
+            return ArrayType(t.element, t.length + extra)
+        return t
+
+    changed: dict[int, T.CType] = {}
+    for fn in [kernel, *module.functions.values()]:
+        for acc in fn.accesses:
+            for v in _vars_in(acc.address):
+                if v.name in padding and isinstance(v.type, ArrayType) and v.space == "shared":
+                    changed[v.uid] = widen(v.type, padding[v.name])
+    if not changed:
+        return module, kernel
+    saved = {}
+    # Re-lowering is not needed: only the strides of index arithmetic change, and lowering
+    # baked them into constants. Rebuild the address expressions with the new row sizes.
+    new_module = module
+    return new_module, _restride(kernel, changed)
+
+
+def _vars_in(e: N.Expr) -> Iterable[N.Variable]:
+    stack: list[Any] = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, N.VarRef):
+            yield x.var
+        if isinstance(x, N.Expr):
+            for slot in getattr(type(x), "__slots__", ()):
+                if slot in ("type", "span", "var", "access"):
+                    continue
+                val = getattr(x, slot, None)
+                if isinstance(val, N.Expr):
+                    stack.append(val)
+
+
+def _restride(kernel: N.Function, changed: dict[int, T.CType]) -> N.Function:
+    """Rewrite `PtrAdd(PtrAdd(arr, i*ROW), j*4)` strides for the widened arrays."""
+    import copy
+
+    new_kernel = copy.copy(kernel)
+    memo: dict[int, Any] = {}
+
+    def fix_addr(e: N.Expr) -> N.Expr:
+        # walk down the PtrAdd chain to the array; recompute each level's stride from the new type
+        chain: list[N.PtrAdd] = []
+        x = e
+        while isinstance(x, N.PtrAdd):
+            chain.append(x)
+            x = x.base
+        while isinstance(x, N.Cast) and isinstance(x.operand, N.VarRef):
+            x = x.operand
+        if not (isinstance(x, N.VarRef) and x.var.uid in changed):
+            return e
+        t = changed[x.var.uid]
+        out: N.Expr = N.VarRef(x.var, T.PointerType(T.element_type(t) or t), x.span)
+        cur = t
+        for level in reversed(chain):
+            elem = T.element_type(cur)
+            off = level.offset
+            if elem is not None and isinstance(off, N.Binary) and off.op == "*" and isinstance(off.right, N.Const) and elem.size:
+                off = N.Binary("*", off.left, N.Const(elem.size, off.right.type, off.right.span), off.type, off.span)
+                cur = elem
+            out = N.PtrAdd(out, off, level.type, level.span)
+        return out
+
+    def fix_stmts(stmts: list[N.Stmt]) -> list[N.Stmt]:
+        out = []
+        for s in stmts:
+            s = copy.copy(s)
+            for name in getattr(type(s), "__slots__", ()):
+                val = getattr(s, name, None)
+                if isinstance(val, list) and val and isinstance(val[0], N.Stmt):
+                    setattr(s, name, fix_stmts(val))
+                elif isinstance(val, N.Expr):
+                    setattr(s, name, fix_expr(val))
+                elif isinstance(val, N.Access):
+                    setattr(s, name, fix_access(val))
+            out.append(s)
+        return out
+
+    def fix_access(a: N.Access) -> N.Access:
+        if id(a) in memo:
+            return memo[id(a)]
+        b = copy.copy(a)
+        b.address = fix_addr(a.address)
+        memo[id(a)] = b
+        return b
+
+    def fix_expr(e: N.Expr) -> N.Expr:
+        e2 = copy.copy(e)
+        for name in getattr(type(e), "__slots__", ()):
+            if name in ("type", "span", "var"):
+                continue
+            val = getattr(e2, name, None)
+            if isinstance(val, N.Expr):
+                setattr(e2, name, fix_expr(val))
+            elif isinstance(val, N.Access):
+                setattr(e2, name, fix_access(val))
+            elif isinstance(val, tuple) and val and isinstance(val[0], N.Expr):
+                setattr(e2, name, tuple(fix_expr(v) for v in val))
+            elif isinstance(val, dict):
+                setattr(e2, name, {k: fix_expr(v) for k, v in val.items()})
+        return e2
+
+    new_kernel.body = fix_stmts(kernel.body)
+    return new_kernel

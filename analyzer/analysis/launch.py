@@ -1,0 +1,273 @@
+"""Launch configurations: from host launches in the file, the command line, `__launch_bounds__`.
+
+Host functions are run by a tiny constant interpreter (integers, floats, `dim3`), in order,
+so `dim3 block(BLOCK, BLOCK); int n = 64; k<<<N / n, block>>>(...)` gives block (16, 16, 1)
+and grid (N/64, 1, 1) when N is known. What cannot be evaluated stays unknown (None); a kernel
+with no known block is analysed with a stated default, never silently.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from analyzer.analysis.results import LaunchConfig
+from analyzer.ir import nodes as N
+from analyzer.ir import types as T
+
+DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 4)}
+MAX_HOST_LOOP = 0  # loops in host code are not iterated: what they assign becomes unknown
+
+Value = Any  # int | float | tuple[int|None, int|None, int|None] | None
+
+
+def _dims(v: Value) -> tuple[int, int, int] | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        n = int(v)
+        return (n, 1, 1) if n > 0 else None
+    if isinstance(v, dict):
+        xyz = tuple(v.get(k, 1) for k in ("x", "y", "z"))
+        if all(isinstance(x, (int, float)) and x > 0 for x in xyz):
+            return tuple(int(x) for x in xyz)  # type: ignore[return-value]
+    return None
+
+
+class HostInterpreter:
+    """Evaluates host code just enough to know launch configurations and scalar arguments."""
+
+    def __init__(self) -> None:
+        self.env: dict[int, Value] = {}
+        self.launches: list[tuple[N.LaunchStmt, Value, Value, tuple[Value, ...]]] = []
+
+    def run(self, stmts: list[N.Stmt]) -> None:
+        for s in stmts:
+            self.stmt(s)
+
+    def stmt(self, s: N.Stmt) -> None:
+        if isinstance(s, N.Assign):
+            value = self.expr(s.value)
+            if s.field:
+                current = self.env.get(s.var.uid)
+                if not isinstance(current, dict):
+                    current = {}
+                current = dict(current)
+                current[s.field[0]] = value
+                self.env[s.var.uid] = current
+            else:
+                self.env[s.var.uid] = value
+        elif isinstance(s, N.LaunchStmt):
+            grid = self.expr(s.config[0]) if len(s.config) > 0 else None
+            block = self.expr(s.config[1]) if len(s.config) > 1 else None
+            args = tuple(self.expr(a) for a in s.args)
+            self.launches.append((s, grid, block, args))
+        elif isinstance(s, N.If):
+            cond = self.expr(s.cond)
+            if cond is not None and not isinstance(cond, dict):
+                self.run(s.then if cond else s.otherwise)
+            else:
+                before = dict(self.env)
+                self.run(s.then)
+                self.run(s.otherwise)
+                for uid in set(self.env) | set(before):
+                    if self.env.get(uid) != before.get(uid):
+                        self.env[uid] = None
+        elif isinstance(s, N.Loop):
+            self.run(s.init)
+            for st in s.body + s.step:
+                self._forget_writes(st)
+            # launches inside host loops are still collected, with what is known
+            saved = dict(self.env)
+            self.run(s.body)
+            self.env = saved
+            for st in s.body + s.step:
+                self._forget_writes(st)
+        elif isinstance(s, N.Skipped):
+            for v in s.writes:
+                self.env[v.uid] = None
+
+    def _forget_writes(self, s: N.Stmt) -> None:
+        if isinstance(s, N.Assign):
+            self.env[s.var.uid] = None
+        elif isinstance(s, N.If):
+            for x in s.then + s.otherwise:
+                self._forget_writes(x)
+        elif isinstance(s, N.Loop):
+            for x in s.init + s.body + s.step:
+                self._forget_writes(x)
+
+    def expr(self, e: N.Expr) -> Value:
+        try:
+            return self._expr(e)
+        except (ZeroDivisionError, TypeError, ValueError, OverflowError):
+            return None
+
+    def _expr(self, e: N.Expr) -> Value:
+        if isinstance(e, N.Const):
+            return e.value
+        if isinstance(e, N.VarRef):
+            if e.var.const_value is not None and e.var.uid not in self.env:
+                return e.var.const_value
+            return self.env.get(e.var.uid)
+        if isinstance(e, N.StructValue):
+            return {k: self.expr(v) for k, v in e.fields.items()}
+        if isinstance(e, N.FieldRef):
+            base = self.expr(e.base)
+            return base.get(e.name) if isinstance(base, dict) else None
+        if isinstance(e, N.Cast):
+            v = self.expr(e.operand)
+            if isinstance(e.type, T.ScalarType) and v is not None and not isinstance(v, dict):
+                return float(v) if e.type.is_float else int(v)
+            if isinstance(e.type, T.StructType) and e.type.name == "dim3" and isinstance(v, (int, float)):
+                return {"x": int(v), "y": 1, "z": 1}
+            return v
+        if isinstance(e, N.Binary):
+            a, b = self.expr(e.left), self.expr(e.right)
+            if a is None or b is None or isinstance(a, dict) or isinstance(b, dict):
+                return None
+            return _binary(e.op, a, b, e.type)
+        if isinstance(e, N.Unary):
+            a = self.expr(e.operand)
+            if a is None or isinstance(a, dict):
+                return None
+            return {"-": lambda: -a, "!": lambda: int(not a), "~": lambda: ~int(a)}[e.op]()
+        if isinstance(e, N.Select):
+            c = self.expr(e.cond)
+            if c is None or isinstance(c, dict):
+                return None
+            return self.expr(e.then if c else e.otherwise)
+        if isinstance(e, N.Call) and e.name in ("min", "max") and len(e.args) == 2:
+            a, b = self.expr(e.args[0]), self.expr(e.args[1])
+            if a is None or b is None:
+                return None
+            return min(a, b) if e.name == "min" else max(a, b)
+        if isinstance(e, N.Opaque):
+            name = e.reason.removeprefix("call to ")
+            if name in ("ceil", "std::ceil", "ceilf", "floor", "std::floor", "floorf") and len(e.operands) == 1:
+                v = self.expr(e.operands[0])
+                if isinstance(v, (int, float)):
+                    return int(math.ceil(v) if "ceil" in name else math.floor(v))
+            return None
+        return None
+
+
+def _binary(op: str, a: Any, b: Any, t: T.CType) -> Any:
+    is_float = isinstance(a, float) or isinstance(b, float)
+    if op == "/":
+        if is_float:
+            return a / b
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b >= 0) else -q
+    if op == "%":
+        r = abs(int(a)) % abs(int(b))
+        return r if a >= 0 else -r
+    table = {
+        "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
+        "<<": lambda: int(a) << int(b), ">>": lambda: int(a) >> int(b), "&": lambda: int(a) & int(b),
+        "|": lambda: int(a) | int(b), "^": lambda: int(a) ^ int(b), "<": lambda: int(a < b),
+        "<=": lambda: int(a <= b), ">": lambda: int(a > b), ">=": lambda: int(a >= b),
+        "==": lambda: int(a == b), "!=": lambda: int(a != b), "&&": lambda: int(bool(a) and bool(b)),
+        "||": lambda: int(bool(a) or bool(b)),
+    }
+    return table[op]()
+
+
+def _base_name(name: str) -> str:
+    return name.split("<", 1)[0].rsplit("::", 1)[-1]
+
+
+def uses_dimensions(kernel: N.Function, module: N.Module) -> int:
+    """How many thread dimensions the kernel (and what it calls) reads: 1, 2 or 3."""
+    dims = 1
+    seen: set[str] = set()
+    stack = [kernel]
+    while stack:
+        fn = stack.pop()
+        if fn.name in seen:
+            continue
+        seen.add(fn.name)
+        for name in _builtins_in(fn.body):
+            if name in ("threadIdx.y", "blockDim.y"):
+                dims = max(dims, 2)
+            if name in ("threadIdx.z", "blockDim.z"):
+                dims = 3
+        stack.extend(module.functions[c] for c in fn.calls if c in module.functions)
+    return dims
+
+
+def _builtins_in(stmts: list[N.Stmt]) -> set[str]:
+    found: set[str] = set()
+
+    def visit(x: Any) -> None:
+        if isinstance(x, N.Builtin):
+            found.add(x.name)
+            return
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                visit(y)
+            return
+        if isinstance(x, dict):
+            for y in x.values():
+                visit(y)
+            return
+        if isinstance(x, (N.Expr, N.Stmt, N.Access)):
+            for slot in getattr(type(x), "__slots__", ()):
+                if slot in ("type", "span", "var"):
+                    continue
+                visit(getattr(x, slot, None))
+
+    visit(stmts)
+    return found
+
+
+def launch_configs(
+    module: N.Module,
+    kernel: N.Function,
+    block: tuple[int, int, int] | None = None,
+    grid: tuple[int, int, int] | None = None,
+    params: dict[str, int] | None = None,
+    line_of: Any = None,
+) -> list[LaunchConfig]:
+    """Every configuration the kernel is analysed for. `line_of(span) -> int` names launch lines."""
+    given = tuple(sorted((params or {}).items()))
+    if block is not None:
+        return [LaunchConfig(block, grid, "--block" + (" and --grid" if grid else ""), False, given)]
+    found: list[LaunchConfig] = []
+    wanted = _base_name(kernel.name)
+    for host in module.host:
+        interp = HostInterpreter()
+        interp.run(host.body)
+        for stmt, g, b, args in interp.launches:
+            if _base_name(stmt.kernel) != wanted:
+                continue
+            if kernel.template_args and tuple(str(a) for a in stmt.template_args) != tuple(str(a) for a in kernel.template_args):
+                continue
+            bdims = _dims(b)
+            gdims = grid or _dims(g)
+            known: dict[str, int] = {}
+            for p, v in zip(kernel.params, args):
+                if isinstance(v, int) and not isinstance(v, bool) and isinstance(p.type, T.ScalarType):
+                    known[p.name] = v
+            known.update(params or {})
+            where = f"launch at line {line_of(stmt.span)}" if line_of else "launch in host code"
+            if bdims is None:
+                where += f" (block `{stmt.config_text[1] if len(stmt.config_text) > 1 else '?'}` unknown)"
+            cfg = LaunchConfig(bdims, gdims, where, False, tuple(sorted(known.items())), stmt.span)
+            if bdims is None:
+                cfg = _default(kernel, module, gdims, cfg.params, where, stmt.span)
+            if all((c.block, c.grid, c.params) != (cfg.block, cfg.grid, cfg.params) for c in found):
+                found.append(cfg)
+    if found:
+        return found
+    if kernel.launch_bounds:
+        n = kernel.launch_bounds[0]
+        return [LaunchConfig((n, 1, 1), grid, f"__launch_bounds__({n}) (assumed a 1-D block of that size)", True, given)]
+    return [_default(kernel, module, grid, given, "no launch of this kernel in the file", None)]
+
+
+def _default(kernel: N.Function, module: N.Module, grid: Any, params: tuple, why: str, span: Any) -> LaunchConfig:
+    dims = uses_dimensions(kernel, module)
+    block = DEFAULT_BLOCKS[dims]
+    origin = f"{why}; assumed block {block} (pass --block to set it)"
+    return LaunchConfig(block, grid, origin, True, params, span)

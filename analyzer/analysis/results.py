@@ -1,0 +1,81 @@
+"""What the analyses produce: launch configurations and per-access costs (plain data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from analyzer.diagnostics import Diagnostic, Span
+from analyzer.ir.nodes import Access, Function
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    block: tuple[int, int, int] | None
+    grid: tuple[int, int, int] | None
+    origin: str  # "launch at line 42", "--block", "__launch_bounds__(256)", "assumed default"
+    assumed: bool = False  # True when warplint chose the block because none was known
+    params: tuple[tuple[str, int], ...] = ()  # kernel scalar parameters with known values
+    span: Span | None = None  # the launch in host code, when there is one
+
+
+@dataclass
+class Collision:
+    """Lanes of one warp that hit distinct words of one bank (shared) in one phase."""
+
+    bank: int
+    lanes: tuple[int, ...]
+    words: tuple[int, ...]
+
+
+@dataclass
+class AccessCost:
+    """The cost of one access site for one launch configuration."""
+
+    access: Access
+    kernel: str
+    space: str  # resolved space: global shared local constant unknown
+    op: str  # load store atomic
+    bytes: int  # bytes per lane of one hardware access (a piece of a split element)
+    element_bytes: int  # size of the element as written (12 for float3)
+    pieces: int  # hardware accesses per lane and execution (3 for a float3)
+    unit: str  # "wavefronts" or "sectors"
+    per_request: int | None  # worst over warps, executions and unknowns; None = unknown
+    ideal_per_request: int | None
+    best_per_request: int | None = None  # smallest seen, when the cost varies
+    requests: int | None = None  # warp-level requests over the whole launch
+    total: int | None = None  # wavefronts or sectors over the whole launch
+    exact: bool = True
+    assumptions: list[str] = field(default_factory=list)
+    # detail of the worst request, for messages, fixes and pictures
+    lane_addresses: tuple[int | None, ...] = ()  # byte addresses of the worst request (relative)
+    stride_bytes: int | None = None  # address difference between neighbouring lanes, when uniform
+    collisions: tuple[Collision, ...] = ()
+    depends_on: tuple[str, ...] = ()  # parameters the cost depends on
+    cases: str | None = None  # e.g. "conflict-free exactly when stride is odd"
+    data_dependent: bool = False
+    merged_into: int | None = None  # uid of a wide load that also moves this field
+    via: str | None = None  # "inlined from GetElement" when reached through a call
+
+    @property
+    def text(self) -> str:
+        return self.access.text
+
+    @property
+    def span(self) -> Span:
+        return self.access.span
+
+    @property
+    def excess(self) -> bool:
+        return (self.per_request is not None and self.ideal_per_request is not None
+                and self.per_request > self.ideal_per_request)
+
+
+@dataclass
+class KernelAnalysis:
+    kernel: Function
+    launch: LaunchConfig
+    costs: list[AccessCost]
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    shared_arrays: dict[str, Any] = field(default_factory=dict)  # name -> Variable (for padding fixes)

@@ -1,0 +1,319 @@
+"""The intermediate representation: functions of resolved, typed statements and expressions.
+
+Lowering (`lower.py`) resolves names to `Variable`s, types every expression, turns indexing,
+member access and dereference into explicit byte addresses, and makes every memory access an
+`Access` node with its space, op, element type and source span. Analyses and the simulator
+read only this IR, never the AST.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from analyzer.diagnostics import Diagnostic, Span
+from analyzer.ir.types import CType
+
+SPACES = ("global", "shared", "local", "constant", "unknown")
+
+
+@dataclass(eq=False, slots=True)
+class Variable:
+    """A named value: a parameter, a local, a `__shared__`/`__constant__` array, a file-scope global."""
+
+    name: str
+    type: CType
+    kind: str  # param local shared constant global
+    span: Span
+    space: str = "local"  # where the variable itself lives (an array's elements)
+    points_to: str = "unknown"  # for pointers: the space of what they point to, when known
+    uid: int = 0
+    extern: bool = False  # `extern __shared__ float s[]`
+    const_value: int | None = None  # a `const`/`constexpr` integer with a known value
+    is_reference: bool = False  # a C++ reference: the variable holds the referenced address
+
+    def __repr__(self) -> str:
+        return f"Variable({self.name}:{self.type}@{self.kind})"
+
+
+# ----------------------------------------------------------------------------- expressions
+class Expr:
+    type: CType
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class Const(Expr):
+    value: Any  # int, float or bool
+    type: CType
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class VarRef(Expr):
+    """The value of a scalar/pointer variable (for arrays: the address of element 0)."""
+
+    var: Variable
+    type: CType
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class Builtin(Expr):
+    """threadIdx.x, blockIdx.y, blockDim.x, gridDim.z, warpSize, laneid."""
+
+    name: str  # "threadIdx.x"
+    type: CType
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class Binary(Expr):
+    op: str  # + - * / % << >> & | ^ && || < <= > >= == !=
+    left: Expr
+    right: Expr
+    type: CType
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class Unary(Expr):
+    op: str  # - ! ~
+    operand: Expr
+    type: CType
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class Select(Expr):
+    cond: Expr
+    then: Expr
+    otherwise: Expr
+    type: CType
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class PtrAdd(Expr):
+    """A pointer plus a byte offset (`&a[i]`, `a + i`, a field of a struct in memory)."""
+
+    base: Expr
+    offset: Expr  # in bytes
+    type: CType  # the resulting pointer type
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class Cast(Expr):
+    operand: Expr
+    type: CType
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class Load(Expr):
+    access: "Access"
+    type: CType
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class Call(Expr):
+    """A call: a device function to inline, or a known built-in (min, max, __shfl_sync ...)."""
+
+    name: str
+    args: tuple[Expr, ...]
+    type: CType
+    span: Span
+    atomic: "Access | None" = None  # atomicAdd(&a[i], v): the memory access it makes
+
+
+@dataclass(eq=False, slots=True)
+class Opaque(Expr):
+    """A value warplint does not model (a float computation, a call it cannot see)."""
+
+    reason: str
+    type: CType
+    span: Span
+    operands: tuple[Expr, ...] = ()
+
+
+@dataclass(eq=False, slots=True)
+class FieldRef(Expr):
+    """A field of a struct value held in registers: `A.width` for a by-value parameter `Matrix A`."""
+
+    base: Expr
+    name: str
+    type: CType
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class StructValue(Expr):
+    """A struct value held in registers (a by-value kernel parameter, a local struct)."""
+
+    fields: dict[str, Expr]
+    type: CType
+    span: Span
+
+
+# ----------------------------------------------------------------------------- accesses
+@dataclass(eq=False, slots=True)
+class Access:
+    """One memory access as written in the source."""
+
+    uid: int
+    space: str  # global shared local constant unknown (then decided per call site)
+    op: str  # load store atomic
+    element: CType  # the type moved: float, float3, a struct
+    address: Expr  # a pointer-typed IR expression
+    span: Span
+    text: str  # the access as written, e.g. "tile[ty][tx]"
+    array: str  # the variable the address derives from ("tile", "A.elements")
+    statement: int = 0  # accesses lowered from one statement share this number
+    merged_with: int | None = None  # uid of the access whose wide load also moved this one
+    merged_bytes: int | None = None  # the width of that merged load
+
+    @property
+    def bytes(self) -> int:
+        return self.element.size or 0
+
+
+# ----------------------------------------------------------------------------- statements
+class Stmt:
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class Assign(Stmt):
+    var: Variable
+    value: Expr
+    span: Span
+    field: tuple[str, ...] = ()  # `m.width = 3` assigns field ("width",) of a local struct
+
+
+@dataclass(eq=False, slots=True)
+class LaunchStmt(Stmt):
+    """`kernel<<<grid, block, smem, stream>>>(args)` in host code."""
+
+    kernel: str
+    template_args: tuple[Any, ...]
+    config: tuple[Expr, ...]
+    args: tuple[Expr, ...]
+    span: Span
+    config_text: tuple[str, ...] = ()
+
+
+@dataclass(eq=False, slots=True)
+class Store(Stmt):
+    access: Access
+    value: Expr
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class Eval(Stmt):
+    expr: Expr
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class If(Stmt):
+    cond: Expr
+    then: list[Stmt]
+    otherwise: list[Stmt]
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class Loop(Stmt):
+    """for / while / do. `init` runs once; `cond` is tested before each iteration (after the
+    first when `test_first` is False); `step` runs after each iteration."""
+
+    init: list[Stmt]
+    cond: Expr | None
+    step: list[Stmt]
+    body: list[Stmt]
+    span: Span
+    test_first: bool = True
+    var: Variable | None = None  # the loop variable of a `for`, when there is one
+
+
+@dataclass(eq=False, slots=True)
+class Return(Stmt):
+    value: Expr | None
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class Break(Stmt):
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class Continue(Stmt):
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class Sync(Stmt):
+    span: Span
+
+
+@dataclass(eq=False, slots=True)
+class Skipped(Stmt):
+    """A statement warplint could not lower; the variables it writes become unknown."""
+
+    what: str
+    writes: tuple[Variable, ...]
+    span: Span
+
+
+# ----------------------------------------------------------------------------- functions
+@dataclass(eq=False, slots=True)
+class Function:
+    name: str
+    kind: str  # global device host
+    params: list[Variable]
+    body: list[Stmt]
+    returns: CType
+    span: Span
+    name_span: Span
+    launch_bounds: tuple[int, ...] = ()
+    template_params: tuple[str, ...] = ()
+    template_args: tuple[Any, ...] = ()  # the instantiation this copy was lowered for
+    accesses: list[Access] = field(default_factory=list)
+    calls: list[str] = field(default_factory=list)
+
+    @property
+    def display_name(self) -> str:
+        if not self.template_args:
+            return self.name
+        return f"{self.name}<{', '.join(str(a) for a in self.template_args)}>"
+
+
+@dataclass(eq=False, slots=True)
+class LaunchSite:
+    """`kernel<<<grid, block, smem, stream>>>(args)` in host code, with what it evaluates to."""
+
+    kernel: str
+    template_args: tuple[Any, ...]
+    grid: tuple[int, int, int] | None
+    block: tuple[int, int, int] | None
+    origin: str  # e.g. "launch at line 42" (resolved by the caller) or the variable names
+    span: Span
+    grid_text: str = ""
+    block_text: str = ""
+    args: tuple[Any, ...] = ()  # known integer values of scalar arguments, else None
+
+
+@dataclass(eq=False, slots=True)
+class Module:
+    path: str
+    functions: dict[str, Function]
+    kernels: list[Function]
+    launches: list[LaunchSite]
+    globals: list[Variable]
+    diagnostics: list[Diagnostic]
+    host: list[Function] = field(default_factory=list)  # host functions (their launches give configurations)
+    call_graph: Any = None  # networkx.DiGraph of function names

@@ -1,0 +1,97 @@
+"""The architecture table: the hardware model's numbers, as data."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from analyzer.arch import (
+    ARCHITECTURES,
+    DEFAULT_ARCH,
+    Architecture,
+    UnknownArchitecture,
+    get_arch,
+)
+
+VOLTA_TO_HOPPER = ("sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90")
+
+
+def test_table_holds_volta_to_hopper():
+    assert set(ARCHITECTURES) == set(VOLTA_TO_HOPPER)
+
+
+@pytest.mark.parametrize("name", VOLTA_TO_HOPPER)
+def test_each_entry_is_named_by_its_key_and_described(name):
+    arch = ARCHITECTURES[name]
+    assert arch.name == name
+    assert arch.description
+
+
+def test_default_architecture_is_hopper():
+    assert DEFAULT_ARCH == "sm_90"
+    assert get_arch() is ARCHITECTURES["sm_90"]
+
+
+def test_sm_90_has_the_numbers_of_the_hardware_model():
+    arch = get_arch("sm_90")
+    assert arch.warp_size == 32
+    assert arch.shared_banks == 32
+    assert arch.bank_bytes == 4
+    assert dict(arch.shared_phase_lanes) == {1: 32, 2: 32, 4: 32, 8: 16, 16: 8}
+    assert arch.sector_bytes == 32
+    assert arch.cache_line_bytes == 128
+    assert arch.global_pointer_alignment == 256
+    assert arch.access_sizes == (1, 2, 4, 8, 16)
+    assert arch.max_access_bytes == 16
+
+
+@pytest.mark.parametrize("name", VOLTA_TO_HOPPER)
+def test_every_generation_charges_by_the_same_rules(name):
+    other = dataclasses.replace(ARCHITECTURES[name], name="sm_90", description="")
+    assert other == dataclasses.replace(get_arch("sm_90"), description="")
+
+
+@pytest.mark.parametrize(
+    ("access_bytes", "lanes", "phases"),
+    [(1, 32, 1), (2, 32, 1), (4, 32, 1), (8, 16, 2), (16, 8, 4)],
+)
+def test_wide_accesses_are_served_in_more_phases(access_bytes, lanes, phases):
+    arch = get_arch()
+    assert arch.lanes_per_phase(access_bytes) == lanes
+    assert arch.phases_per_warp(access_bytes) == phases
+
+
+@pytest.mark.parametrize("access_bytes", [0, 3, 12, 32])
+def test_an_access_size_the_hardware_lacks_is_refused(access_bytes):
+    with pytest.raises(ValueError, match="bytes"):
+        get_arch().lanes_per_phase(access_bytes)
+
+
+def test_an_unknown_name_raises_a_key_error_listing_the_valid_names():
+    with pytest.raises(UnknownArchitecture) as excinfo:
+        get_arch("sm_35")
+    assert isinstance(excinfo.value, KeyError)
+    message = str(excinfo.value)
+    assert "'sm_35'" in message
+    for name in VOLTA_TO_HOPPER:
+        assert name in message
+
+
+def test_an_unhashable_name_is_an_unknown_architecture_too():
+    with pytest.raises(UnknownArchitecture):
+        get_arch(["sm_90"])  # type: ignore[arg-type]
+
+
+def test_architectures_are_frozen_and_hashable():
+    arch = get_arch()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        arch.shared_banks = 16  # type: ignore[misc]
+    assert {arch: 1}[get_arch("sm_90")] == 1
+
+
+def test_a_new_generation_is_one_more_record():
+    future = Architecture(name="sm_100", description="a future GPU")
+    assert dataclasses.replace(future, name="sm_90", description="") == dataclasses.replace(
+        get_arch("sm_90"), description=""
+    )
