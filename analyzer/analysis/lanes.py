@@ -65,6 +65,11 @@ class Occurrence:
 
 
 UNKNOWN_PTR = None
+LANE_VARYING = "per-lane "
+
+
+def _lane_varying(e: S.Expr) -> bool:
+    return LANE_VARYING in str(e)
 
 
 def _is_int_type(t: T.CType) -> bool:
@@ -158,7 +163,7 @@ class Interpreter:
             self.record(e.access, env, ctx)
             if isinstance(e.type, T.PointerType):
                 return None
-            return S.unknown(f"value of {e.access.text}")
+            return S.unknown(self.value_tag(e.access, env, ctx))
         if isinstance(e, N.Call):
             if e.atomic is not None:
                 for a in e.args:
@@ -243,6 +248,14 @@ class Interpreter:
         return None if isinstance(a, Ptr) or isinstance(b, Ptr) else S.unknown("join")
 
     # ------------------------------------------------------------------ accesses
+    def value_tag(self, access: N.Access, env: dict[int, Any], ctx: "Ctx") -> str:
+        """The tag of a value read from memory; `LANE_VARYING` marks one read at an address
+        that differs between lanes (so the value may differ too)."""
+        ptr = self.eval(access.address, env, ctx)
+        if isinstance(ptr, Ptr) and not (ptr.offset.free_symbols & set(THREAD_SYMBOLS)) and not _lane_varying(ptr.offset):
+            return f"value of {access.text}"
+        return f"{LANE_VARYING}value of {access.text}"
+
     def record(self, access: N.Access, env: dict[int, Any], ctx: "Ctx") -> None:
         ptr = self.eval(access.address, env, ctx)
         struct_t = _struct_of(access.address)
@@ -616,9 +629,7 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
         # an unknown uniform part of the address (a value read once per warp) is harmless;
         # an unknown that differs between lanes is data-dependent
         affine = S.affine_in(offset, THREAD_SYMBOLS)
-        if affine is None or any(
-            S.is_unknown(t) for t in [offset - affine[1]]
-        ):
+        if affine is None or S.is_unknown(offset - affine[1]) or _lane_varying(offset):
             base.exact = False
             base.data_dependent = True
             assumptions.append("the index depends on data loaded from memory: cost unknown")

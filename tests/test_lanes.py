@@ -1,0 +1,301 @@
+"""The symbolic per-warp analysis, held to exact per-request costs (hardware-model.md rules)."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.analysis.launch import launch_configs
+from analyzer.analysis.lanes import analyze_kernel
+from analyzer.arch import get_arch
+from analyzer.ir.lower import lower
+from analyzer.source.preprocess import preprocess
+from analyzer.syntax.parse import parse
+
+ARCH = get_arch("sm_90")
+
+
+def analyse(source: str, block=None, grid=None, params=None):
+    pp = preprocess(source, "test.cu")
+    parsed = parse(pp.text)
+    module = lower(parsed.unit, pp.text, "test.cu")
+    assert module.kernels, [d.message for d in parsed.diagnostics + module.diagnostics]
+    kernel = module.kernels[0]
+    launch = launch_configs(module, kernel, block=block, grid=grid, params=params)[0]
+    return analyze_kernel(module, kernel, launch, ARCH, params)
+
+
+def cost_of(source: str, text: str, op: str | None = None, **kw):
+    analysis = analyse(source, **kw)
+    hits = [c for c in analysis.costs if c.text == text and (op is None or c.op == op)]
+    assert hits, f"no access {text!r} in {[c.text for c in analysis.costs]}"
+    return hits[0]
+
+
+def shared_kernel(index: str, elem: str = "float", size: int = 4096) -> str:
+    return f"""
+__global__ void k(float* out) {{
+    __shared__ {elem} s[{size}];
+    int tid = threadIdx.x;
+    out[tid] = s[{index}];
+}}
+"""
+
+
+@pytest.mark.parametrize("stride", list(range(1, 34)))
+def test_float_shared_stride_costs_gcd_with_32_wavefronts(stride):
+    import math
+
+    c = cost_of(shared_kernel(f"{stride} * tid"), f"s[{stride} * tid]", block=(32, 1, 1), grid=(1, 1, 1))
+    assert (c.per_request, c.ideal_per_request) == (math.gcd(stride, 32), 1)
+    assert c.exact
+
+
+def test_broadcast_of_one_word_is_one_wavefront():
+    c = cost_of(shared_kernel("3"), "s[3]", block=(32, 1, 1))
+    assert (c.per_request, c.ideal_per_request) == (1, 1)
+
+
+def test_several_lanes_on_one_word_do_not_conflict():
+    c = cost_of(shared_kernel("tid / 4"), "s[tid / 4]", block=(32, 1, 1))
+    assert c.per_request == 1
+
+
+def test_xor_swizzled_column_read_is_conflict_free():
+    src = """
+__global__ void k(float* out) {
+    __shared__ float tile[32][32];
+    int x = threadIdx.x, y = threadIdx.y;
+    out[y * 32 + x] = tile[x][x ^ y];
+}
+"""
+    unswizzled = src.replace("x ^ y", "y")
+    assert cost_of(src, "tile[x][x ^ y]", block=(32, 8, 1)).per_request == 1
+    assert cost_of(unswizzled, "tile[x][y]", block=(32, 8, 1)).per_request == 32
+
+
+@pytest.mark.parametrize("width, pad, expected", [(32, 0, 32), (32, 1, 1), (16, 0, 8), (16, 1, 2)])
+def test_column_read_of_a_tile(width, pad, expected):
+    src = f"""
+__global__ void k(float* out) {{
+    __shared__ float tile[{width}][{width + pad}];
+    out[threadIdx.y * {width} + threadIdx.x] = tile[threadIdx.x][threadIdx.y];
+}}
+"""
+    c = cost_of(src, "tile[threadIdx.x][threadIdx.y]", block=(width, width, 1))
+    assert (c.per_request, c.ideal_per_request) == (expected, 1)
+
+
+def test_block_16_wide_puts_two_rows_in_a_warp():
+    src = """
+__global__ void k(float* out) {
+    __shared__ float tile[16][16];
+    out[0] = tile[threadIdx.y][threadIdx.x];
+}
+"""
+    assert cost_of(src, "tile[threadIdx.y][threadIdx.x]", block=(16, 16, 1)).per_request == 1
+
+
+@pytest.mark.parametrize("elem, index, expected, ideal", [
+    ("double", "tid", 2, 2), ("double", "2 * tid", 4, 2), ("float4", "tid", 4, 4),
+    ("float2", "tid", 2, 2), ("char", "tid", 1, 1), ("short", "tid", 1, 1), ("char", "4 * tid", 1, 1),
+])
+def test_element_sizes_in_shared_memory(elem, index, expected, ideal):
+    src = f"""
+__global__ void k({elem}* out) {{
+    __shared__ {elem} s[1024];
+    int tid = threadIdx.x;
+    out[tid] = s[{index}];
+}}
+"""
+    c = cost_of(src, f"s[{index}]", block=(32, 1, 1))
+    assert (c.per_request, c.ideal_per_request) == (expected, ideal)
+
+
+@pytest.mark.parametrize("index, sectors", [("tid", 4), ("tid + 1", 5), ("2 * tid", 8), ("1000 * tid", 32), ("0", 1)])
+def test_global_float_sectors(index, sectors):
+    src = f"""
+__global__ void k(float* x, float* y) {{
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    y[tid] = x[{index}];
+}}
+"""
+    c = cost_of(src, f"x[{index}]", block=(128, 1, 1), grid=(4, 1, 1))
+    assert c.per_request == sectors
+    assert c.requests == 16 and c.total == 16 * sectors
+
+
+@pytest.mark.parametrize("elem, sectors", [("char", 1), ("short", 2), ("double", 8), ("float4", 16)])
+def test_global_element_sizes_are_ideal_when_contiguous(elem, sectors):
+    src = f"""
+__global__ void k({elem}* x, {elem}* y) {{
+    y[threadIdx.x] = x[threadIdx.x];
+}}
+"""
+    c = cost_of(src, "x[threadIdx.x]", block=(32, 1, 1))
+    assert (c.per_request, c.ideal_per_request) == (sectors, sectors)
+
+
+def test_float3_field_is_strided_by_12_bytes():
+    src = """
+__global__ void k(float3* in, float* out) { out[threadIdx.x] = in[threadIdx.x].y; }
+"""
+    c = cost_of(src, "in[threadIdx.x].y", block=(32, 1, 1))
+    assert (c.per_request, c.ideal_per_request, c.stride_bytes) == (12, 4, 12)
+
+
+def test_whole_float3_copy_is_three_requests_of_12_sectors():
+    src = """
+__global__ void k(float3* in, float3* out) { out[threadIdx.x] = in[threadIdx.x]; }
+"""
+    c = cost_of(src, "in[threadIdx.x]", block=(32, 1, 1), grid=(1, 1, 1))
+    assert (c.per_request, c.pieces, c.requests, c.total) == (12, 3, 3, 36)
+
+
+def test_aligned_struct_fields_read_together_are_one_16_byte_load():
+    src = """
+struct __align__(16) vec3d { float x, y, z; };
+__global__ void k(vec3d* d, float* out) {
+    int tid = threadIdx.x;
+    out[tid] = d[tid].x * d[tid].x + d[tid].y * d[tid].y + d[tid].z * d[tid].z;
+}
+"""
+    analysis = analyse(src, block=(32, 1, 1))
+    first = analysis.costs[0]
+    assert (first.text, first.per_request, first.ideal_per_request, first.bytes) == ("d[tid].x", 16, 16, 16)
+
+
+def test_masked_lane_takes_no_part():
+    src = """
+__global__ void k(float* x, float* y) {
+    int tid = threadIdx.x;
+    if (tid != 3) y[tid] = x[tid];
+    if (tid < 8) y[tid + 64] = x[tid];
+}
+"""
+    analysis = analyse(src, block=(32, 1, 1))
+    loads = [c for c in analysis.costs if c.text == "x[tid]"]
+    assert [c.per_request for c in loads] == [4, 1]
+    eight = [c for c in analysis.costs if c.text == "y[tid + 64]"][0]
+    assert (eight.per_request, eight.ideal_per_request) == (1, 1)
+
+
+def test_thread_strided_loop_is_coalesced_every_iteration():
+    src = """
+__global__ void k(float* x, int n) {
+    for (int i = threadIdx.x; i < n; i += blockDim.x) x[i] = 0.0f;
+}
+"""
+    c = cost_of(src, "x[i]", block=(256, 1, 1), grid=(1, 1, 1), params={"n": 1024})
+    assert (c.per_request, c.requests, c.total) == (4, 32, 128)
+
+
+def test_uniform_loop_costs_the_same_each_iteration():
+    src = """
+__global__ void k(float* out) {
+    __shared__ float s[32][33];
+    float acc = 0;
+    for (int e = 0; e < 32; ++e) acc += s[threadIdx.x][e];
+    out[threadIdx.x] = acc;
+}
+"""
+    c = cost_of(src, "s[threadIdx.x][e]", block=(32, 1, 1), grid=(1, 1, 1))
+    assert (c.per_request, c.requests, c.total, c.exact) == (1, 32, 32, True)
+
+
+def test_interleaved_reduction_is_charged_iteration_by_iteration():
+    src = """
+__global__ void reduce(float* g) {
+    __shared__ float sdata[256];
+    unsigned int tid = threadIdx.x;
+    sdata[tid] = g[tid];
+    __syncthreads();
+    for (unsigned int s = 1; s < blockDim.x; s *= 2) {
+        int index = 2 * s * tid;
+        if (index < blockDim.x) sdata[index] += sdata[index + s];
+        __syncthreads();
+    }
+}
+"""
+    c = cost_of(src, "sdata[index + s]", block=(256, 1, 1), grid=(1, 1, 1))
+    # s=1: lanes of 4 warps, stride 2 words: 2-way (4 requests, 8 wavefronts); s=2: 4-way in 2 warps (8);
+    # s=4: 8-way, 1 warp (8); s=8: 16 lanes on 2 banks, 8-way (8); s=16: 8 lanes, one bank (8);
+    # s=32: 4 lanes (4); s=64: 2 lanes (2); s=128: 1 lane (1)
+    assert (c.per_request, c.ideal_per_request, c.exact) == (8, 1, True)
+    assert (c.requests, c.total) == (12, 47)
+
+
+def test_sequential_reduction_is_conflict_free():
+    src = """
+__global__ void reduce(float* g) {
+    __shared__ float sdata[256];
+    unsigned int tid = threadIdx.x;
+    sdata[tid] = g[tid];
+    __syncthreads();
+    for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (tid < s) sdata[tid] += sdata[tid + s];
+        __syncthreads();
+    }
+}
+"""
+    c = cost_of(src, "sdata[tid + s]", block=(256, 1, 1), grid=(1, 1, 1))
+    assert (c.per_request, c.exact) == (1, True)
+    # s = 128, 64, 32: 4, 2, 1 warps; s = 16 .. 1: one warp each
+    assert c.requests == 4 + 2 + 1 + 5
+
+
+def test_stride_parameter_gives_cost_as_cases():
+    src = """
+__global__ void k(float* out, int stride) {
+    __shared__ float s[4096];
+    out[threadIdx.x] = s[threadIdx.x * stride];
+}
+"""
+    c = cost_of(src, "s[threadIdx.x * stride]", block=(32, 1, 1))
+    assert c.per_request == 32 and not c.exact and c.depends_on == ("stride",)
+    assert c.cases == "ideal exactly when stride is odd"
+    given = cost_of(src, "s[threadIdx.x * stride]", block=(32, 1, 1), params={"stride": 3})
+    assert (given.per_request, given.exact) == (1, True)
+
+
+def test_data_dependent_index_is_unknown():
+    src = """
+__global__ void hist(int* data, int* bins) {
+    int v = data[threadIdx.x];
+    atomicAdd(&bins[v], 1);
+}
+"""
+    c = cost_of(src, "atomicAdd(&bins[v], 1)", op="atomic", block=(32, 1, 1))
+    assert c.per_request is None and c.data_dependent
+
+
+def test_device_function_is_inlined_with_the_callers_pointer():
+    src = """
+__device__ float get(const float* p, int i) { return p[i]; }
+__global__ void k(float* x, float* y) { y[threadIdx.x] = get(x, 2 * threadIdx.x); }
+"""
+    c = cost_of(src, "p[i]", block=(32, 1, 1))
+    assert (c.space, c.per_request) == ("global", 8)
+
+
+def test_unknown_block_is_stated_not_silent():
+    src = "__global__ void k(float* x) { x[threadIdx.x] = 0; }"
+    analysis = analyse(src)
+    assert analysis.launch.assumed and analysis.launch.block == (256, 1, 1)
+    assert any("block size unknown" in a for a in analysis.costs[0].assumptions)
+
+
+def test_launch_configuration_comes_from_host_code():
+    src = """
+#define BLOCK 16
+__global__ void k(float* x, int w) { x[threadIdx.y * w + threadIdx.x] = 0; }
+int main() {
+    const int width = 1024;
+    dim3 block(BLOCK, BLOCK);
+    dim3 grid(width / BLOCK, width / BLOCK);
+    k<<<grid, block>>>(0, width);
+}
+"""
+    analysis = analyse(src)
+    assert (analysis.launch.block, analysis.launch.grid, dict(analysis.launch.params)) == ((16, 16, 1), (64, 64, 1), {"w": 1024})
+    c = analysis.costs[0]
+    assert (c.per_request, c.requests, c.total, c.exact) == (4, 8 * 64 * 64, 4 * 8 * 64 * 64, True)
