@@ -96,9 +96,9 @@ class GlobalCost:
 
     `sectors`: distinct aligned sectors touched by the active lanes.
     `ideal`: the sectors the same bytes would need packed and aligned,
-      ceil(active lanes * access bytes / sector bytes); 0 when no lane is active.
-      Lanes that read the same bytes (a broadcast) are counted once per lane,
-      so `ideal` may exceed `sectors`.
+      ceil(distinct bytes / sector bytes); 0 when no lane is active. Lanes that
+      read the same bytes (a broadcast) count once, as in Nsight Compute's
+      "L2 Theoretical Sectors Global Ideal".
     `bytes_requested`: active lanes * access bytes.
     `sector_addresses`: byte address of each sector touched, ascending.
     """

@@ -1,6 +1,6 @@
-"""Stage 1: C preprocessing. `preprocess(text) -> Preprocessed(text, LineMap, ...)`."""
+"""Stage 1, C preprocessing: `preprocess(text) -> Preprocessed(text, LineMap, ...)`.
 
-from analyzer.source.linemap import LineMap, SourceFile
-from analyzer.source.preprocess import PREDEFINED_MACROS, Comment, Preprocessed, preprocess, preprocess_file
-
-__all__ = ["Comment", "LineMap", "PREDEFINED_MACROS", "Preprocessed", "SourceFile", "preprocess", "preprocess_file"]
+Import from the modules: `analyzer.source.preprocess` (preprocess, preprocess_file,
+Preprocessed, Comment) and `analyzer.source.linemap` (LineMap). Nothing is re-exported
+here, so `analyzer.source.preprocess` always names the module, never the function.
+"""

@@ -39,7 +39,7 @@ __all__ = ["Comment", "Preprocessed", "preprocess", "preprocess_file", "PREDEFIN
 CODE = "WL901"
 MAX_INCLUDE_DEPTH = 200  # nested #include levels below the main file
 MAX_INCLUDES = 20_000  # #include directives entered in one run
-MAX_EXPANSION_TOKENS = 500_000  # tokens one macro use (or one #if line) may produce
+MAX_EXPANSION_STEPS = 5_000_000  # tokens one macro use (or #if line) may move: pushed or collected
 
 #: Object-like macros defined before the first line (nvcc's device pass for sm_90).
 PREDEFINED_MACROS: Mapping[str, str] = MappingProxyType(
@@ -99,18 +99,19 @@ _PUNCT = (
 # newline before it (a directive at the very start of a scan is checked separately).
 # Every character either continues the gap or starts an alternative, and `\Z` ends the
 # text, so a search never fails and never backtracks.
-_GAP = rf"(?:[^\w$/\"'\n.]|/(?![/*])|\.(?![0-9])|\n(?!{_HWS}*#))*"
+_DIRECTIVE_START = rf"{_HWS}*(?:/\*[^*\n]*\*+(?:[^/*\n][^*\n]*\*+)*/{_HWS}*)*#"  # comments may precede '#'
+_GAP = rf"(?:[^\w$/\"'\n.]|/(?![/*])|\.(?![0-9])|\n(?!{_DIRECTIVE_START}))*"
 # Identifiers come first (they are most of the matches) unless a quote follows: then they
 # may be the prefix of a literal (`L"..."`, `R"(...)"`), and `idq` takes them after those.
 _SCAN = re.compile(
-    rf"{_GAP}(?:(?P<id>{_IDENT})(?![\w$\"'])|(?P<num>{_NUMBER})|(?P<dir>\n{_HWS}*#)|(?P<bc>{_BLOCK})"
-    rf"|(?P<lc>{_LINE})|(?P<raw>{_RAW})|(?P<str>{_STRING})|(?P<chr>{_CHAR})|(?P<idq>{_IDENT})"
+    rf"{_GAP}(?:(?P<id>{_IDENT})(?![\w$\"'])|(?P<num>{_NUMBER})|(?P<dir>\n{_DIRECTIVE_START})"
+    rf"|(?P<bc>{_BLOCK})|(?P<lc>{_LINE})|(?P<raw>{_RAW})|(?P<str>{_STRING})|(?P<chr>{_CHAR})|(?P<idq>{_IDENT})"
     rf"|(?P<other>[\s\S])|(?P<eof>\Z))"
 )
 # Skipped groups: directives, and what could hide a `#` line (comments, literals).
-_SKIP_GAP = rf"(?:[^/\"'\nR]|/(?![/*])|\n(?!{_HWS}*#))*"
+_SKIP_GAP = rf"(?:[^/\"'\nR]|/(?![/*])|\n(?!{_DIRECTIVE_START}))*"
 _SKIP = re.compile(
-    rf"{_SKIP_GAP}(?:(?P<dir>\n{_HWS}*#)|(?P<bc>{_BLOCK})|(?P<lc>{_LINE})|(?P<raw>{_RAW})|(?P<str>{_STRING})"
+    rf"{_SKIP_GAP}(?:(?P<dir>\n{_DIRECTIVE_START})|(?P<bc>{_BLOCK})|(?P<lc>{_LINE})|(?P<raw>{_RAW})|(?P<str>{_STRING})"
     rf"|(?P<chr>{_CHAR})|(?P<other>[\s\S])|(?P<eof>\Z))"
 )
 # Every token, for directive lines and macro arguments.
@@ -120,7 +121,8 @@ _TOKEN = re.compile(
     rf"|(?P<punct>{_PUNCT})|(?P<other>[\s\S])"
 )
 _SPACES = re.compile(rf"(?:[ \t\f\v\r\n]+|{_BLOCK}|{_LINE})*")  # always matches, never backtracks
-_DIRECTIVE = re.compile(rf"{_HWS}*#")
+_DIRECTIVE = re.compile(_DIRECTIVE_START)
+_BLOCK_RE = re.compile(_BLOCK)
 _DIRECTIVE_NAME = re.compile(rf"{_HWS}*(?:/\*[^*]*\*+(?:[^/*][^*]*\*+)*/{_HWS}*)*([A-Za-z_]\w*)?")
 _HEADER = re.compile(rf'{_HWS}*(?:"([^"\n]*)"|<([^>\n]*)>)')
 _SPLICE = re.compile(r"\\[ \t\f\v]*\r?\n")
@@ -272,7 +274,7 @@ OBJECT, FUNCTION, DYNAMIC, OPERATOR = "object", "function", "dynamic", "operator
 class _Macro:
     """A macro definition. `body` holds (kind, text, ws, parameter index or -1)."""
 
-    __slots__ = ("name", "kind", "params", "variadic", "body", "expand", "origin", "_text")
+    __slots__ = ("name", "kind", "params", "variadic", "body", "expand", "plain", "origin", "_text")
 
     def __init__(self, name, kind, params=(), variadic=False, body=(), origin=None):
         self.name = name
@@ -295,6 +297,8 @@ class _Macro:
                 continue
             expand.append(idx)
         self.expand = tuple(expand)
+        # no parameter, `#` or `##` to handle: substitution is a plain copy
+        self.plain = all(idx < 0 and not (k == PUNCT and t in ("#", "##")) for k, t, _, idx in body)
 
     @property
     def text(self) -> str:
@@ -317,7 +321,7 @@ class _Macro:
 
 
 class _TooBig(Exception):
-    """A macro expansion exceeded MAX_EXPANSION_TOKENS."""
+    """A macro expansion took more than MAX_EXPANSION_STEPS steps."""
 
 
 class _Job:
@@ -820,6 +824,16 @@ class _Preprocessor:
     def _segment(self, text: str, file: int, orig: int, kind: int, end: int = -1) -> None:
         if not text:
             return
+        if (
+            kind != EXPANSION
+            and self.seg_kind
+            and self.seg_kind[-1] == kind
+            and self.seg_file[-1] == file
+            and self.seg_orig[-1] + (self.length - self.seg_start[-1]) == orig
+        ):  # continues the previous segment
+            self.parts.append(text)
+            self.length += len(text)
+            return
         self.seg_start.append(self.length)
         self.seg_file.append(file)
         self.seg_orig.append(orig)
@@ -941,7 +955,7 @@ class _Preprocessor:
             try:
                 tokens = self._expand([_Tok(ID, macro.name)], reader, if_mode=False)
             except _TooBig:
-                self._diag(_ERROR, f"expansion of macro '{macro.name}' is too large; left unexpanded",
+                self._diag(_ERROR, f"expansion of macro '{macro.name}' is too large or too deeply nested; left unexpanded",
                            file.location(start, end))  # fmt: skip
                 self._verbatim(file, start, reader.last_end)
                 return reader.last_end
@@ -966,8 +980,9 @@ class _Preprocessor:
     def _expand(self, tokens: list[_Tok], reader: _Reader | None, if_mode: bool) -> list[_Tok]:
         """Macro-expand tokens (Prosser's algorithm), reading on from `reader` if needed."""
         macros = self.macros
-        self.budget = MAX_EXPANSION_TOKENS
+        self.budget = MAX_EXPANSION_STEPS
         jobs = [_Job(tokens[::-1], reader)]
+        painted: dict[tuple[frozenset, str], frozenset] = {}  # (hide set, name) -> hide set | {name}
         while True:
             job = jobs[-1]
             stack = job.stack
@@ -1001,7 +1016,10 @@ class _Preprocessor:
                 continue
             kind = macro.kind
             if kind == OBJECT:
-                self._push(job, self._substitute(macro, [], {}, tok.hide | {name}, tok.ws))
+                hide = painted.get((tok.hide, name))
+                if hide is None:
+                    hide = painted[tok.hide, name] = tok.hide | {name}
+                self._push(job, self._substitute(macro, [], {}, hide, tok.ws))
             elif kind == DYNAMIC:
                 job.out.append(self._dynamic(name, tok))
             elif kind == OPERATOR:  # _Pragma("...") vanishes
@@ -1032,6 +1050,16 @@ class _Preprocessor:
                     jobs.append(_Job(args[needed[0]][::-1], None))
                 else:
                     self._push(job, self._substitute(macro, args, {}, hide, tok.ws))
+
+    def _expand_line(self, context: _Context, tokens: list[_Tok], if_mode: bool) -> list[_Tok]:
+        """Expand a directive's tokens; it may run while a macro use's arguments are read."""
+        saved = self.site, self.budget, self.volatile
+        self.site = (context, tokens[0].pos, tokens[-1].end)
+        try:
+            return self._expand(tokens, None, if_mode)
+        finally:
+            self.site, self.budget = saved[0], saved[1]
+            self.volatile = saved[2] or self.volatile
 
     def _push(self, job: _Job, tokens: list[_Tok]) -> None:
         self.budget -= len(tokens) + 1
@@ -1082,6 +1110,9 @@ class _Preprocessor:
                     args.append([])
                     continue
             args[-1].append(tok)
+        self.budget -= len(consumed)
+        if self.budget < 0:
+            raise _TooBig
         if macro.kind == OPERATOR:
             return args, rparen, consumed
         given = len(args)
@@ -1102,72 +1133,88 @@ class _Preprocessor:
         return None, rparen, consumed
 
     def _substitute(self, macro: _Macro, args, expanded, hide: frozenset, ws: bool) -> list[_Tok]:
+        """The replacement list with arguments substituted, `#` and `##` applied, and every
+        token's hide set extended by `hide`; the first token takes the use's whitespace."""
         body = macro.body
+        if macro.plain:
+            result = [_Tok(kind, text, tws, hide) for kind, text, tws, _ in body]
+            if result:
+                result[0].ws = ws
+            return result
         n = len(body)
         out: list[_Tok] = []
+        unions: dict[frozenset, frozenset] = {}  # an argument token's hide set -> it plus `hide`
+        placemarkers = False
         last = len(macro.params) - 1
+
+        def add(tokens: Sequence[_Tok], first_ws: bool) -> None:
+            first = True
+            for t in tokens:
+                u = unions.get(t.hide)
+                if u is None:
+                    u = unions[t.hide] = t.hide | hide
+                out.append(_Tok(t.kind, t.text, first_ws if first else t.ws, u))
+                first = False
+
         i = 0
         while i < n:
             kind, text, tws, idx = body[i]
             if kind == PUNCT and text == "#" and i + 1 < n and body[i + 1][3] >= 0:
-                out.append(_Tok(STR, _stringize(args[body[i + 1][3]]), tws))
+                out.append(_Tok(STR, _stringize(args[body[i + 1][3]]), tws, hide))
                 i += 2
                 continue
             if kind == PUNCT and text == "##" and i + 1 < n:
                 nkind, ntext, nws, nidx = body[i + 1]
                 i += 2
                 if nidx >= 0:
-                    rhs = list(args[nidx])
                     if macro.variadic and nidx == last and out and _is_punct(out[-1], ","):
                         # GNU: `, ## __VA_ARGS__` drops the comma when there are no variable arguments
-                        if not rhs:
-                            out.pop()
+                        if args[nidx]:
+                            add(args[nidx], nws)
                         else:
-                            out.append(_Tok(rhs[0].kind, rhs[0].text, nws, rhs[0].hide))
-                            out.extend(rhs[1:])
+                            out.pop()
                         continue
+                    if not args[nidx]:
+                        continue  # pasting a placemarker leaves the left side as it is
+                    mark = len(out)
+                    add(args[nidx], nws)
+                    rhs = out[mark:]
+                    del out[mark:]
                 elif nkind == PUNCT and ntext == "#" and i < n and body[i][3] >= 0:
-                    rhs = [_Tok(STR, _stringize(args[body[i][3]]), nws)]
+                    rhs = [_Tok(STR, _stringize(args[body[i][3]]), nws, hide)]
                     i += 1
                 else:
-                    rhs = [_Tok(nkind, ntext, nws)]
-                if not rhs:
-                    continue  # pasting a placemarker leaves the left side as it is
-                lhs = out.pop() if out else _Tok(PLACEMARKER, "")
-                out.extend(self._paste(lhs, rhs[0]))
+                    rhs = [_Tok(nkind, ntext, nws, hide)]
+                lhs = out.pop() if out else _Tok(PLACEMARKER, "", False, hide)
+                out.extend(self._paste(lhs, rhs[0], hide))
                 out.extend(rhs[1:])
                 continue
             if idx >= 0:
                 if i + 1 < n and body[i + 1][0] == PUNCT and body[i + 1][1] == "##":
-                    tokens = args[idx]
-                    if not tokens:
-                        out.append(_Tok(PLACEMARKER, "", tws))
-                        i += 1
-                        continue
+                    if not args[idx]:
+                        out.append(_Tok(PLACEMARKER, "", tws, hide))
+                        placemarkers = True
+                    else:
+                        add(args[idx], tws)
                 else:
-                    tokens = expanded.get(idx, ())
-                if tokens:
-                    first = tokens[0]
-                    out.append(_Tok(first.kind, first.text, tws, first.hide))
-                    out.extend(tokens[1:])
+                    add(expanded.get(idx, ()), tws)
                 i += 1
                 continue
-            out.append(_Tok(kind, text, tws))
+            out.append(_Tok(kind, text, tws, hide))
             i += 1
-        result = [_Tok(t.kind, t.text, t.ws, t.hide | hide) for t in out if t.kind != PLACEMARKER]
-        if result:
-            result[0].ws = ws
-        return result
+        if placemarkers:
+            out = [t for t in out if t.kind != PLACEMARKER]
+        if out:
+            out[0].ws = ws
+        return out
 
-    def _paste(self, lhs: _Tok, rhs: _Tok) -> list[_Tok]:
+    def _paste(self, lhs: _Tok, rhs: _Tok, hide: frozenset) -> list[_Tok]:
         if lhs.kind == PLACEMARKER:
             return [_Tok(rhs.kind, rhs.text, lhs.ws, rhs.hide)]
-        if rhs.kind == PLACEMARKER:
-            return [lhs]
         text = lhs.text + rhs.text
         m = _TOKEN.match(text)
         if m is not None and m.end() == len(text) and m.lastgroup in _KIND and m.lastgroup != "other":
-            return [_Tok(_KIND[m.lastgroup], text, lhs.ws)]
+            return [_Tok(_KIND[m.lastgroup], text, lhs.ws, hide)]
         self._diag(
             _ERROR,
             f"pasting '{lhs.text}' and '{rhs.text}' does not give a valid preprocessing token",
@@ -1303,6 +1350,9 @@ class _Preprocessor:
         """
         file = context.file
         self.hash_pos = hash_end - 1  # directives never nest, so one slot is enough
+        if hash_end - start > 1 and file.text.find("/*", start, hash_end) >= 0:
+            for m in _BLOCK_RE.finditer(file.text, start, hash_end):
+                self._comment(file, *m.span())
         tokens, eol = self._lex_line(file, hash_end)
         nxt = eol + 1 if eol < len(file.text) else eol
         if emit:
@@ -1380,12 +1430,11 @@ class _Preprocessor:
         if not args:
             self._diag(_ERROR, f"#{head.text} with no expression", where)
             return False
-        self.site = (context, self.hash_pos, args[-1].end)
         try:
-            tokens = self._expand(args, None, if_mode=True)
+            tokens = self._expand_line(context, args, if_mode=True)
             return _evaluate(tokens) != 0
         except _TooBig:
-            self._diag(_ERROR, f"#{head.text} expression expands to too many tokens", where)
+            self._diag(_ERROR, f"#{head.text} expression is too large or too deeply nested to expand", where)
         except _ExprError as err:
             self._diag(_ERROR, f"invalid #{head.text} expression: {err}", where)
         return False
@@ -1516,9 +1565,12 @@ class _Preprocessor:
                     return
         macro = _Macro(name, kind, tuple(params), variadic, body, (file, start, stop))
         old = self.macros.get(name)
-        if old is not None and not self.quiet and not old.same_as(macro):
-            previous = old.where()
-            fail(f"'{name}' redefined", (f"previous definition at {previous}",) if previous else (), _WARNING)
+        if old is not None:
+            if old.same_as(macro):
+                return  # an identical redefinition changes nothing
+            if not self.quiet:
+                previous = old.where()
+                fail(f"'{name}' redefined", (f"previous definition at {previous}",) if previous else (), _WARNING)
         self.macros[name] = macro
         self.version += 1
 
@@ -1577,9 +1629,8 @@ class _Preprocessor:
                 self._diag(_ERROR, f'#{head.text} expects "FILENAME" or <FILENAME>', file.location(self.hash_pos, head.end))
                 return nxt
             where = file.location(args[0].pos, args[-1].end)
-            self.site = (context, args[0].pos, args[-1].end)
             try:
-                tokens = self._expand(args, None, if_mode=False)
+                tokens = self._expand_line(context, args, if_mode=False)
             except _TooBig:
                 tokens = []
             if tokens and tokens[0].kind == STR and tokens[0].text.startswith('"') and tokens[0].text.endswith('"'):

@@ -748,7 +748,11 @@ class ToAst(Transformer):
 # ----------------------------------------------------------------------------- chunking
 
 _SIGNIFICANT = re.compile(
-    r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*|[{}();]|\S'
+    # comments and directive lines come first and are skipped (group "skip"): parse() also
+    # reads text that was not preprocessed, and a `{` or `;` in a comment is not code
+    r'(?P<skip>//[^\n]*|/\*[\s\S]*?\*/|^[ \t]*#[^\n]*)|'
+    r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*|[{}();]|\S',
+    re.MULTILINE,
 )
 
 
@@ -773,6 +777,8 @@ def split_top_level(text: str) -> tuple[list[Chunk], list[Diagnostic]]:
     body_open_depth: int | None = None
     prev = ""
     for m in _SIGNIFICANT.finditer(text):
+        if m.lastgroup == "skip":
+            continue
         tok = m.group(0)
         if chunk_start is None:
             if tok == "}" and open_scopes and depth == base:
@@ -785,6 +791,7 @@ def split_top_level(text: str) -> tuple[list[Chunk], list[Diagnostic]]:
                 continue
             chunk_start = m.start()
             head = []
+            head_assigns = False  # an `=` outside parentheses: `int a[] = {...}`, not a default argument
             body_open_depth = None
         if tok == "(":
             paren += 1
@@ -800,7 +807,7 @@ def split_top_level(text: str) -> tuple[list[Chunk], list[Diagnostic]]:
                     prev = tok
                     continue
                 body_open_depth = depth
-                body_is_function = prev in (")", "const", "override", "noexcept", "final") and "(" in head and head[0] not in ("typedef", "struct", "class", "union", "enum") and "=" not in head
+                body_is_function = prev in (")", "const", "override", "noexcept", "final") and "(" in head and head[0] not in ("typedef", "struct", "class", "union", "enum") and not head_assigns
             depth += 1
             if depth > MAX_NESTING:
                 diags.append(Diagnostic(Severity.ERROR, f"braces nested deeper than {MAX_NESTING} levels; the rest of the file is skipped", "WL901", Span(m.start(), m.end())))
@@ -823,6 +830,8 @@ def split_top_level(text: str) -> tuple[list[Chunk], list[Diagnostic]]:
             continue
         if depth == base and body_open_depth is None:
             head.append(tok)
+            if tok == "=" and paren == 0:
+                head_assigns = True
         prev = tok
     if chunk_start is not None and text[chunk_start:].strip():
         chunks.append(Chunk(chunk_start, len(text), False))
@@ -876,6 +885,8 @@ def _statement_bounds(text: str, body_start: int, pos: int) -> tuple[int, int]:
     stack: list[int] = []
     i = body_start + 1
     for m in _SIGNIFICANT.finditer(text, body_start + 1, pos):
+        if m.lastgroup == "skip":
+            continue
         tok = m.group(0)
         if tok == "(":
             paren += 1
@@ -889,6 +900,8 @@ def _statement_bounds(text: str, body_start: int, pos: int) -> tuple[int, int]:
     brace = 0
     end = len(text)
     for m in _SIGNIFICANT.finditer(text, start):
+        if m.lastgroup == "skip":
+            continue
         tok = m.group(0)
         if tok == "(":
             paren += 1

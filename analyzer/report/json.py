@@ -1,0 +1,160 @@
+"""The JSON report, version 1 (schema: docs/schema-v1.json, fields: README.md).
+
+Lines and columns are 1-based; `end_column` is one past the last character. A kernel
+analysed for several launch configurations appears once per configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Sequence
+
+import analyzer
+from analyzer.report import display_path, finding_detail, kernel_name, severity_name
+
+__all__ = ["VERSION", "document", "render"]
+
+VERSION = 1
+
+# fields of an AccessCost copied when the analysis provides them
+_EXTRA_ACCESS_FIELDS = ("best_per_request", "stride_bytes", "cases", "depends_on", "pieces", "element_bytes")
+
+
+def render(reports: Sequence[Any], *, arch: str = "sm_90") -> str:
+    return json.dumps(document(reports, arch=arch), indent=2, sort_keys=False, default=_plain) + "\n"
+
+
+def document(reports: Sequence[Any], *, arch: str = "sm_90") -> dict[str, Any]:
+    """The report as plain JSON-ready data."""
+    return {
+        "version": VERSION,
+        "tool": {"name": "warplint", "version": analyzer.__version__},
+        "arch": arch,
+        "files": [_file(report) for report in reports],
+    }
+
+
+def _file(report: Any) -> dict[str, Any]:
+    path = display_path(report.path)
+    return {
+        "path": path,
+        "errors": [_error(report, d, path) for d in report.diagnostics],
+        "kernels": [_kernel(report, k, path) for k in report.kernels],
+        "findings": [_finding(report, f, path) for f in report.findings],
+    }
+
+
+def _position(loc: Any, file_path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    shown = display_path(loc.path)
+    if shown != file_path:  # in an #include'd file
+        out["path"] = shown
+    out.update(line=loc.line, column=loc.column, end_line=loc.end_line, end_column=loc.end_column)
+    return out
+
+
+def _error(report: Any, d: Any, path: str) -> dict[str, Any]:
+    loc = d.location if d.location is not None else report.locate(d.span)
+    out = _position(loc, path)
+    out.update(message=d.message, code=d.code, severity=severity_name(d.severity))
+    if d.notes:
+        out["notes"] = list(d.notes)
+    return out
+
+
+def _launch(launch: Any) -> dict[str, Any]:
+    return {
+        "block": list(launch.block) if launch.block is not None else None,
+        "grid": list(launch.grid) if launch.grid is not None else None,
+        "origin": launch.origin,
+        "assumed": bool(getattr(launch, "assumed", False)),
+        "params": {name: value for name, value in getattr(launch, "params", ())},
+    }
+
+
+def _kernel(report: Any, analysis: Any, path: str) -> dict[str, Any]:
+    kernel = analysis.kernel
+    loc = report.locate(getattr(kernel, "name_span", None) or getattr(kernel, "span", None))
+    costs = sorted(analysis.costs, key=lambda c: (c.span.start, c.span.end))
+    out: dict[str, Any] = {"name": kernel_name(kernel), "line": loc.line}
+    if loc.path != report.path:
+        out["path"] = display_path(loc.path)
+    out["launch"] = _launch(analysis.launch)
+    out["accesses"] = [_access(report, c, path) for c in costs]
+    if getattr(analysis, "notes", None):
+        out["notes"] = [str(n) for n in analysis.notes]
+    return out
+
+
+def _access(report: Any, cost: Any, path: str) -> dict[str, Any]:
+    out = _position(report.locate(cost.span), path)
+    out.update(
+        text=cost.text,
+        space=cost.space,
+        op=cost.op,
+        bytes=cost.bytes,
+        unit=cost.unit,
+        per_request=cost.per_request,
+        ideal_per_request=cost.ideal_per_request,
+        requests=cost.requests,
+        total=cost.total,
+        exact=bool(cost.exact),
+        assumptions=[str(a) for a in cost.assumptions],
+    )
+    array = getattr(getattr(cost, "access", None), "array", None)
+    if array:
+        out["array"] = array
+    for name in _EXTRA_ACCESS_FIELDS:
+        if hasattr(cost, name):
+            value = getattr(cost, name)
+            out[name] = list(value) if isinstance(value, (tuple, list)) else value
+    via = getattr(cost, "via", None)
+    if via:
+        out["via"] = via
+    return out
+
+
+def _finding(report: Any, finding: Any, path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "code": str(finding.code),
+        "rule": str(getattr(finding, "rule", "") or ""),
+        "severity": severity_name(getattr(finding, "severity", "warning")),
+    }
+    out.update(_position(report.locate(getattr(finding, "span", None)), path))
+    fix = getattr(finding, "fix", None)
+    out.update(
+        kernel=kernel_name(getattr(finding, "kernel", None)),
+        message=str(finding.message),
+        fix=str(fix) if fix else None,
+    )
+    args = getattr(finding, "args", None)
+    out["args"] = {str(k): _plain_tree(v) for k, v in dict(args or {}).items()}
+    out["detail"] = finding_detail(getattr(finding, "detail", None))
+    out["related"] = [
+        {**_position(report.locate(r.span), path), "message": str(r.message)}
+        for r in getattr(finding, "related", ()) or ()
+    ]
+    return out
+
+
+def _plain_tree(value: Any) -> Any:
+    """A typed argument as JSON data: numbers, strings, booleans, null, lists and objects stay;
+    anything else (a symbolic expression, an enum) becomes its text."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # JSON has no NaN or infinity
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _plain_tree(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+        return [_plain_tree(v) for v in items]
+    return _plain(value)
+
+
+def _plain(value: Any) -> Any:
+    enum_value = getattr(value, "value", None)
+    if isinstance(enum_value, (str, int)):
+        return enum_value
+    return str(value)

@@ -1,0 +1,96 @@
+"""The text report, in the shape of gcc's diagnostics.
+
+    path:line:col: warning: message [WL101]
+        = note: in kernel `transpose`
+        = note: a detail line
+        = help: the suggested fix
+    path:line:col: note: `tile` declared here
+
+The first line is what VS Code's `$gcc` problem matcher and most editors read; the
+indented lines below it never start with `path:line:col:`. Places related to a finding
+(the declaration of the array) follow as gcc's `note:` lines. Paths are relative to the
+current folder when the file lies below it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from analyzer.report import display_path, finding_detail, kernel_name, severity_name
+
+__all__ = ["render", "summary"]
+
+_INDENT = "    "
+_RESET = "\x1b[0m"
+_STYLE = {"error": "\x1b[1;31m", "warning": "\x1b[1;35m", "note": "\x1b[1;36m", "path": "\x1b[1m", "code": "\x1b[2m"}
+
+
+def render(reports: Sequence[Any], *, color: bool = False) -> str:
+    """Every diagnostic and finding of `reports`, file by file, in source order."""
+    lines: list[str] = []
+    for report in reports:
+        entries = []
+        for d in report.diagnostics:
+            loc = report.locate(None) if d.location is None else d.location
+            notes = list(d.notes)
+            entries.append((loc, severity_name(d.severity), d.message, d.code, notes, None, ()))
+        for f in report.findings:
+            loc = report.locate(getattr(f, "span", None))
+            notes = []
+            kernel = kernel_name(getattr(f, "kernel", None))
+            if kernel:
+                notes.append(f"in kernel `{kernel}`")
+            notes.extend(finding_detail(getattr(f, "detail", None)))
+            related = tuple((report.locate(r.span), str(r.message)) for r in getattr(f, "related", ()) or ())
+            entries.append((loc, severity_name(getattr(f, "severity", "warning")), str(f.message),
+                            str(f.code), notes, getattr(f, "fix", None), related))
+        entries.sort(key=lambda e: (e[0].path != report.path, e[0].path, e[0].line, e[0].column))
+        for loc, severity, message, code, notes, fix, related in entries:
+            lines.append(_headline(loc, severity, message, code, color))
+            for note in notes:
+                lines.extend(_detail("note", note))
+            if fix:
+                lines.extend(_detail("help", str(fix)))
+            for where, message in related:  # gcc's "note: declared here" lines
+                lines.append(_headline(where, "note", message, "", color))
+    return "".join(line + "\n" for line in lines)
+
+
+def _headline(loc: Any, severity: str, message: str, code: str, color: bool) -> str:
+    # one line: a message that spans lines would hide its tail from problem matchers
+    message = " ".join(message.split("\n"))
+    where = f"{display_path(loc.path)}:{loc.line}:{loc.column}:"
+    tag = f"[{code}]" if code else ""
+    if color:
+        where = f"{_STYLE['path']}{where}{_RESET}"
+        severity_text = f"{_STYLE.get(severity, '')}{severity}:{_RESET}"
+        tag = f"{_STYLE['code']}{tag}{_RESET}" if tag else ""
+    else:
+        severity_text = f"{severity}:"
+    return f"{where} {severity_text} {message}" + (f" {tag}" if tag else "")
+
+
+def _detail(kind: str, text: str) -> list[str]:
+    first, *rest = text.splitlines() or [""]
+    head = f"{_INDENT}= {kind}: "
+    return [head + first] + [" " * len(head) + line if line else "" for line in rest]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def summary(reports: Sequence[Any]) -> str:
+    """One line for stderr: "Found 3 findings in 2 files." (plus errors, when there are)."""
+    findings = sum(len(r.findings) for r in reports)
+    with_findings = sum(1 for r in reports if r.findings)
+    errors = sum(1 for r in reports for d in r.diagnostics if severity_name(d.severity) == "error")
+    checked = len(reports)
+    if findings:
+        text = f"Found {_plural(findings, 'finding')} in {_plural(with_findings, 'file')}."
+    else:
+        text = f"No findings in {_plural(checked, 'file')}."
+    if errors:
+        with_errors = sum(1 for r in reports if any(severity_name(d.severity) == "error" for d in r.diagnostics))
+        text += f" {_plural(errors, 'error')} in {_plural(with_errors, 'file')}."
+    return text

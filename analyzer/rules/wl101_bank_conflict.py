@@ -1,0 +1,275 @@
+"""WL101 bank-conflict: shared-memory accesses whose lanes hit distinct words of one bank."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from analyzer.analysis.results import AccessCost, KernelAnalysis
+from analyzer.findings import Finding, Related
+from analyzer.ir import types as T
+from analyzer.rules.base import (
+    CheckContext,
+    Rule,
+    ThreadIndexUse,
+    array_variable,
+    collision_line,
+    context_lines,
+    kernel_name,
+    known_excess,
+    row_stride,
+)
+
+#: Paddings tried, in elements appended to the last dimension: 1 .. MAX_PADDING.
+MAX_PADDING = 32
+
+SWIZZLE = "an XOR swizzle (index the column as `col ^ row`)"
+
+
+class BankConflict(Rule):
+    """## What it does
+    Checks for `__shared__` memory accesses where lanes of one warp touch different
+    4-byte words of the same bank.
+
+    ## Why is this bad?
+    Shared memory has 32 banks of 4-byte words, and a bank delivers one word per
+    cycle. A warp's request costs as many *wavefronts* as the largest number of
+    distinct words that its lanes touch in one bank (per phase: 8-byte accesses are
+    served in two half-warp phases, 16-byte accesses in four quarter-warp phases).
+    An n-way conflict turns the ideal 1 wavefront per phase into n, serializing the
+    request: reading a column of a `float tile[32][32]` costs 32 wavefronts instead
+    of 1. Lanes that read the same word share it (a broadcast) and cost nothing extra.
+
+    ## Example
+    ```cuda
+    __global__ void transpose(float *out, const float *in, int n)
+    {
+        __shared__ float tile[32][32];
+        int x = blockIdx.x * 32 + threadIdx.x;
+        int y = blockIdx.y * 32 + threadIdx.y;
+        tile[threadIdx.y][threadIdx.x] = in[y * n + x];
+        __syncthreads();
+        x = blockIdx.y * 32 + threadIdx.x;
+        y = blockIdx.x * 32 + threadIdx.y;
+        out[y * n + x] = tile[threadIdx.x][threadIdx.y];  // a column: 32-way conflict
+    }
+
+    void launch(float *out, const float *in)
+    {
+        dim3 grid(32, 32), block(32, 32);
+        transpose<<<grid, block>>>(out, in, 1024);
+    }
+    ```
+
+    ## Use instead
+    ```cuda
+    __global__ void transpose(float *out, const float *in, int n)
+    {
+        __shared__ float tile[32][32 + 1];  // 33 floats per row: a column spans all banks
+        int x = blockIdx.x * 32 + threadIdx.x;
+        int y = blockIdx.y * 32 + threadIdx.y;
+        tile[threadIdx.y][threadIdx.x] = in[y * n + x];
+        __syncthreads();
+        x = blockIdx.y * 32 + threadIdx.x;
+        y = blockIdx.x * 32 + threadIdx.y;
+        out[y * n + x] = tile[threadIdx.x][threadIdx.y];
+    }
+
+    void launch(float *out, const float *in)
+    {
+        dim3 grid(32, 32), block(32, 32);
+        transpose<<<grid, block>>>(out, in, 1024);
+    }
+    ```
+
+    ## Known problems
+    The cost is computed for one launch configuration: the launch in the file, or an
+    assumed block when there is none, so a conflict that depends on `blockDim` may be
+    missed or reported for a block size you never use. An index read from memory
+    (`s[perm[tid]]`) is data-dependent and not reported. The suggested padding is
+    checked by re-analysing the kernel; the suggested XOR swizzle is not.
+
+    ## Options
+    None of its own. The launch configuration (`--block`) and the architecture
+    (`--arch`) decide the warp's lanes and the bank layout.
+
+    ## References
+    - CUDA C++ Programming Guide, Compute Capabilities: "Shared Memory" (7.x and later):
+      <https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#shared-memory-7-x>
+    - CUDA C++ Best Practices Guide, "Shared Memory and Memory Banks":
+      <https://docs.nvidia.com/cuda/cuda-c-best-practices-guide/index.html#shared-memory-and-memory-banks>
+    """
+
+    code = "WL101"
+    name = "bank-conflict"
+    summary = "lanes of a warp hit different words of one shared-memory bank"
+    message = (
+        "{ways}-way bank conflict on `{array}`: {wavefronts} wavefronts per request, ideal {ideal}"
+    )
+
+    def check(self, analysis: KernelAnalysis, ctx: CheckContext) -> Iterator[Finding]:
+        uses: ThreadIndexUse | None = None
+        for cost in analysis.costs:
+            if cost.space != "shared" or cost.unit != "wavefronts" or not known_excess(cost):
+                continue
+            assert cost.per_request is not None and cost.ideal_per_request is not None
+            if uses is None:
+                uses = ThreadIndexUse(analysis.kernel)
+            ideal = cost.ideal_per_request
+            array = cost.access.array
+            args = {
+                "ways": max(1, -(-cost.per_request // ideal)) if ideal > 0 else cost.per_request,
+                "wavefronts": cost.per_request,
+                "ideal": ideal,
+                "array": array,
+                "access": cost.text,
+                "stride_bytes": cost.stride_bytes,
+            }
+            detail = [collision_line(c) for c in cost.collisions[:2]]
+            if len(cost.collisions) > 2:
+                detail.append(f"and {len(cost.collisions) - 2} more conflicting phases")
+            detail += context_lines(cost, analysis)
+            var = analysis.shared_arrays.get(array)
+            related = ()
+            if var is not None and getattr(var, "span", None) is not None:
+                related = (Related(var.span, f"`{array}` declared here"),)
+            yield self.finding(
+                span=cost.span,
+                kernel=kernel_name(cost, analysis),
+                args=args,
+                fix=self.fix(cost, analysis, ctx, uses),
+                detail=detail,
+                related=related,
+            )
+
+    # ------------------------------------------------------------------ the fix
+    def fix(
+        self, cost: AccessCost, analysis: KernelAnalysis, ctx: CheckContext, uses: ThreadIndexUse
+    ) -> str:
+        array = cost.access.array
+        var = analysis.shared_arrays.get(array)
+        if var is None:
+            var = array_variable(cost.access)
+        dims, element = _dimensions(getattr(var, "type", None))
+        rows = None
+        if len(dims) == 1:
+            rows = row_stride(cost.access, uses)
+        elif len(dims) >= 2 and dims[-1] is None:
+            dims = []  # no known row length to pad
+        if len(dims) < 2 and rows is None:
+            odd = _odd_stride(cost, ctx)
+            if odd is not None:
+                return odd
+            return f"{SWIZZLE} or another mapping of lanes to words may help (not checked by warplint)"
+
+        def change(p: int | str) -> str:
+            if len(dims) >= 2:
+                last = dims[-1]
+                outer = "".join(f"[{'' if d is None else d}]" for d in dims[:-1])
+                per_row = (
+                    f" ({last + p} {_plural(element)} per row)" if isinstance(p, int) and last else ""
+                )
+                return (
+                    f"pad the last dimension: `__shared__ {element} {array}{outer}[{last} + {p}]`"
+                    + per_row
+                )
+            return (
+                f"pad each row: a row stride of {rows} + {p} elements "
+                f"(`{array}[row * ({rows} + {p}) + col]`, with `{array}` enlarged to match)"
+            )
+
+        padding = smallest_padding(cost, analysis, ctx)
+        if padding is None:
+            return (
+                f"{change(1)} or {SWIZZLE} may help; warplint could not re-analyse the kernel "
+                "to check either"
+            )
+        if padding == 0:
+            return (
+                f"no padding of 1 to {MAX_PADDING} elements makes this access conflict-free "
+                f"without making another access to `{array}` worse; {SWIZZLE} may help "
+                "(not checked by warplint)"
+            )
+        return (
+            f"{change(padding)} makes this access conflict-free without making another access "
+            f"to `{array}` worse"
+        )
+
+
+def smallest_padding(cost: AccessCost, analysis: KernelAnalysis, ctx: CheckContext) -> int | None:
+    """The smallest padding p in 1..MAX_PADDING of `cost.access.array`'s last dimension that
+    makes this access conflict-free and no other access to the array costlier.
+
+    0 when none does; None when the kernel cannot be re-analysed, or when the padding
+    did not move this access's lanes at all (a 1-D array whose row stride is a constant
+    in the index: the re-analysis widened the array but not the rows). Accesses are
+    matched between the analyses by `(Access.uid, via)`.
+    """
+    array = cost.access.array
+    target = _key(cost)
+    before = {
+        _key(c): c.per_request
+        for c in analysis.costs
+        if c.space == "shared" and c.access.array == array
+    }
+    for p in range(1, MAX_PADDING + 1):
+        padded = ctx.padded(array, p)
+        if padded is None:
+            return None
+        after = {
+            _key(c): c for c in padded.costs if c.space == "shared" and c.access.array == array
+        }
+        mine = after.get(target)
+        if (
+            p == 1
+            and mine is not None
+            and cost.lane_addresses
+            and mine.lane_addresses == cost.lane_addresses
+        ):
+            return None  # the padding does not reach this access: nothing was checked
+        if mine is None or mine.per_request is None or mine.ideal_per_request is None:
+            continue
+        if mine.per_request > mine.ideal_per_request:
+            continue
+        if all(_not_worse(old, after.get(key)) for key, old in before.items() if key != target):
+            return p
+    return 0
+
+
+def _key(cost: AccessCost) -> tuple[int, str | None]:
+    return (cost.access.uid, cost.via)
+
+
+def _not_worse(old: int | None, new: AccessCost | None) -> bool:
+    if old is None:
+        return True  # unknown before: nothing to compare with
+    return new is not None and new.per_request is not None and new.per_request <= old
+
+
+def _dimensions(t: object) -> tuple[list[int | None], str]:
+    """`([32, 32], "float")` for `float tile[32][32]`; `([], "")` for a non-array."""
+    dims: list[int | None] = []
+    while isinstance(t, T.ArrayType):
+        dims.append(t.length)
+        t = t.element
+    return dims, (str(t) if dims else "")
+
+
+def _plural(element: str) -> str:
+    if element and " " not in element and element.isidentifier() and not element.startswith("_"):
+        return element + "s"
+    return "elements"
+
+
+def _odd_stride(cost: AccessCost, ctx: CheckContext) -> str | None:
+    """For 4-byte lanes with a uniform even word stride: an odd stride is conflict-free
+    (it is coprime with the 32 banks, so the 32 lanes fall into 32 different banks)."""
+    if cost.bytes != ctx.arch.bank_bytes or cost.stride_bytes is None:
+        return None
+    words, rest = divmod(abs(cost.stride_bytes), ctx.arch.bank_bytes)
+    if rest or words == 0 or words % 2:
+        return None
+    return (
+        f"use an odd stride: with {words + 1} words between neighbouring lanes instead of "
+        f"{words}, the {ctx.arch.shared_banks} lanes of a warp fall into "
+        f"{ctx.arch.shared_banks} different banks"
+    )

@@ -1,0 +1,83 @@
+"""How much real PTX the PTX front end parses, and how fast.
+
+    python benchmarks/ptx_coverage.py FOLDER [--errors N] [--strict]
+
+Walks FOLDER for `*.ptx`, parses each file with `parse_ptx(..., recover=True)`
+(catching everything per file) and prints the files, the functions parsed and
+lost, the files with errors, the lines, the seconds and lines per second. A file
+counts as ok only when it parsed with no error at all. The first error of up to
+N failing files is listed (default 20).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from analyzer.ptx.parse import parse_ptx, ptx_parser  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", type=Path)
+    ap.add_argument("--errors", type=int, default=20, help="show the first error of up to N files")
+    ap.add_argument("--strict", action="store_true", help="raise at the first error (no recovery)")
+    args = ap.parse_args(argv)
+
+    paths = sorted(p for p in args.folder.rglob("*.ptx") if p.is_file())
+    if not paths:
+        print(f"no *.ptx under {args.folder}", file=sys.stderr)
+        return 2
+
+    t0 = time.perf_counter()
+    ptx_parser()  # build (or load) the parser outside the timed loop
+    startup = time.perf_counter() - t0
+
+    ok = functions = lost = lines = bytes_ = instructions = 0
+    failures: list[tuple[Path, str]] = []
+    kinds: Counter[str] = Counter()
+    seconds = 0.0
+    for path in paths:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        lines += text.count("\n") + (not text.endswith("\n"))
+        bytes_ += len(text)
+        t = time.perf_counter()
+        try:
+            module = parse_ptx(text, str(path), recover=not args.strict)
+        except Exception as e:  # noqa: BLE001 - one bad file must not stop the walk
+            seconds += time.perf_counter() - t
+            kinds[type(e).__name__] += 1
+            failures.append((path, f"{type(e).__name__}: {e}" if args.strict else traceback.format_exc(limit=3)))
+            continue
+        seconds += time.perf_counter() - t
+        functions += len(module.functions)
+        instructions += sum(len(f.body) for f in module.functions)
+        lost += len(module.failed_functions)
+        if module.diagnostics:
+            kinds["syntax"] += 1
+            d = module.diagnostics[0]
+            loc = d.location
+            failures.append((path, f"{loc.line}:{loc.column}: {d.message} (+{len(module.diagnostics) - 1} more)"))
+        else:
+            ok += 1
+
+    total = len(paths)
+    print(f"files          {ok}/{total} ok ({100.0 * ok / total:.1f}%), {total - ok} with errors {dict(kinds)}")
+    print(f"functions      {functions} parsed, {lost} lost to errors")
+    print(f"statements     {instructions}")
+    print(f"lines          {lines} ({bytes_ / 1e6:.1f} MB)")
+    print(f"seconds        {seconds:.2f} (+{startup:.2f} parser start-up)")
+    print(f"lines/second   {lines / seconds:,.0f}" if seconds else "lines/second   -")
+    for path, message in failures[: args.errors]:
+        print(f"\n{path}:\n  {message.strip()}")
+    return 0 if ok == total else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
