@@ -33,9 +33,11 @@ def test_the_parser_is_lalr_with_the_contextual_lexer_and_positions(strict_parse
 def test_the_strict_grammar_is_the_one_in_the_source_tree():
     path = grammar_path("cuda.lark")
     assert path.name == "cuda.lark" and path.parent.name == "grammars"
-    # the same text also builds from scratch, without the on-disk cache
-    Lark(path.read_text(), parser="lalr", lexer="contextual", strict=True,
-         maybe_placeholders=True, postlex=CudaPostLexer())
+    assert path.is_file()
+
+
+def test_the_strict_parser_is_built_from_the_grammar_text_not_from_the_table_cache(strict_parser):
+    assert strict_parser.options.cache is False
 
 
 def test_the_everyday_parser_is_built_once_and_cached():

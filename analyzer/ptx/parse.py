@@ -209,6 +209,7 @@ SPECIAL_REGISTERS = (
 )
 
 _SINK = Sink()
+_NANS: dict[str, float] = {}
 
 
 def _number(s: str) -> int | float:
@@ -223,8 +224,12 @@ def _number(s: str) -> int | float:
         p = body[:2].lower()
         if p == "0f" and len(body) == 10:
             v = struct.unpack(">f", bytes.fromhex(body[2:]))[0]
+            if v != v:  # one object per NaN pattern, so that equal literals give equal nodes
+                v = _NANS.setdefault(body.lower(), v)
         elif p == "0d" and len(body) == 18:
             v = struct.unpack(">d", bytes.fromhex(body[2:]))[0]
+            if v != v:
+                v = _NANS.setdefault(body.lower(), v)
         elif p == "0x":
             v = int(body[2:], 16)
         elif p == "0b":

@@ -385,14 +385,27 @@ class ThreadIndexUse:
         return result
 
     def carrier(self, e: N.Expr, builtin: str) -> str | None:
-        """The first variable in `e` (left to right) whose value derives from `builtin`,
-        or `builtin` itself when `e` uses it directly."""
+        """The variable in `e` whose value comes straight from `builtin` (`xIndex` for
+        `xIndex = blockIdx.x * blockDim.x + threadIdx.x`), found left to right and
+        through variables with a single definition (`index_out = yIndex + height * xIndex`);
+        `builtin` itself when `e` uses it directly; None when `e` does not derive from it."""
+        return self._carrier(e, builtin, set())
+
+    def _carrier(self, e: N.Expr, builtin: str, seen: set[int]) -> str | None:
         if isinstance(e, N.Builtin):
             return e.name if e.name == builtin else None
         if isinstance(e, N.VarRef):
-            return e.var.name if builtin in self.builtins(e) else None
+            if builtin not in self.builtins(e):
+                return None
+            defs = self.defs.get(id(e.var), [])
+            if len(defs) == 1 and id(e.var) not in seen and builtin not in _direct_builtins(defs[0], follow_loads=False):
+                seen.add(id(e.var))
+                deeper = self._carrier(defs[0], builtin, seen)
+                if deeper is not None and deeper != builtin:
+                    return deeper
+            return e.var.name
         for child in _children(e):
-            hit = self.carrier(child, builtin)
+            hit = self._carrier(child, builtin, seen)
             if hit is not None:
                 return hit
         return None
@@ -410,7 +423,8 @@ class ThreadIndexUse:
         return self._kernel_builtins
 
 
-def _direct_builtins(e: N.Expr) -> set[str]:
+def _direct_builtins(e: N.Expr, follow_loads: bool = True) -> set[str]:
+    """The built-ins `e` itself mentions (not through variables)."""
     found: set[str] = set()
     stack = [e]
     while stack:
@@ -418,7 +432,8 @@ def _direct_builtins(e: N.Expr) -> set[str]:
         if isinstance(x, N.Builtin):
             found.add(x.name)
         elif isinstance(x, N.Load):
-            stack.append(x.access.address)
+            if follow_loads:
+                stack.append(x.access.address)
         else:
             stack.extend(_children(x))
     return found

@@ -179,8 +179,15 @@ class BankConflict(Rule):
 
         padding = smallest_padding(cost, analysis, ctx)
         if padding is None:
+            if len(dims) >= 2:
+                tried = f"padding the last dimension (`{array}[...][{dims[-1]} + 1]`)"
+            else:
+                tried = (
+                    f"another row stride than {rows} in `{array}[row * {rows} + col]` "
+                    "(padding each row)"
+                )
             return (
-                f"{change(1)} or {SWIZZLE} may help; warplint could not re-analyse the kernel "
+                f"{tried} or {SWIZZLE} may help; warplint could not re-analyse the kernel "
                 "to check either"
             )
         if padding == 0:

@@ -172,8 +172,8 @@ class UncoalescedAccess(Rule):
             )
             elements = max(1, arch.sector_bytes // max(1, cost.bytes))
             return (
-                f"start each warp's range on a {arch.sector_bytes}-byte boundary: make the "
-                f"offset a multiple of {elements} elements ({arch.sector_bytes} bytes)",
+                f"start each warp's range on a {arch.sector_bytes}-byte boundary: make offsets "
+                f"and row lengths multiples of {elements} elements ({arch.sector_bytes} bytes)",
                 why,
             )
         # 4. threadIdx.x walks the slow dimension of a 2-D index
@@ -205,8 +205,7 @@ def _coalesced_elsewhere(cost: AccessCost, analysis: KernelAnalysis) -> bool:
     """Another global access of the kernel already has lanes on consecutive elements:
     swapping the thread roles would break it (a transpose), so staging is the fix."""
     return any(
-        c is not cost and c.space == "global" and c.stride_bytes is not None
-        and c.stride_bytes == c.bytes
+        c is not cost and c.space == "global" and c.bytes > 0 and neighbour_stride(c) == c.bytes
         for c in analysis.costs
     )
 

@@ -148,7 +148,8 @@ class MisalignedStruct(Rule):
             for c, _ in hits[:MAX_LISTED]
         ]
         if len(hits) > MAX_LISTED:
-            detail.append(f"and {len(hits) - MAX_LISTED} more accesses to `{array}`")
+            more = len(hits) - MAX_LISTED
+            detail.append(f"and {more} more access{'es' if more > 1 else ''} to `{array}`")
         detail.append(
             f"one element moves as {len(pieces)} access{'es' if len(pieces) > 1 else ''} of "
             + "/".join(sorted({str(b) for _, b in pieces}, key=int))

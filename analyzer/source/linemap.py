@@ -103,6 +103,11 @@ class LineMap:
     def files(self) -> tuple[SourceFile, ...]:
         return self._files
 
+    @property
+    def segments(self) -> int:
+        """How many segments the table holds (a measure of its size, not of the text's)."""
+        return len(self._starts)
+
     def __len__(self) -> int:
         """The length of the preprocessed text this map describes."""
         return self._length
