@@ -224,12 +224,8 @@ def _number(s: str) -> int | float:
         p = body[:2].lower()
         if p == "0f" and len(body) == 10:
             v = struct.unpack(">f", bytes.fromhex(body[2:]))[0]
-            if v != v:  # one object per NaN pattern, so that equal literals give equal nodes
-                v = _NANS.setdefault(body.lower(), v)
         elif p == "0d" and len(body) == 18:
             v = struct.unpack(">d", bytes.fromhex(body[2:]))[0]
-            if v != v:
-                v = _NANS.setdefault(body.lower(), v)
         elif p == "0x":
             v = int(body[2:], 16)
         elif p == "0b":
@@ -240,7 +236,11 @@ def _number(s: str) -> int | float:
             v = int(body, 8)
         else:
             v = int(body)
-    return -v if neg else v
+    if neg:
+        v = -v
+    if v != v:  # one object per NaN literal, so that equal literals give equal nodes
+        v = _NANS.setdefault(s.lower(), v)
+    return v
 
 
 def _reg(tok: str) -> Reg | SpecialReg:

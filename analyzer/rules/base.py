@@ -187,7 +187,10 @@ def count_word(n: int) -> str:
 
 def collision_line(c: Collision) -> str:
     """`lanes 0, 8, 16 and 24 hit bank 0 at 4 different words (0, 32, 64 and 96)`."""
-    lanes = f"lanes {number_list(c.lanes)}" if len(c.lanes) > 1 else f"lane {c.lanes[0]}" if c.lanes else "lanes"
+    if len(c.lanes) == 1:
+        lanes = f"lane {c.lanes[0]}"
+    else:
+        lanes = f"lanes {number_list(c.lanes)}"
     if len(c.lanes) > 6:
         lanes += f" ({len(c.lanes)} lanes)"
     return (
@@ -199,8 +202,10 @@ def collision_line(c: Collision) -> str:
 # ----------------------------------------------------------------------------- types
 def type_name(t: T.CType) -> str:
     """`struct vec3d`, `union u`, `float3`, `float`."""
-    if isinstance(t, T.StructType) and not t.is_vector and t.name:
+    if isinstance(t, T.StructType) and not t.is_vector:
         keyword = "union" if t.is_union else "struct"
+        if not t.name:
+            return f"anonymous {keyword}"
         return t.name if t.name.startswith(keyword + " ") else f"{keyword} {t.name}"
     return str(t)
 
@@ -398,7 +403,8 @@ class ThreadIndexUse:
             if builtin not in self.builtins(e):
                 return None
             defs = self.defs.get(id(e.var), [])
-            if len(defs) == 1 and id(e.var) not in seen and builtin not in _direct_builtins(defs[0], follow_loads=False):
+            single = len(defs) == 1 and id(e.var) not in seen
+            if single and builtin not in _direct_builtins(defs[0], follow_loads=False):
                 seen.add(id(e.var))
                 deeper = self._carrier(defs[0], builtin, seen)
                 if deeper is not None and deeper != builtin:

@@ -41,14 +41,22 @@ RULES: dict[str, type[Rule]] = {
 
 #: Problems with the input, reported by the earlier stages: code -> (name, summary).
 DIAGNOSTIC_CODES: dict[str, tuple[str, str]] = {
-    "WL900": ("internal-error", "warplint itself failed on this input (please report it)"),
-    "WL901": ("syntax-error", "the source does not parse; the construct is skipped"),
-    "WL902": ("unsupported-construct", "a construct warplint does not model; its accesses are not checked"),
-    "WL903": ("lowering-problem", "a statement or expression could not be lowered to the IR"),
-    "WL904": ("template-never-launched", "a template kernel is never instantiated by a launch, so it is not checked"),
-    "WL905": ("recursion", "device functions call each other recursively; calls on the cycle are not inlined"),
-    "WL906": ("misspelled-align", "`__align(n)__` is not CUDA: the attribute is spelled `__align__(n)`"),
-    "WL910": ("input-error", "a path that is not a readable CUDA text file"),
+    "WL900": ("internal-error",
+              "warplint itself failed on this input (please report it)"),
+    "WL901": ("syntax-error",
+              "the source does not parse; the construct is skipped"),
+    "WL902": ("unsupported-construct",
+              "a construct warplint does not model; its accesses are not checked"),
+    "WL903": ("lowering-problem",
+              "a statement or expression could not be lowered to the IR"),
+    "WL904": ("template-never-launched",
+              "a template kernel is never instantiated by a launch, so it is not checked"),
+    "WL905": ("recursion",
+              "device functions call each other recursively; calls on the cycle are not inlined"),
+    "WL906": ("misspelled-align",
+              "`__align(n)__` is not CUDA: the attribute is spelled `__align__(n)`"),
+    "WL910": ("input-error",
+              "a path that is not a readable CUDA text file"),
 }
 # fmt: on
 
@@ -71,6 +79,8 @@ def _all_codes() -> list[str]:
 
 def _matches(selector: str, code: str, name: str) -> bool:
     s = selector.strip()
+    if not s:
+        return False
     return s.upper() == "ALL" or code.startswith(s.upper()) or s.lower() == name
 
 

@@ -21,6 +21,8 @@ from analyzer.rules.base import (
 
 #: Paddings tried, in elements appended to the last dimension: 1 .. MAX_PADDING.
 MAX_PADDING = 32
+#: What `smallest_padding` returns when padding does not move this access's lanes.
+UNMOVED = -1
 
 SWIZZLE = "an XOR swizzle (index the column as `col ^ row`)"
 
@@ -156,18 +158,15 @@ class BankConflict(Rule):
         elif len(dims) >= 2 and dims[-1] is None:
             dims = []  # no known row length to pad
         if len(dims) < 2 and rows is None:
-            odd = _odd_stride(cost, ctx)
-            if odd is not None:
-                return odd
-            return f"{SWIZZLE} or another mapping of lanes to words may help (not checked by warplint)"
+            return _without_padding(cost, ctx)
 
-        def change(p: int | str) -> str:
+        def change(p: int) -> str:
             if len(dims) >= 2:
                 last = dims[-1]
                 outer = "".join(f"[{'' if d is None else d}]" for d in dims[:-1])
-                per_row = (
-                    f" ({last + p} {_plural(element)} per row)" if isinstance(p, int) and last else ""
-                )
+                per_row = ""
+                if last is not None:
+                    per_row = f" ({last + p} {_plural(element)} per row)"
                 return (
                     f"pad the last dimension: `__shared__ {element} {array}{outer}[{last} + {p}]`"
                     + per_row
@@ -178,7 +177,12 @@ class BankConflict(Rule):
             )
 
         padding = smallest_padding(cost, analysis, ctx)
-        if padding is None:
+        if padding == UNMOVED and len(dims) >= 2:
+            return (
+                f"padding the last dimension of `{array}` does not change this access (its "
+                f"lanes stay within one row); {_without_padding(cost, ctx)}"
+            )
+        if padding is None or padding == UNMOVED:
             if len(dims) >= 2:
                 tried = f"padding the last dimension (`{array}[...][{dims[-1]} + 1]`)"
             else:
@@ -206,10 +210,11 @@ def smallest_padding(cost: AccessCost, analysis: KernelAnalysis, ctx: CheckConte
     """The smallest padding p in 1..MAX_PADDING of `cost.access.array`'s last dimension that
     makes this access conflict-free and no other access to the array costlier.
 
-    0 when none does; None when the kernel cannot be re-analysed, or when the padding
-    did not move this access's lanes at all (a 1-D array whose row stride is a constant
-    in the index: the re-analysis widened the array but not the rows). Accesses are
-    matched between the analyses by `(Access.uid, via)`.
+    0 when none does; None when the kernel cannot be re-analysed; `UNMOVED` when a
+    padding of 1 leaves the lanes of this access's worst request where they were (its
+    lanes stay in one row of a 2-D array, or a 1-D array's row stride is a constant in
+    the index, which the re-analysis does not rewrite). Accesses are matched between
+    the analyses by `(Access.uid, via)`.
     """
     array = cost.access.array
     target = _key(cost)
@@ -232,7 +237,7 @@ def smallest_padding(cost: AccessCost, analysis: KernelAnalysis, ctx: CheckConte
             and cost.lane_addresses
             and mine.lane_addresses == cost.lane_addresses
         ):
-            return None  # the padding does not reach this access: nothing was checked
+            return UNMOVED
         if mine is None or mine.per_request is None or mine.ideal_per_request is None:
             continue
         if mine.per_request > mine.ideal_per_request:
@@ -265,6 +270,13 @@ def _plural(element: str) -> str:
     if element and " " not in element and element.isidentifier() and not element.startswith("_"):
         return element + "s"
     return "elements"
+
+
+def _without_padding(cost: AccessCost, ctx: CheckContext) -> str:
+    odd = _odd_stride(cost, ctx)
+    if odd is not None:
+        return odd
+    return f"{SWIZZLE} or another mapping of lanes to words may help (not checked by warplint)"
 
 
 def _odd_stride(cost: AccessCost, ctx: CheckContext) -> str | None:

@@ -1,4 +1,4 @@
-"""WL201 uncoalesced-access: global-memory accesses that touch more sectors than their bytes need."""
+"""WL201 uncoalesced-access: global accesses that touch more sectors than their bytes need."""
 
 from __future__ import annotations
 
@@ -137,7 +137,9 @@ class UncoalescedAccess(Rule):
         stride = neighbour_stride(cost)
         why: list[str] = []
         if stride is not None:
-            why.append(f"neighbouring lanes are {abs(stride)} bytes apart ({cost.bytes}-byte accesses)")
+            why.append(
+                f"neighbouring lanes are {abs(stride)} bytes apart ({cost.bytes}-byte accesses)"
+            )
         if cost.pieces > 1:
             why.append(
                 f"each {cost.element_bytes}-byte element is moved as {cost.pieces} "

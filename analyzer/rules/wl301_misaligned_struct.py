@@ -93,7 +93,9 @@ class MisalignedStruct(Rule):
 
     code = "WL301"
     name = "misaligned-struct"
-    summary = "array of a struct no single load can move (size not 1/2/4/8/16 or align < size)"
+    summary = (
+        "array of a struct no single load can move (size not 1/2/4/8/16 or align < size)"
+    )
     message = (
         "array of `{type}` ({size} bytes, align {align}) in global memory: "
         "each field is a separate access strided by {stride_bytes} bytes"
@@ -156,12 +158,17 @@ class MisalignedStruct(Rule):
             + " bytes"
         )
         detail += context_lines(first, analysis)
-        related = tuple(Related(c.span, f"also strided: `{c.text}`") for c, _ in hits[1:])
+        spans = {first.span}
+        related = []
+        for c, _ in hits[1:MAX_LISTED]:
+            if c.span not in spans:
+                spans.add(c.span)
+                related.append(Related(c.span, f"also strided: `{c.text}`"))
         return self.finding(
             span=first.span,
             kernel=kernel_name(first, analysis),
             args=args,
             fix=layout_fix(struct, ctx.arch),
             detail=detail,
-            related=related,
+            related=tuple(related),
         )

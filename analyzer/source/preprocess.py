@@ -1426,10 +1426,10 @@ class _Preprocessor:
 
     def _condition(self, context: _Context, head: _Tok, args: list[_Tok]) -> bool:
         file = context.file
-        where = file.location(self.hash_pos, args[-1].end if args else head.end)
         if not args:
-            self._diag(_ERROR, f"#{head.text} with no expression", where)
+            self._diag(_ERROR, f"#{head.text} with no expression", file.location(self.hash_pos, head.end))
             return False
+        where = file.location(args[0].pos, args[-1].end)  # the expression
         try:
             tokens = self._expand_line(context, args, if_mode=True)
             return _evaluate(tokens) != 0
@@ -1541,9 +1541,11 @@ class _Preprocessor:
                 if _is_punct(sep, ")"):
                     i += 1
                     break
+                if sep is None:
+                    fail("missing ')' in macro parameter list")
+                    return
                 if not _is_punct(sep, ",") or variadic:
-                    found = "end of line" if sep is None else f"'{sep.text}'"
-                    fail(f"expected ',' or ')' in macro parameter list, found {found}")
+                    fail(f"expected ',' or ')' in macro parameter list, found '{sep.text}'")
                     return
                 i += 1
             body_tokens = rest[i:]

@@ -143,6 +143,7 @@ class CudaPostLexer:
         typedef_depth: int | None = None
         typedef_last: str | None = None
         struct_pending = False
+        struct_paren = 0
         template_entity_pending = False
         paren_depth = 0
         try:
@@ -150,7 +151,9 @@ class CudaPostLexer:
                 value = tok.value
                 ttype = tok.type
                 if ttype == "IDENTIFIER":
-                    if prev is not None and prev.value in ("struct", "class", "union", "enum") and prev.type != "IDENTIFIER" or struct_pending:
+                    if prev is not None and prev.value in ("struct", "class", "union", "enum") and prev.type != "IDENTIFIER" or (
+                        struct_pending and paren_depth == struct_paren  # not a name inside `alignas(double2)`
+                    ):
                         if value in table.templates and self._followed_by_template_args(tok):
                             # `template <> struct SharedMemory<int> {`: a specialization
                             struct_pending = False
@@ -207,6 +210,7 @@ class CudaPostLexer:
                         nxt = _WORD.match(text, tok.end_pos)
                         if nxt and nxt.group(1) in ("__align__", "alignas", "__attribute__"):
                             struct_pending = True
+                            struct_paren = paren_depth
                     elif value == "typedef":
                         typedef_depth = len(table.scopes)
                         typedef_last = None
@@ -339,7 +343,8 @@ class ToAst(Transformer):
         params = tuple(c for c in children[:-1] if isinstance(c, A.TemplateParam))
         decl = children[-1]
         if isinstance(decl, A.FunctionDef):
-            return A.FunctionDef(decl.specs, decl.declarator, decl.body, decl.span, params)
+            # the definition spans its `template <...>` head too, so it holds its parameters
+            return A.FunctionDef(decl.specs, decl.declarator, decl.body, self._span(meta), params)
         return A.TemplateDecl(params, decl, self._span(meta))
 
     def type_template_parameter(self, meta, name, default):
