@@ -720,7 +720,7 @@ def test_included_text_is_spliced_in_and_maps_to_the_header():
     assert where(result, "float") == Location("h.h", 2, 1, 2, 6)
     assert where(result, "4]") == Location("h.h", 2, 9, 2, 11)
     assert where(result, "int x") == Location("k.cu", 2, 1, 2, 6)
-    assert where(result, "4;") == Location("k.cu", 2, 9, 2, 10)
+    assert where(result, "4;") == Location("k.cu", 2, 9, 2, 11)
 
 
 def test_header_without_final_newline_does_not_fuse_with_the_next_line():

@@ -7,6 +7,7 @@ next to them (see generate.sh there); line numbers below are lines of those file
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib.resources
 from pathlib import Path
 
@@ -76,7 +77,9 @@ def test_grammar_is_found_in_an_installed_package(monkeypatch, tmp_path):
 def test_parser_is_cached_in_the_user_cache_dir_by_grammar_hash(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     parser = ptx_parser.__wrapped__()
+    digest = hashlib.sha256(grammar_path("ptx.lark").read_bytes()).hexdigest()[:16]
     (cache,) = (tmp_path / "warplint").glob("ptx-*.lark-cache")
+    assert cache.name == f"ptx-{digest}.lark-cache"
     again = ptx_parser.__wrapped__()  # loads from the cache file
     assert cache.stat().st_size > 0
     text = (FIXTURES / "reduce.sm_80.ptx").read_text()
@@ -255,11 +258,13 @@ def test_debug_build_skips_dwarf_sections():
     m = load("vec4.sm_80.debug.ptx")
     assert (m.target, m.target_options) == ("sm_80", ("debug",))
     (k,) = m.functions
-    assert k.body[0] == PtxLabel("$L__func_begin0", k.body[0].line)
-    assert any(i.full_opcode == "ld.v4.f32" for i in k.instructions) or any(
-        "v4" in i.modifiers for i in k.instructions
-    )
-    assert not any(g.name.startswith(".debug") for g in m.globals)
+    assert k.body[0] == PtxLabel("$L__func_begin0", 30)
+    ld = at_line(k, 60)
+    assert (ld.opcode, ld.modifiers) == ("ld", ("v4", "u32"))
+    assert ld.operands == (Vec((Reg("%r7"), Reg("%r8"), Reg("%r9"), Reg("%r10"))), Addr("%rd5", 0))
+    assert at_line(k, 61).operands[0] == Addr("%SP", 0)
+    assert k.end_line == 90  # the `.section .debug_*` blocks after it are skipped
+    assert m.globals == () and len(m.functions) == 1
 
 
 # ---------------------------------------------------------------- syntax nvcc can emit, written by hand
@@ -405,6 +410,24 @@ def test_handwritten_module_with_every_directive():
     ret = k.body[-1]
     assert (ret.opcode, ret.line, ret.loc) == ("ret", 56, (2, 100, 7))
     assert k.end_line == 57
+
+
+def test_equal_nan_literals_give_equal_nodes():
+    assert ops("mov.f32 %f1, 0f7FFFFFFF;") == ops("mov.f32 %f1, 0f7FFFFFFF;")
+
+
+def test_alias_hidden_param_and_loc_with_other_attributes():
+    m = parse_ptx(
+        ".version 9.1\n.target sm_90\n.address_size 64\n"
+        ".func f()\n{\n ret;\n}\n.alias g, f;\n"
+        ".visible .entry k(\n .hidden .param .align 64 .b8 k_param_0[128]\n)\n"
+        "{\n .loc 1 2 3, discriminator 4\n ret;\n}\n",
+        "<test>",
+    )
+    assert m.aliases == (("g", "f"),)
+    _, k = m.functions
+    assert [(p.name, p.align, p.array_size) for p in k.params] == [("k_param_0", 64, 128)]
+    assert k.body[0].loc == (1, 2, 3)
 
 
 def test_nodes_are_frozen():

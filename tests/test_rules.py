@@ -33,7 +33,7 @@ from analyzer.rules import (
     rule_documentation,
     rules_table,
 )
-from analyzer.rules.wl101_bank_conflict import UNMOVED, BankConflict, smallest_padding
+from analyzer.rules.wl101_bank_conflict import BankConflict, smallest_padding
 from analyzer.rules.wl201_uncoalesced_access import UncoalescedAccess
 from analyzer.rules.wl301_misaligned_struct import MisalignedStruct
 
@@ -318,18 +318,34 @@ def test_without_reanalysis_the_fix_says_nothing_was_checked() -> None:
         )
 
 
-def test_a_padding_that_does_not_move_the_lanes_is_not_offered() -> None:
+def test_padding_is_not_offered_when_every_lane_reads_the_same_row() -> None:
+    k = variable("k", T.INT)
+    row_type = T.ArrayType(T.FLOAT, 32)
+    row_address = indexed(N.VarRef(TILE, T.PointerType(row_type), NOWHERE), ref(k), row_type)
+    column = binary("*", const(2), builtin("threadIdx.x"))
+    acc = access(1, "tile[k][2 * threadIdx.x]",
+                 indexed(N.Cast(row_address, T.PointerType(T.FLOAT), NOWHERE), column, T.FLOAT),
+                 T.FLOAT, space="shared", array="tile", at=10)
+    calls: list[object] = []
+    analysis = analysis_of([cost_of(acc, 2, 1, stride_bytes=8)], shared={"tile": TILE})
+    f = only(run(BankConflict(), analysis, lambda padding: calls.append(padding)))
+    assert calls == []
+    assert f.fix == (
+        "padding the last dimension of `tile` does not change this access (every lane of a "
+        "warp reads the same row); use an odd stride: with 3 words between neighbouring lanes "
+        "instead of 2, the 32 lanes of a warp fall into 32 different banks"
+    )
+
+
+def test_a_padding_the_reanalysis_did_not_apply_counts_as_unchecked() -> None:
     analysis, column = tile_analysis()
     column.lane_addresses = (1,)  # what the fake reports for p = 1: nothing moved
-    column.stride_bytes = 8  # tile[0][2 * tx]: a 2-way conflict within one row
-    column.per_request = 2
-    fake = FakeReanalysis(analysis, {})
-    assert smallest_padding(column, analysis, CheckContext(SM90, fake)) == UNMOVED
-    f = only(run(BankConflict(), analysis, fake))
-    assert f.fix == (
-        "padding the last dimension of `tile` does not change this access (its lanes stay "
-        "within one row); use an odd stride: with 3 words between neighbouring lanes instead "
-        "of 2, the 32 lanes of a warp fall into 32 different banks"
+    fake = FakeReanalysis(analysis, {1: {2: 1}})
+    assert smallest_padding(column, analysis, CheckContext(SM90, fake)) is None
+    assert only(run(BankConflict(), analysis, fake)).fix == (
+        "padding the last dimension (`tile[...][32 + 1]`) or an XOR swizzle (index the "
+        "column as `col ^ row`) may help; warplint could not re-analyse the kernel to "
+        "check either"
     )
 
 

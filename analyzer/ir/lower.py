@@ -27,6 +27,7 @@ MINMAX = {"min": "min", "max": "max", "umin": "min", "umax": "max", "llmin": "mi
           "::min": "min", "::max": "max", "std::min": "min", "std::max": "max"}
 MULS = {"__mul24", "__umul24", "IMUL"}
 MAKE_VECTOR_PREFIX = "make_"
+MAX_INSTANTIATION_DEPTH = 64  # nested device-function instantiations lowered at once
 
 
 class LoweringError(Exception):
@@ -432,6 +433,13 @@ class Lowerer:
         key = fd.name if not fd.template_params else f"{fd.name}<{', '.join(_targ_text(a) for a in targs)}>"
         if key in self.functions or key in self.instantiating:
             return key
+        # an explicit specialization (`template <> float conv<-1>(...)`, named so by the parser)
+        # ends a compile-time recursion such as conv<i> -> conv<i - 1>; without one, stop
+        # instantiating after MAX_INSTANTIATION_DEPTH nested levels (the call stays opaque)
+        if fd.template_params and key in self.function_defs:
+            fd, targs = self.function_defs[key], ()
+        if len(self.instantiating) >= MAX_INSTANTIATION_DEPTH:
+            return None
         self.instantiating.add(key)
         try:
             self.lower_function(fd, "device", targs, key)
@@ -715,6 +723,8 @@ class Lowerer:
             v = e.var
             if isinstance(v.type, T.ArrayType):
                 return v.space
+            if v.kind in ("shared", "global", "constant") and isinstance(e.type, T.PointerType) and e.type.pointee == v.type:
+                return v.space  # the address of a scalar `__shared__`/`__device__` variable itself
             return v.points_to
         if isinstance(e, N.FieldRef):
             root = e.base
@@ -1013,6 +1023,9 @@ class Lowerer:
             vt = T.builtin_type(short[len(MAKE_VECTOR_PREFIX):])
             if isinstance(vt, T.StructType):
                 return self.construct(vt, args, e.span)
+        vt = T.builtin_type(name)  # `dim3(4, 4)`, `float2(a, b)`: a vector built from its fields
+        if isinstance(vt, T.StructType) and vt.is_vector and name not in self.types:
+            return self.construct(vt, args, e.span)
         if short in SYNC_CALLS:
             return N.Opaque("barrier", T.INT, e.span)
         # a struct constructor / conversion (SharedMemory<T>())

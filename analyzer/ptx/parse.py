@@ -101,13 +101,10 @@ def _cache_file(grammar: str) -> str | bool:
     folder = Path(base) / "warplint"
     path = folder / f"ptx-{digest}.lark-cache"
     try:
-        if not path.exists():
-            folder.mkdir(parents=True, exist_ok=True)
-            for stale in folder.glob("ptx-*.lark-cache"):  # caches of older grammars
-                stale.unlink(missing_ok=True)
-        return str(path) if os.access(folder, os.W_OK) or path.exists() else False
+        folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return False
+    return str(path) if path.exists() or os.access(folder, os.W_OK) else False
 
 
 @lru_cache(maxsize=None)

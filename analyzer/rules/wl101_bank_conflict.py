@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from analyzer.analysis.results import AccessCost, KernelAnalysis
 from analyzer.findings import Finding, Related
+from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.rules.base import (
     CheckContext,
@@ -21,8 +22,6 @@ from analyzer.rules.base import (
 
 #: Paddings tried, in elements appended to the last dimension: 1 .. MAX_PADDING.
 MAX_PADDING = 32
-#: What `smallest_padding` returns when padding does not move this access's lanes.
-UNMOVED = -1
 
 SWIZZLE = "an XOR swizzle (index the column as `col ^ row`)"
 
@@ -176,13 +175,13 @@ class BankConflict(Rule):
                 f"(`{array}[row * ({rows} + {p}) + col]`, with `{array}` enlarged to match)"
             )
 
-        padding = smallest_padding(cost, analysis, ctx)
-        if padding == UNMOVED and len(dims) >= 2:
+        if len(dims) >= 2 and not _row_varies(cost.access, uses):
             return (
-                f"padding the last dimension of `{array}` does not change this access (its "
-                f"lanes stay within one row); {_without_padding(cost, ctx)}"
+                f"padding the last dimension of `{array}` does not change this access (every "
+                f"lane of a warp reads the same row); {_without_padding(cost, ctx)}"
             )
-        if padding is None or padding == UNMOVED:
+        padding = smallest_padding(cost, analysis, ctx)
+        if padding is None:
             if len(dims) >= 2:
                 tried = f"padding the last dimension (`{array}[...][{dims[-1]} + 1]`)"
             else:
@@ -210,10 +209,10 @@ def smallest_padding(cost: AccessCost, analysis: KernelAnalysis, ctx: CheckConte
     """The smallest padding p in 1..MAX_PADDING of `cost.access.array`'s last dimension that
     makes this access conflict-free and no other access to the array costlier.
 
-    0 when none does; None when the kernel cannot be re-analysed; `UNMOVED` when a
-    padding of 1 leaves the lanes of this access's worst request where they were (its
-    lanes stay in one row of a 2-D array, or a 1-D array's row stride is a constant in
-    the index, which the re-analysis does not rewrite). Accesses are matched between
+    0 when none does; None when the kernel cannot be re-analysed, or when a padding of 1
+    leaves the lanes of this access's worst request where they were: the re-analysis
+    did not reach it (a 1-D array's row stride is a constant in the index, which the
+    re-analysis does not rewrite), so nothing was checked. Accesses are matched between
     the analyses by `(Access.uid, via)`.
     """
     array = cost.access.array
@@ -237,7 +236,7 @@ def smallest_padding(cost: AccessCost, analysis: KernelAnalysis, ctx: CheckConte
             and cost.lane_addresses
             and mine.lane_addresses == cost.lane_addresses
         ):
-            return UNMOVED
+            return None
         if mine is None or mine.per_request is None or mine.ideal_per_request is None:
             continue
         if mine.per_request > mine.ideal_per_request:
@@ -270,6 +269,28 @@ def _plural(element: str) -> str:
     if element and " " not in element and element.isidentifier() and not element.startswith("_"):
         return element + "s"
     return "elements"
+
+
+def _row_varies(access: N.Access, uses: ThreadIndexUse) -> bool:
+    """Whether the row index of a 2-D access (`r` in `tile[r][c]`) may differ between the
+    lanes of a warp: it derives from a thread index. True when the row is not found."""
+    e: N.Expr = access.address
+    innermost: N.PtrAdd | None = None
+    while True:
+        if isinstance(e, N.PtrAdd):
+            innermost = e
+            e = e.base
+        elif isinstance(e, N.Cast):
+            e = e.operand
+        else:
+            break
+    if innermost is None or not isinstance(e, N.VarRef):
+        return True
+    off = innermost.offset
+    if not (isinstance(off, N.Binary) and off.op == "*"):
+        return True
+    row = off.left if isinstance(off.right, N.Const) else off.right
+    return any(b.startswith("threadIdx.") or b == "laneid" for b in uses.builtins(row))
 
 
 def _without_padding(cost: AccessCost, ctx: CheckContext) -> str:

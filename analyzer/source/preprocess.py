@@ -150,7 +150,9 @@ def _needs_space(a: str, b: str) -> bool:
         return True
     if ord(a) > 127 and (b.isalnum() or b in "_$"):
         return True
-    return a + b in _PASTES or (a == "." and b.isdigit()) or (a.isdigit() and b == ".")
+    if a + b in _PASTES or (a == "." and b.isdigit()) or (a.isdigit() and b == "."):
+        return True
+    return a in "eEpP" and b in "+-"  # `1e` `+5` must not become the number `1e+5`
 
 
 class _Tok:
@@ -955,8 +957,8 @@ class _Preprocessor:
             try:
                 tokens = self._expand([_Tok(ID, macro.name)], reader, if_mode=False)
             except _TooBig:
-                self._diag(_ERROR, f"expansion of macro '{macro.name}' is too large or too deeply nested; left unexpanded",
-                           file.location(start, end))  # fmt: skip
+                message = f"expansion of macro '{macro.name}' is too large or too deeply nested; left unexpanded"
+                self._diag(_ERROR, message, file.location(start, end))
                 self._verbatim(file, start, reader.last_end)
                 return reader.last_end
             stop = reader.last_end
@@ -1602,8 +1604,8 @@ class _Preprocessor:
                 or not args[2].text.startswith('"')
                 or not _is_punct(args[3], ")")
             ):
-                self._diag(_WARNING, f"invalid #pragma {word}: expected {word}(\"NAME\")",
-                           file.location(self.hash_pos, args[-1].end))  # fmt: skip
+                message = f'invalid #pragma {word}: expected {word}("NAME")'
+                self._diag(_WARNING, message, file.location(self.hash_pos, args[-1].end))
                 return
             name = args[2].text[1:-1]
             if word == "push_macro":
@@ -1651,8 +1653,8 @@ class _Preprocessor:
         target = self._resolve(name, context)
         if target is None:
             searched = self._search_dirs(name, context)
-            self._diag(_ERROR, f'include file "{name}" not found', where,
-                       (f"searched: {', '.join(searched)}",) if searched else ())  # fmt: skip
+            notes = (f"searched: {', '.join(searched)}",) if searched else ()
+            self._diag(_ERROR, f'include file "{name}" not found', where, notes)
             return nxt
         if target.key in self.once:
             return nxt
@@ -1664,8 +1666,8 @@ class _Preprocessor:
         if len(self.stack) > MAX_INCLUDE_DEPTH:
             if not self.too_deep:
                 self.too_deep = True
-                self._diag(_ERROR, f'#include nested more than {MAX_INCLUDE_DEPTH} levels deep; "{name}" not included',
-                           where)  # fmt: skip
+                message = f'#include nested more than {MAX_INCLUDE_DEPTH} levels deep; "{name}" not included'
+                self._diag(_ERROR, message, where)
             return nxt
         if self.too_deep and any(c.file.key == target.key for c in self.stack):
             return nxt  # recursion that already hit the limit: don't hit it again per level
@@ -1777,7 +1779,7 @@ def preprocess_file(
     error = ""
     try:
         text = (read_file or _default_read)(path)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - unreadable is a diagnostic, not a crash
         text, error = None, str(exc)
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", errors="replace")
@@ -1786,7 +1788,12 @@ def preprocess_file(
         message = f"cannot read {path}" + (f": {error}" if error else "")
         diagnostic = Diagnostic(_ERROR, message, code=CODE, location=Location(path, 1, 1, 1, 1))
         return Preprocessed(
-            result.path, result.text, result.linemap, result.comments,
-            (diagnostic, *result.diagnostics), result.macros, result.system_includes,
-        )  # fmt: skip
+            result.path,
+            result.text,
+            result.linemap,
+            result.comments,
+            (diagnostic, *result.diagnostics),
+            result.macros,
+            result.system_includes,
+        )
     return preprocess(text, path, defines=defines, include_paths=include_paths, read_file=read_file)

@@ -363,6 +363,13 @@ class ToAst(Transformer):
     # constructors, destructors, `using` and namespace aliases (cuda.lark says which forms)
     def constructor_definition(self, meta, specs, params, *rest):
         name = specs.type.names[-1] if specs.type.names else "<constructor>"
+        if specs.type.template_args and len(specs.type.names) > 1:
+            # not a constructor: `template <> __device__ float conv<-1>(float x) {...}`, an
+            # explicit specialization, named `conv<-1>` so it does not replace the template
+            name = f"{name}<{', '.join(_node_text(a) for a in specs.type.template_args)}>"
+            ts = specs.type
+            specs = A.DeclSpecs(specs.storage, specs.qualifiers, A.TypeSpec(ts.names[:-1], ts.span, ts.struct, ts.enum),
+                                specs.span, specs.alignments, specs.launch_bounds)
         declarator = A.Declarator(name, (("function", params or ()),), specs.type.span)
         return A.FunctionDef(specs, declarator, rest[-1], self._span(meta))
 
