@@ -42,20 +42,23 @@ def main(argv: list[str] | None = None) -> int:
     ok = functions = lost = lines = bytes_ = instructions = 0
     failures: list[tuple[Path, str]] = []
     kinds: Counter[str] = Counter()
-    seconds = 0.0
+    seconds = cpu = 0.0
     for path in paths:
         text = path.read_text(encoding="utf-8", errors="replace")
         lines += text.count("\n") + (not text.endswith("\n"))
         bytes_ += len(text)
         t = time.perf_counter()
+        c = time.process_time()
         try:
             module = parse_ptx(text, str(path), recover=not args.strict)
         except Exception as e:  # noqa: BLE001 - one bad file must not stop the walk
             seconds += time.perf_counter() - t
+            cpu += time.process_time() - c
             kinds[type(e).__name__] += 1
             failures.append((path, f"{type(e).__name__}: {e}" if args.strict else traceback.format_exc(limit=3)))
             continue
         seconds += time.perf_counter() - t
+        cpu += time.process_time() - c
         functions += len(module.functions)
         instructions += sum(len(f.body) for f in module.functions)
         lost += len(module.failed_functions)
@@ -72,8 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"functions      {functions} parsed, {lost} lost to errors")
     print(f"statements     {instructions}")
     print(f"lines          {lines} ({bytes_ / 1e6:.1f} MB)")
-    print(f"seconds        {seconds:.2f} (+{startup:.2f} parser start-up)")
-    print(f"lines/second   {lines / seconds:,.0f}" if seconds else "lines/second   -")
+    print(f"seconds        {seconds:.2f} wall, {cpu:.2f} CPU (+{startup:.2f} parser start-up)")
+    if seconds and cpu:
+        print(f"lines/second   {lines / seconds:,.0f} wall, {lines / cpu:,.0f} CPU")
     for path, message in failures[: args.errors]:
         print(f"\n{path}:\n  {message.strip()}")
     return 0 if ok == total else 1

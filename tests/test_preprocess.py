@@ -225,6 +225,12 @@ def test_gnu_comma_paste_drops_the_comma_without_variable_arguments():
     assert result.text == '\nprintf("x"); printf("%d",1);\n'
 
 
+def test_gnu_comma_paste_keeps_the_comma_for_empty_but_present_variable_arguments():
+    # as gcc -std=gnu++17: only left-out variable arguments (or an empty sole one) drop it
+    result = pp("#define F(a, ...) f(a, ## __VA_ARGS__)\n#define G(...) g(0, ## __VA_ARGS__)\nF(1) F(1,) G()\n")
+    assert result.text == "\n\nf(1) f(1,) g(0)\n"
+
+
 def test_named_variadic_parameter():
     result = pp("#define CALL(f, args...) f(args)\nCALL(g, 1, 2);\n")
     assert result.text == "\ng(1, 2);\n"

@@ -280,6 +280,7 @@ def test_operand_forms():
     assert ops("mov.f32 %f1, 0f3F800000;") == (Reg("%f1"), Imm(1.0))
     assert ops("mov.f64 %fd1, 0dBFF0000000000000;") == (Reg("%fd1"), Imm(-1.0))
     assert ops("ld.shared.u32 %r1, [tile+8];") == (Reg("%r1"), Addr("tile", 8))
+    assert ops("mov.u64 %rd1, tile+16;") == (Reg("%rd1"), Sym("tile", 16))
     assert ops("ld.shared.u32 %r1, [%r2-4];") == (Reg("%r1"), Addr("%r2", -4))
     assert ops("ld.shared.u32 %r1, [%r2 - 4];") == (Reg("%r1"), Addr("%r2", -4))
     assert ops("mov.u32 %r1, %laneid;") == (Reg("%r1"), SpecialReg("%laneid"))

@@ -51,9 +51,13 @@ class Imm:
 
 @dataclass(frozen=True, slots=True)
 class Sym:
-    """A name: a label (`$L__BB0_2`), a variable (`_ZZ6kernelE4tile`), a function, a param."""
+    """A name: a label (`$L__BB0_2`), a variable (`_ZZ6kernelE4tile`), a function, a param.
+
+    `mov.u64 %rd1, tile+16;` (the address of a variable plus a byte offset) -> Sym("tile", 16).
+    """
 
     name: str
+    offset: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,7 +123,11 @@ def ptx_parser(strict: bool = False, tree: bool = False) -> Lark:
         options["cache"] = _cache_file(grammar)
     if not tree:
         options["transformer"] = _Builder()
-    return Lark(grammar, **options)
+    try:
+        return Lark(grammar, **options)
+    except (OSError, EOFError, ValueError):  # an unwritable or damaged cache: build without it
+        options.pop("cache", None)
+        return Lark(grammar, **options)
 
 
 # ---------------------------------------------------------------- the scanner
@@ -229,8 +233,8 @@ def _number(s: str) -> int | float:
             v = int(body[2:], 2)
         elif "." in body or "e" in body or "E" in body:
             v = float(body)
-        elif body[0] == "0":
-            v = int(body, 8)
+        elif body[0] == "0" and body.isdigit() and "8" not in body and "9" not in body:
+            v = int(body, 8)  # PTX octal: 017
         else:
             v = int(body)
     if neg:
@@ -544,7 +548,9 @@ class _Builder(Transformer):
     def reg(self, tok):
         return _reg(tok)
 
-    def sym(self, tok):
+    def sym(self, tok, offset=None):
+        if offset is not None:
+            return Sym(str(tok), _number(offset))
         return _SINK if tok == "_" else Sym(str(tok))
 
     def imm(self, tok):
@@ -692,7 +698,7 @@ def _parse_items(parser: Lark, text: str, path: str, spans: list[tuple[int, int]
         column = start - text.rfind("\n", 0, start) - 1
         try:
             # the item keeps its line and column: newlines and spaces stand in for what precedes it
-            items.extend(_parse(parser, "\n" * (line - 1) + " " * column + text[start:end], path))
+            items.extend(_parse(parser, "\n" * (line - 1) + " " * column + text[start:end], path, line))
         except PtxSyntaxError as e:
             m = _FUNCTION_NAME.search(text, start, min(end, start + 300))
             e.function = m.group(1) if m else None
@@ -702,13 +708,13 @@ def _parse_items(parser: Lark, text: str, path: str, spans: list[tuple[int, int]
     return items, diagnostics, failed
 
 
-def _parse(parser: Lark, text: str, path: str) -> list:
+def _parse(parser: Lark, text: str, path: str, first_line: int = 1) -> list:
     try:
         return parser.parse(text)
     except UnexpectedInput as e:
         raise _syntax_error(e, text, path) from None
-    except VisitError as e:  # pragma: no cover - a builder bug, reported where it is caught
-        raise PtxSyntaxError(f"cannot build {e.rule or 'node'}: {e.orig_exc}", 1, 1, path) from None
+    except (VisitError, ValueError, TypeError, IndexError, KeyError) as e:  # pragma: no cover - a builder bug
+        raise PtxSyntaxError(f"cannot build the nodes: {e!r}", first_line, 1, path) from None
 
 
 def _module(items: list, diagnostics: list, failed: list, text: str, path: str) -> PtxModule:

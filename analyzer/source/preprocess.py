@@ -97,10 +97,10 @@ _PUNCT = (
 # Text lines. Each match is a run of characters that need no attention (the gap, matched
 # in one regex step) followed by one thing that does; a directive is matched from the
 # newline before it (a directive at the very start of a scan is checked separately).
-# Every character either continues the gap or starts an alternative, and `\Z` ends the
-# text, so a search never fails and never backtracks.
+# Every character either continues the gap or starts an alternative (`other` takes any
+# character, `eof` the end), so a match never fails and the gap is never backtracked into.
 _DIRECTIVE_START = rf"{_HWS}*(?:/\*[^*\n]*\*+(?:[^/*\n][^*\n]*\*+)*/{_HWS}*)*#"  # comments may precede '#'
-_GAP = rf"(?:[^\w$/\"'\n.]|/(?![/*])|\.(?![0-9])|\n(?!{_DIRECTIVE_START}))*"
+_GAP = rf"(?:[^\w$/\"'\n.]+|/(?![/*])|\.(?![0-9])|\n(?!{_DIRECTIVE_START}))*"
 # Identifiers come first (they are most of the matches) unless a quote follows: then they
 # may be the prefix of a literal (`L"..."`, `R"(...)"`), and `idq` takes them after those.
 _SCAN = re.compile(
@@ -109,7 +109,7 @@ _SCAN = re.compile(
     rf"|(?P<other>[\s\S])|(?P<eof>\Z))"
 )
 # Skipped groups: directives, and what could hide a `#` line (comments, literals).
-_SKIP_GAP = rf"(?:[^/\"'\nR]|/(?![/*])|\n(?!{_DIRECTIVE_START}))*"
+_SKIP_GAP = rf"(?:[^/\"'\nR]+|/(?![/*])|\n(?!{_DIRECTIVE_START}))*"
 _SKIP = re.compile(
     rf"{_SKIP_GAP}(?:(?P<dir>\n{_DIRECTIVE_START})|(?P<bc>{_BLOCK})|(?P<lc>{_LINE})|(?P<raw>{_RAW})|(?P<str>{_STRING})"
     rf"|(?P<chr>{_CHAR})|(?P<other>[\s\S])|(?P<eof>\Z))"
@@ -124,6 +124,7 @@ _SPACES = re.compile(rf"(?:[ \t\f\v\r\n]+|{_BLOCK}|{_LINE})*")  # always matches
 _DIRECTIVE = re.compile(_DIRECTIVE_START)
 _BLOCK_RE = re.compile(_BLOCK)
 _DIRECTIVE_NAME = re.compile(rf"{_HWS}*(?:/\*[^*]*\*+(?:[^/*][^*]*\*+)*/{_HWS}*)*([A-Za-z_]\w*)?")
+_LITERAL_SUFFIX = re.compile(rf"(?:{_STRING}|{_CHAR}){_IDENT}")
 _HEADER = re.compile(rf'{_HWS}*(?:"([^"\n]*)"|<([^>\n]*)>)')
 _SPLICE = re.compile(r"\\[ \t\f\v]*\r?\n")
 _INTEGER = re.compile(
@@ -320,6 +321,13 @@ class _Macro:
             return (m.kind, m.params, m.variadic, [(k, t, ws and i > 0) for i, (k, t, ws, _) in enumerate(m.body)])
 
         return shape(self) == shape(other)
+
+
+class _Absent(list):
+    """The variable arguments of a use that left them out, as in `LOG("x")` for LOG(fmt, ...)."""
+
+
+_ABSENT = _Absent()
 
 
 class _TooBig(Exception):
@@ -1124,7 +1132,7 @@ class _Preprocessor:
             message = f"macro '{macro.name}' passed {given} arguments, but takes just 0"
         elif given == nparams or (variadic and given == nparams - 1):
             if given < nparams:
-                args.append([])
+                args.append(_ABSENT)
             return args, rparen, consumed
         elif given < nparams:
             message = f"macro '{macro.name}' requires {nparams} arguments, but only {given} given"
@@ -1170,10 +1178,11 @@ class _Preprocessor:
                 i += 2
                 if nidx >= 0:
                     if macro.variadic and nidx == last and out and _is_punct(out[-1], ","):
-                        # GNU: `, ## __VA_ARGS__` drops the comma when there are no variable arguments
+                        # GNU `, ## __VA_ARGS__`: the comma goes when the variable arguments were
+                        # left out, or are empty and the only parameter (as gcc -std=gnu++17)
                         if args[nidx]:
                             add(args[nidx], nws)
-                        else:
+                        elif args[nidx] is _ABSENT or last == 0:
                             out.pop()
                         continue
                     if not args[nidx]:
@@ -1217,6 +1226,8 @@ class _Preprocessor:
         m = _TOKEN.match(text)
         if m is not None and m.end() == len(text) and m.lastgroup in _KIND and m.lastgroup != "other":
             return [_Tok(_KIND[m.lastgroup], text, lhs.ws, hide)]
+        if lhs.kind in (STR, CHR) and rhs.kind == ID and _LITERAL_SUFFIX.fullmatch(text):
+            return [_Tok(lhs.kind, text, lhs.ws, hide)]  # a C++11 user-defined literal
         self._diag(
             _ERROR,
             f"pasting '{lhs.text}' and '{rhs.text}' does not give a valid preprocessing token",

@@ -26,6 +26,11 @@ from analyzer.syntax import ast as A
 
 MAX_RETRIES_PER_DECLARATION = 64
 MAX_NESTING = 256  # braces/parens deeper than this are refused before the LALR parser sees them
+# Lark reads about 60 kB of CUDA a second: a declaration with more than this many non-blank
+# characters (over ten times the largest in NVIDIA's cuda-samples) is refused with WL901, and
+# the inside of a large initializer (a generated lookup table) is not parsed at all.
+MAX_DECLARATION_CHARS = 256_000
+LARGE_INITIALIZER_CHARS = 64_000
 
 # ----------------------------------------------------------------------------- grammar loading
 
@@ -986,6 +991,16 @@ def parse(text: str) -> ParseResult:
     for chunk in chunks:
         tries = 0
         learned: tuple[str, int] | None = None
+        if chunk.end - chunk.start > LARGE_INITIALIZER_CHARS:
+            if not chunk.is_function:
+                working = _blank_initializers(working, chunk.start, chunk.end)
+            size = sum(1 for c in working[chunk.start : chunk.end] if not c.isspace())
+            if size > MAX_DECLARATION_CHARS:
+                diagnostics.append(Diagnostic(
+                    Severity.ERROR, f"declaration too large to analyse ({size} characters, the limit is "
+                    f"{MAX_DECLARATION_CHARS}); skipped", "WL901", Span(chunk.start, chunk.start + 1)))
+                skipped.append(A.Unsupported("declaration too large", text[chunk.start : chunk.start + 200], Span(chunk.start, chunk.end)))
+                continue
         while True:
             piece = working[chunk.start : chunk.end]
             postlex.text = piece  # the postlexer peeks at the text after a token
@@ -1028,7 +1043,12 @@ def parse(text: str) -> ParseResult:
                 diagnostics.append(_diagnostic_for(err, what, pos, stext, working))
                 break
             except (LarkError, RecursionError) as err:
-                diagnostics.append(Diagnostic(Severity.ERROR, f"cannot parse this declaration: {type(err).__name__}", "WL901", Span(chunk.start, chunk.start + 1)))
+                if isinstance(err, RecursionError) or isinstance(getattr(err, "orig_exc", None), RecursionError):
+                    message = "declaration nested too deeply to analyse; skipped"
+                else:
+                    message = f"cannot parse this declaration: {type(err).__name__}"
+                diagnostics.append(Diagnostic(Severity.ERROR, message, "WL901", Span(chunk.start, chunk.start + 1)))
+                skipped.append(A.Unsupported("nested too deeply", text[chunk.start : chunk.start + 200], Span(chunk.start, chunk.end)))
                 break
     return ParseResult(A.TranslationUnit(tuple(decls), Span(0, len(text))), diagnostics, skipped)
 
@@ -1097,7 +1117,46 @@ def _unknown_type_name(err: UnexpectedInput, text: str, pos: int, table: TypeTab
     return None
 
 
+def _blank_initializers(text: str, start: int, end: int) -> str:
+    """Blank the inside of every top-level `= { ... }` in text[start:end], keeping offsets:
+    a generated lookup table need not be parsed to analyse the kernels that read it."""
+    depth = paren = 0
+    after_assign = False
+    open_at: int | None = None
+    spans: list[tuple[int, int]] = []
+    for m in _SIGNIFICANT.finditer(text, start, end):
+        if m.lastgroup == "skip":
+            continue
+        tok = m.group(0)
+        if tok == "(":
+            paren += 1
+        elif tok == ")":
+            paren -= 1
+        elif tok == "{":
+            if depth == 0 and paren == 0 and after_assign:
+                open_at = m.end()
+            depth += 1
+        elif tok == "}":
+            depth -= 1
+            if depth == 0 and open_at is not None:
+                spans.append((open_at, m.start()))
+                open_at = None
+        after_assign = tok == "=" and depth == 0 and paren == 0
+    for s, e in reversed(spans):
+        text = text[:s] + re.sub(r"[^\n]", " ", text[s:e]) + text[e:]
+    return text
+
+
 def _diagnostic_for(err: UnexpectedInput, what: str | None, pos: int, stext: str, text: str) -> Diagnostic:
+    if text.startswith("/*", pos) and "*/" not in text[pos:]:
+        return Diagnostic(Severity.ERROR, "unterminated comment: '/*' without '*/'", "WL901", Span(pos, pos + 2))
+    if text[pos : pos + 1] in ('"', "'") or text[pos : pos + 3] in ('u8"', "u8'") or text[pos : pos + 2] in ('L"', 'u"', 'U"'):
+        quote = '"' if '"' in text[pos : pos + 3] else "'"
+        line_end = text.find("\n", pos)
+        line = text[pos : line_end if line_end != -1 else len(text)]
+        if line.count(quote) == 1:
+            return Diagnostic(Severity.ERROR, f"unterminated {'string' if quote == chr(34) else 'character'} literal",
+                              "WL901", Span(pos, pos + len(line)))
     end = pos + 1
     token = getattr(err, "token", None)
     if token is not None and getattr(token, "value", None):
