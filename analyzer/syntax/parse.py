@@ -771,6 +771,12 @@ _SIGNIFICANT = re.compile(
     r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*|[{}();]|\S',
     re.MULTILINE,
 )
+# inside braces only these matter to the chunker (a 10 MB lookup table is not tokenised)
+_BODY_TOKENS = re.compile(
+    r'(?P<skip>//[^\n]*|/\*[\s\S]*?\*/|^[ \t]*#[^\n]*)|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[{}();]',
+    re.MULTILINE,
+)
+MAX_PAREN_NESTING = 2048  # parentheses deeper than this end the file, like braces past MAX_NESTING
 
 
 @dataclass(frozen=True)
@@ -793,7 +799,14 @@ def split_top_level(text: str) -> tuple[list[Chunk], list[Diagnostic]]:
     body_is_function = False
     body_open_depth: int | None = None
     prev = ""
-    for m in _SIGNIFICANT.finditer(text):
+    head_assigns = False
+    too_deep = False  # the current declaration nests braces past MAX_NESTING
+    pos = 0
+    while True:
+        m = (_SIGNIFICANT if depth == base else _BODY_TOKENS).search(text, pos)
+        if m is None:
+            break
+        pos = m.end()
         if m.lastgroup == "skip":
             continue
         tok = m.group(0)
@@ -812,6 +825,9 @@ def split_top_level(text: str) -> tuple[list[Chunk], list[Diagnostic]]:
             body_open_depth = None
         if tok == "(":
             paren += 1
+            if paren > MAX_PAREN_NESTING:
+                diags.append(Diagnostic(Severity.ERROR, f"parentheses nested deeper than {MAX_PAREN_NESTING} levels; the rest of the file is skipped", "WL901", Span(m.start(), m.end())))
+                return chunks, diags
         elif tok == ")":
             paren = max(0, paren - 1)
         elif tok == "{":
@@ -826,9 +842,10 @@ def split_top_level(text: str) -> tuple[list[Chunk], list[Diagnostic]]:
                 body_open_depth = depth
                 body_is_function = prev in (")", "const", "override", "noexcept", "final") and "(" in head and head[0] not in ("typedef", "struct", "class", "union", "enum") and not head_assigns
             depth += 1
-            if depth > MAX_NESTING:
-                diags.append(Diagnostic(Severity.ERROR, f"braces nested deeper than {MAX_NESTING} levels; the rest of the file is skipped", "WL901", Span(m.start(), m.end())))
-                return chunks, diags
+            if depth > MAX_NESTING and not too_deep:
+                # the declaration is skipped; the chunker reads on to its end, and the next one is parsed
+                diags.append(Diagnostic(Severity.ERROR, f"braces nested deeper than {MAX_NESTING} levels; this declaration is skipped", "WL901", Span(m.start(), m.end())))
+                too_deep = True
         elif tok == "}":
             depth -= 1
             if depth < base:  # stray closing brace
@@ -836,12 +853,16 @@ def split_top_level(text: str) -> tuple[list[Chunk], list[Diagnostic]]:
                 chunk_start = None
                 continue
             if depth == base and body_open_depth is not None and body_is_function and paren == 0:
-                chunks.append(Chunk(chunk_start, m.end(), True))
+                if not too_deep:
+                    chunks.append(Chunk(chunk_start, m.end(), True))
+                too_deep = False
                 chunk_start = None
                 prev = tok
                 continue
         elif tok == ";" and depth == base and paren == 0:
-            chunks.append(Chunk(chunk_start, m.end(), False))
+            if not too_deep:
+                chunks.append(Chunk(chunk_start, m.end(), False))
+            too_deep = False
             chunk_start = None
             prev = tok
             continue
@@ -850,7 +871,7 @@ def split_top_level(text: str) -> tuple[list[Chunk], list[Diagnostic]]:
             if tok == "=" and paren == 0:
                 head_assigns = True
         prev = tok
-    if chunk_start is not None and text[chunk_start:].strip():
+    if chunk_start is not None and text[chunk_start:].strip() and not too_deep:
         chunks.append(Chunk(chunk_start, len(text), False))
     return chunks, diags
 
@@ -974,6 +995,19 @@ def _fix_misspelled_align(text: str, diagnostics: list[Diagnostic]) -> str:
     return _MISSPELLED_ALIGN.sub(replace, text)
 
 
+_SPLIT_LAUNCH = re.compile(r"<<(\s+)<([^;{}]*?)>>(\s+)>")
+
+
+def _join_launch_brackets(text: str) -> str:
+    """`k<< <grid, block>> >(...)` -- how a preprocessor may print `<<<`/`>>>` that came through
+    a macro argument -- is read as `k<<<grid, block>>>(...)`; every offset stays valid."""
+
+    def join(m: re.Match[str]) -> str:
+        return f"<<<{m.group(1)}{m.group(2)}>>>{m.group(3)}"
+
+    return _SPLIT_LAUNCH.sub(join, text)
+
+
 def parse(text: str) -> ParseResult:
     """Parse preprocessed CUDA text. Never raises for bad input: problems become diagnostics."""
     parser = cuda_parser()
@@ -984,6 +1018,8 @@ def parse(text: str) -> ParseResult:
     decls: list[A.Node] = []
     if "__align(" in text:
         text = _fix_misspelled_align(text, diagnostics)
+    if "<< <" in text:
+        text = _join_launch_brackets(text)
     chunks, chunk_diags = split_top_level(text)
     diagnostics.extend(chunk_diags)
     working = text
@@ -994,7 +1030,7 @@ def parse(text: str) -> ParseResult:
         if chunk.end - chunk.start > LARGE_INITIALIZER_CHARS:
             if not chunk.is_function:
                 working = _blank_initializers(working, chunk.start, chunk.end)
-            size = sum(1 for c in working[chunk.start : chunk.end] if not c.isspace())
+            size = len("".join(working[chunk.start : chunk.end].split()))
             if size > MAX_DECLARATION_CHARS:
                 diagnostics.append(Diagnostic(
                     Severity.ERROR, f"declaration too large to analyse ({size} characters, the limit is "
@@ -1060,6 +1096,7 @@ _POINTER_DECL_BEFORE = re.compile(
     r"\s*[*&]+\s*(?:const\s+)?(?:[A-Za-z_]\w*\s*)?$")
 
 
+_PARENTHESISED_NAME_BEFORE = re.compile(r"\(\s*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\s*\)\s*$")
 _PARAM_WITH_POINTER = re.compile(
     r"\s*(?:(?:const|volatile|struct|class)\s+)*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)"
     r"\s*[*&]+\s*(?:(?:const|__restrict__|__restrict)\b\s*)*(?:[A-Za-z_]\w*)?\s*(?:=.*)?$", re.S)
@@ -1089,6 +1126,9 @@ def _unknown_type_name(err: UnexpectedInput, text: str, pos: int, table: TypeTab
     m = _POINTER_DECL_BEFORE.search(text, max(0, pos - 200), pos)
     if m:
         candidates.append(m.group(1))
+    m = _PARENTHESISED_NAME_BEFORE.search(text, max(0, pos - 200), pos)
+    if m:  # `(GLuint)0`, `(cufftComplex)f(x)`: a name in parentheses followed by an operand
+        candidates.append(m.group(1))
     # the items of the innermost open parenthesis before the error
     depth = 0
     i = pos - 1
@@ -1117,6 +1157,9 @@ def _unknown_type_name(err: UnexpectedInput, text: str, pos: int, table: TypeTab
     return None
 
 
+_INITIALIZER_TOKENS = re.compile(_BODY_TOKENS.pattern.replace("[{}();]", "[{}();=]"), re.MULTILINE)
+
+
 def _blank_initializers(text: str, start: int, end: int) -> str:
     """Blank the inside of every top-level `= { ... }` in text[start:end], keeping offsets:
     a generated lookup table need not be parsed to analyse the kernels that read it."""
@@ -1124,7 +1167,7 @@ def _blank_initializers(text: str, start: int, end: int) -> str:
     after_assign = False
     open_at: int | None = None
     spans: list[tuple[int, int]] = []
-    for m in _SIGNIFICANT.finditer(text, start, end):
+    for m in _INITIALIZER_TOKENS.finditer(text, start, end):
         if m.lastgroup == "skip":
             continue
         tok = m.group(0)
