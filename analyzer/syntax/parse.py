@@ -1051,7 +1051,10 @@ def parse(text: str) -> ParseResult:
                 # learn the name as a type for the rest of the file and parse again, keeping it
                 # only if that gets past the error.
                 if learned is not None and pos <= learned[1]:
+                    # no better: forget the name and parse again, to get the first error back
                     postlex.table.scopes[0].discard(learned[0])
+                    learned = None
+                    continue
                 learned = None
                 name = _unknown_type_name(err, working, pos, postlex.table, tried_names)
                 if name is not None and tries <= MAX_RETRIES_PER_DECLARATION:
