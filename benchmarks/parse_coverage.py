@@ -34,7 +34,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analyzer.ir import types as T  # noqa: E402
-from analyzer.ir.lower import Lowerer, build_call_graph  # noqa: E402
+from analyzer.ir import nodes as N  # noqa: E402
+from analyzer.ir.lower import Lowerer, build_call_graph, walk_statements  # noqa: E402
 from analyzer.source.preprocess import preprocess_file  # noqa: E402
 from analyzer.syntax import ast as A  # noqa: E402
 from analyzer.syntax.parse import cuda_parser, parse  # noqa: E402
@@ -48,6 +49,9 @@ class FileResult:
     path: Path
     kernels: list[str] = field(default_factory=list)  # every __global__ definition found
     lowered: list[str] = field(default_factory=list)
+    defaulted: list[str] = field(default_factory=list)  # template kernels lowered with default arguments
+    partial: list[str] = field(default_factory=list)  # lowered with a statement skipped or a type unknown
+    instances: int = 0  # kernel Functions lowered (one per template instantiation)
     not_lowered: list[tuple[str, str]] = field(default_factory=list)  # (kernel, why)
     diagnostics: list[Any] = field(default_factory=list)
     crash: str | None = None
@@ -102,6 +106,13 @@ def analyse_file(path: Path, include_dirs: list[str], defines: dict[str, str | N
         if any(fn.calls for fn in module.functions.values()):
             module.call_graph = build_call_graph(module)
         lowered_spans = {fn.span for fn in module.kernels}
+        result.instances = len(module.kernels)
+        for fn in module.kernels:
+            unknown_arg = any(isinstance(a, T.UnknownType) for a in fn.template_args)
+            skipped_stmt = any(isinstance(st, N.Skipped) for st in walk_statements(fn.body)) or any(
+                fn.span.start <= u.span.start < fn.span.end for u in parsed.skipped)
+            if unknown_arg or skipped_stmt:
+                result.partial.append(fn.name)
         for fd in kernel_definitions(parsed.unit):
             label = fd.name
             result.kernels.append(label)
@@ -113,6 +124,7 @@ def analyse_file(path: Path, include_dirs: list[str], defines: dict[str, str | N
                 fn = lowerer.lower_function(fd, "global", default_template_args(fd, lowerer))
                 if fn is not None:
                     result.lowered.append(label)
+                    result.defaulted.append(label)
                     continue
                 why = "; ".join(d.message for d in lowerer.diagnostics[before:]) or "lowering failed"
             else:
@@ -180,7 +192,13 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"files          {files}")
     print(f"kernels found  {kernels}")
-    print(f"kernels lowered {lowered} ({pct:.1f}%)")
+    defaulted = sum(len(r.defaulted) for r in results)
+    print(f"kernels lowered {lowered} ({pct:.1f}%), {defaulted} of them template kernels not launched in their "
+          f"file, lowered with default arguments")
+    partial = sum(len(r.partial) for r in results)
+    instances = sum(r.instances for r in results)
+    print(f"                {instances} kernel functions (one per instantiation), {partial} of them with a statement "
+          f"skipped or an unknown template argument")
     print(f"files w/ errors {len(with_errors)} (WL900/WL901)")
     print(f"crashes        {len(crashes)}")
     print(f"lines          {lines} in .cu files, {pp_lines} after preprocessing")

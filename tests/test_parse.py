@@ -888,3 +888,60 @@ def test_an_unsupported_construct_resolves_to_its_line(tmp_path):
     (d,) = parse(pp.text).diagnostics
     assert d.code == "WL902"
     assert loc(pp, d.span)[0] == 3
+
+
+# ----------------------------------------------------------------------------- fixture files
+
+FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "frontend"
+
+
+def test_positions_in_an_included_header_resolve_to_the_header(tmp_path):
+    pre = pytest.importorskip("analyzer.source.preprocess")
+    pp = pre.preprocess_file(str(FIXTURES / "transpose.cu"))
+    unit = parse_clean(pp.text)
+    flat = function(unit, "flat")
+    where = pp.linemap.resolve_span(flat.declarator.span)
+    assert where.path.endswith("tile.cuh")
+    assert (where.line, where.column) == (6, 23)
+    kernel = function(unit, "transposeCoalesced")
+    where = pp.linemap.resolve_span(kernel.declarator.span)
+    assert where.path.endswith("transpose.cu") and (where.line, where.column) == (5, 17)
+
+
+def test_the_reduction_fixture_reports_only_its_host_lambda(tmp_path):
+    pre = pytest.importorskip("analyzer.source.preprocess")
+    pp = pre.preprocess_file(str(FIXTURES / "reduction.cu"))
+    result = parse(pp.text)
+    (d,) = result.diagnostics
+    assert d.message == "unsupported C++ construct (lambda expression) skipped"
+    assert loc(pp, d.span)[0] == 72
+    names = [x.name for x in result.unit.decls if isinstance(x, A.FunctionDef)]
+    assert names == ["reduce1", "histogram", "reduce"]
+
+
+# ----------------------------------------------------------------------------- host-code forms
+
+
+def test_a_function_template_named_as_a_call_argument():
+    code = ("template <typename T> __global__ void k(T *p) { p[0] = 0; }\n"
+            "void h(cudaFuncAttributes *a) { cudaFuncGetAttributes(a, k<float>); }")
+    (stmt,) = body_of(code, "h")
+    arg = stmt.expr.args[1]
+    assert isinstance(arg, A.TemplateId) and arg.name == "k"
+    assert [sx(a) for a in arg.args] == ["float"]
+    assert arg.span == span_of(code, "k<float>")
+
+
+def test_a_variable_named_like_its_struct_tag_is_a_variable_before_an_arrow():
+    code = "struct Data { int latch; };\nvoid h(Data *d) { Data *copy = d; copy->latch = 1; d->latch = sizeof(Data); }"
+    unit = parse_clean(code)
+    assert len(function(unit, "h").body.items) == 3
+
+
+def test_a_launch_printed_with_split_brackets_by_a_preprocessor_is_a_launch():
+    code = "void h(float *p) { do { (k<< <4, 32>> >(p)); } while (0); }"
+    (loop,) = body_of(code, "h")
+    launch = loop.body.items[0].expr
+    assert isinstance(launch, A.Launch)
+    assert [sx(c) for c in launch.config] == [4, 32]
+    assert launch.span == span_of(code, "k<< <4, 32>> >(p)")

@@ -176,11 +176,25 @@ class Lowerer:
                     if d.declarator.params is not None:
                         continue
                     members.append((d.declarator.name or "", self.declared_type(m.specs, d.declarator)))
+                inner = m.specs.type.struct
+                if not m.declarators and inner is not None and inner.name is None and inner.members is not None:
+                    # an anonymous struct or union member (`union { struct { char b, g, r, a; }; unsigned u; }`):
+                    # laid out as one member, its fields are then the outer struct's fields
+                    members.append(("", self.declared_type(m.specs, None)))
         explicit = None
         for al in sd.alignments:
             explicit = self.const_int(al.value) or explicit
         name = sd.name or f"<anonymous {sd.kind}>"
         t = T.layout_struct(name, members, is_union=sd.kind == "union", explicit_align=explicit)
+        if isinstance(t, T.StructType) and any(f.name == "" and isinstance(f.type, T.StructType) for f in t.fields):
+            fields: list[T.Field] = []
+            for f in t.fields:
+                if f.name == "" and isinstance(f.type, T.StructType):
+                    fields.extend(T.Field(g.name, g.type, None if f.offset is None or g.offset is None else f.offset + g.offset)
+                                  for g in f.type.fields)
+                else:
+                    fields.append(f)
+            t = T.StructType(t.name, tuple(fields), t.size, t.align, t.is_union, t.is_vector, t.explicit_align)
         if sd.name:
             self.types[sd.name] = t
             self.struct_defs[sd.name] = sd
@@ -189,6 +203,8 @@ class Lowerer:
     def define_enum(self, ed: A.EnumDef) -> None:
         if ed.enumerators is None:
             return
+        if ed.name:
+            self.types[ed.name] = T.INT  # C++ names an enum without `enum`: `Color c;`
         value = 0
         for e in ed.enumerators:
             if e.value is not None:

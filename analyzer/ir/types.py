@@ -166,7 +166,8 @@ def with_alignment(t: CType, align: int) -> CType:
         members = [(f.name, f.type) for f in t.fields]
         return layout_struct(t.name, members, is_union=t.is_union, explicit_align=max(align, t.explicit_align or 1), is_vector=t.is_vector)
     if isinstance(t, ScalarType) and align > t.align:
-        return ScalarType(t.name, max(t.size, align), align, t.is_float, t.is_signed, t.is_bool)
+        # only the alignment grows: `struct { alignas(16) float f; char c; }` has c at offset 4
+        return ScalarType(t.name, t.size, align, t.is_float, t.is_signed, t.is_bool)
     return t
 
 

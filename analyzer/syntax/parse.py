@@ -119,7 +119,7 @@ class TypeTable:
 
 _IDENT_START = re.compile(r"\s*([A-Za-z_:])")
 _NEXT_CHAR = re.compile(r"\s*(\S)(\S?)")
-_TEMPLATE_USE = re.compile(r"\s*<[\w\s,*:]*>\s*(\(|::|<<<|[A-Za-z_])")
+_TEMPLATE_USE = re.compile(r"\s*<[\w\s,*:]*>\s*(\(|::|<<<|[A-Za-z_]|[*&]+\s*[A-Za-z_])")
 _WORD = re.compile(r"\s*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)")
 
 
@@ -185,7 +185,8 @@ class CudaPostLexer:
                         value in table.templates or "::" in value or self._looks_like_template_use(tok)
                     ):
                         tok = Token.new_borrow_pos("TEMPLATE_NAME", value, tok)
-                    elif table.is_type(value):
+                    elif table.is_type(value) and not self._followed_by_member_access(tok):
+                        # (`struct hostData *hostData; hostData->x`: a variable named like its type)
                         tok = Token.new_borrow_pos("TYPE_NAME", value, tok)
                     elif self._followed_by_identifier(tok) and value not in _KEYWORDS:
                         # two names in a row only start a declaration: `cg::thread_block cta`
@@ -262,6 +263,10 @@ class CudaPostLexer:
     def _followed_by_template_args(self, tok: Token) -> bool:
         m = _NEXT_CHAR.match(self.text, tok.end_pos)
         return bool(m and m.group(1) == "<" and m.group(2) not in ("<", "="))
+
+    def _followed_by_member_access(self, tok: Token) -> bool:
+        m = _NEXT_CHAR.match(self.text, tok.end_pos)
+        return bool(m and (m.group(1) == "-" and m.group(2) == ">" or m.group(1) == "." and m.group(2) != "."))
 
     def _followed_by_identifier(self, tok: Token) -> bool:
         m = _WORD.match(self.text, tok.end_pos)
@@ -730,6 +735,8 @@ class ToAst(Transformer):
     def argument_expression_list(self, meta, *args):
         return tuple(args)
 
+    call_arguments = argument_expression_list
+
     def identifier(self, meta, tok):
         return A.Identifier(str(tok), self._span(meta))
 
@@ -767,13 +774,13 @@ class ToAst(Transformer):
 _SIGNIFICANT = re.compile(
     # comments and directive lines come first and are skipped (group "skip"): parse() also
     # reads text that was not preprocessed, and a `{` or `;` in a comment is not code
-    r'(?P<skip>//[^\n]*|/\*[\s\S]*?\*/|^[ \t]*#[^\n]*)|'
+    r'(?P<skip>//[^\n]*|/\*[\s\S]*?\*/|^[ \t]*#[^\n]*)|(?P<open_comment>/\*)|'
     r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*|[{}();]|\S',
     re.MULTILINE,
 )
 # inside braces only these matter to the chunker (a 10 MB lookup table is not tokenised)
 _BODY_TOKENS = re.compile(
-    r'(?P<skip>//[^\n]*|/\*[\s\S]*?\*/|^[ \t]*#[^\n]*)|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[{}();]',
+    r'(?P<skip>//[^\n]*|/\*[\s\S]*?\*/|^[ \t]*#[^\n]*)|(?P<open_comment>/\*)|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[{}();]',
     re.MULTILINE,
 )
 MAX_PAREN_NESTING = 2048  # parentheses deeper than this end the file, like braces past MAX_NESTING
@@ -809,6 +816,10 @@ def split_top_level(text: str) -> tuple[list[Chunk], list[Diagnostic]]:
         pos = m.end()
         if m.lastgroup == "skip":
             continue
+        if m.lastgroup == "open_comment":
+            # a `/*` that never closes: for a compiler the rest of the file is a comment
+            diags.append(Diagnostic(Severity.ERROR, "unterminated comment: '/*' without '*/'", "WL901", Span(m.start(), m.end())))
+            return chunks, diags  # a declaration it cuts short is not parsed: this diagnostic says why
         tok = m.group(0)
         if chunk_start is None:
             if tok == "}" and open_scopes and depth == base:
@@ -840,7 +851,11 @@ def split_top_level(text: str) -> tuple[list[Chunk], list[Diagnostic]]:
                     prev = tok
                     continue
                 body_open_depth = depth
-                body_is_function = prev in (")", "const", "override", "noexcept", "final") and "(" in head and head[0] not in ("typedef", "struct", "class", "union", "enum") and not head_assigns
+                # `) {` opens a body; so does junk such as `) @ {` (one syntax error, not a
+                # declaration that swallows the rest of the file); a name before `{` does not
+                # (`struct __align__(16) V {`)
+                ends_head = prev in (")", "const", "override", "noexcept", "final") or not (prev[:1].isalnum() or prev[:1] in "_:>]\"'")
+                body_is_function = ends_head and "(" in head and head[0] not in ("typedef", "struct", "class", "union", "enum") and not head_assigns
             depth += 1
             if depth > MAX_NESTING and not too_deep:
                 # the declaration is skipped; the chunker reads on to its end, and the next one is parsed
@@ -892,10 +907,12 @@ _CONSTRUCTS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\boperator\b"), "operator overload"),
     (re.compile(r"\bgoto\b|^\s*\w+\s*:(?!:)"), "goto/label"),
     (re.compile(r"\basm\b|\b__asm__\b"), "inline assembly"),
+    (re.compile(r"\b(?:struct|union|class)\b[^;]*\{[^}]*\b\w+\s*:\s*\d+\s*[;,]"), "bit-field"),
     (re.compile(r"\b(class|struct)\b[^;{]*\{"), "class definition"),
     (re.compile(r"\b\w+(::\w+)+\s*<"), "C++ template use"),
     (re.compile(r"::"), "qualified name"),
-    (re.compile(r"\{\s*[\w.\-+]"), "brace initialiser"),
+    # `= {1, 2}`, `f({1, 2})`, `return {a, b}`, `float3{x, y, z}` -- not any block `) {`
+    (re.compile(r"(?:[=(,]|\breturn)\s*\{\s*[\w.\-+]|\b[A-Za-z_]\w*(?:<[^<>;{}]*>)?\{\s*[\w.\-+]"), "brace initialiser"),
 )
 
 
@@ -1077,7 +1094,10 @@ def parse(text: str) -> ParseResult:
                         working = _blank(working, s, e)
                         continue
                 stext = text[chunk.start : chunk.end]
-                what = name_construct(stext)
+                # name the construct from the text up to the error's line, not from all of a
+                # body that may hold any construct at all
+                line_end = text.find("\n", pos)
+                what = name_construct(text[chunk.start : line_end if chunk.start <= line_end < chunk.end else chunk.end])
                 skipped.append(A.Unsupported(what or "syntax error", stext, Span(chunk.start, chunk.end)))
                 diagnostics.append(_diagnostic_for(err, what, pos, stext, working))
                 break
@@ -1093,7 +1113,7 @@ def parse(text: str) -> ParseResult:
 
 
 _NAME_BEFORE = re.compile(r"((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\s*$")
-_DECLARATOR_AFTER = re.compile(r"\s*(?:[*&]+\s*)*(?:const\b|volatile\b|__restrict__\b|[A-Za-z_])|\s*[*&]+\s*[,)]")
+_DECLARATOR_AFTER = re.compile(r"\s*(?:[*&]+\s*)*(?:const\b|volatile\b|__restrict__\b|[A-Za-z_])|\s*[*&]+\s*[,)>]")
 _POINTER_DECL_BEFORE = re.compile(
     r"(?:^|[;{}(,])\s*(?:(?:const|volatile|static|struct|class)\s+)*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)"
     r"\s*[*&]+\s*(?:const\s+)?(?:[A-Za-z_]\w*\s*)?$")
@@ -1210,8 +1230,10 @@ def _diagnostic_for(err: UnexpectedInput, what: str | None, pos: int, stext: str
         end = pos + max(1, len(shown))
     else:
         shown = text[pos : pos + 1]
+    if getattr(token, "type", "") == "$END":  # a declaration cut short: no construct to name
+        return Diagnostic(Severity.ERROR, "syntax error: unexpected end of declaration", "WL901", Span(pos, end))
     if what:
         return Diagnostic(Severity.WARNING, f"unsupported C++ construct ({what}) skipped", "WL902", Span(pos, end))
-    if shown.strip() == "" or getattr(token, "type", "") == "$END":
+    if shown.strip() == "":
         return Diagnostic(Severity.ERROR, "syntax error: unexpected end of declaration", "WL901", Span(pos, end))
     return Diagnostic(Severity.ERROR, f"syntax error: unexpected '{shown}'", "WL901", Span(pos, end))
