@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from analyzer.analysis import symbolic as S
@@ -64,7 +64,6 @@ class Occurrence:
     struct_type: T.StructType | None = None
 
 
-UNKNOWN_PTR = None
 LANE_VARYING = "per-lane "
 
 
@@ -461,7 +460,7 @@ def _struct_of(address: N.Expr) -> T.StructType | None:
 
 def _written(stmts: list[N.Stmt]) -> dict[int, N.Variable]:
     out: dict[int, N.Variable] = {}
-    for s in N_walk(stmts):
+    for s in N.walk_statements(stmts):
         if isinstance(s, N.Assign):
             out[s.var.uid] = s.var
         elif isinstance(s, N.Skipped):
@@ -470,23 +469,11 @@ def _written(stmts: list[N.Stmt]) -> dict[int, N.Variable]:
     return out
 
 
-def N_walk(stmts: list[N.Stmt]) -> Iterable[N.Stmt]:
-    for s in stmts:
-        yield s
-        if isinstance(s, N.If):
-            yield from N_walk(s.then)
-            yield from N_walk(s.otherwise)
-        elif isinstance(s, N.Loop):
-            yield from N_walk(s.init)
-            yield from N_walk(s.body)
-            yield from N_walk(s.step)
-
-
 def _inductions(stmts: list[N.Stmt], written: dict[int, N.Variable]) -> dict[N.Variable, tuple[str, N.Expr]]:
     """Variables updated once per iteration as `v = v op invariant` at the top level of the loop."""
     found: dict[N.Variable, tuple[str, N.Expr]] = {}
     counts: dict[int, int] = {}
-    for s in N_walk(stmts):
+    for s in N.walk_statements(stmts):
         if isinstance(s, N.Assign) and not s.field:
             counts[s.var.uid] = counts.get(s.var.uid, 0) + 1
     for s in stmts:
@@ -906,7 +893,7 @@ def merge_costs(costs: list[AccessCost]) -> list[AccessCost]:
     return [by_uid[u] for u in order]
 
 
-def _merge_struct_fields(costs: list[AccessCost], occs: list[Occurrence], arch: Architecture) -> None:
+def _merge_struct_fields(costs: list[AccessCost]) -> None:
     """Loads of several fields of one naturally aligned struct element in one statement are
     one wide load (what nvcc emits): charge the first as the whole element, mark the others."""
     groups: dict[tuple, list[AccessCost]] = {}
@@ -923,10 +910,11 @@ def _merge_struct_fields(costs: list[AccessCost], occs: list[Occurrence], arch: 
         if len(fields) < 2:
             continue
         first = group[0]
-        scale = (first.access.element.size and (group[0].struct_type.size // first.access.element.size)) or 1  # type: ignore[attr-defined]
+        # the wide load moves the whole element: its ideal is the element's sectors, not one field's
+        scale = (first.access.element.size and (first.struct_type.size // first.access.element.size)) or 1  # type: ignore[attr-defined]
         for c in group:
             c.merged_into = first.access.uid if c is not first else None
-        first.bytes = group[0].struct_type.size  # type: ignore[attr-defined]
+        first.bytes = first.struct_type.size  # type: ignore[attr-defined]
         if first.per_request is not None and first.ideal_per_request is not None:
             first.ideal_per_request *= scale
         first.assumptions.append(f"fields {', '.join(sorted(fields))} of one `{first.struct_type.name}` element are loaded with one {first.bytes}-byte access")  # type: ignore[attr-defined]
@@ -937,10 +925,6 @@ def _merge_struct_fields(costs: list[AccessCost], occs: list[Occurrence], arch: 
             c.per_request, c.ideal_per_request, c.best_per_request = first.per_request, first.ideal_per_request, first.best_per_request
             c.requests = 0 if c.requests is not None else None
             c.total = 0 if c.total is not None else None
-
-
-def _stmt_key(c: AccessCost) -> int:
-    return c.access.span.start // 1  # refined by the caller's statement grouping
 
 
 def analyze_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, arch: Architecture,
@@ -960,17 +944,8 @@ def analyze_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, a
     known.update(known_params)
     costs = [cost_occurrence(o, kernel.display_name, launch, arch, known) for o in interp.occurrences]
     merged = merge_costs(costs)
-    _merge_fields_by_statement(merged, arch)
-    shared = {}
-    for fn in [kernel] + [module.functions[c] for c in kernel.calls if c in module.functions]:
-        for acc in fn.accesses:
-            pass
-    return KernelAnalysis(kernel, launch, merged, [], interp.notes, shared)
-
-
-def _merge_fields_by_statement(costs: list[AccessCost], arch: Architecture) -> None:
-    # group by the statement: accesses whose spans fall on the same source line
-    _merge_struct_fields(costs, [], arch)
+    _merge_struct_fields(merged)
+    return KernelAnalysis(kernel, launch, merged, [], interp.notes)
 
 
 def _padded(module: N.Module, kernel: N.Function, padding: dict[str, int]) -> tuple[N.Module, N.Function]:
@@ -992,11 +967,9 @@ def _padded(module: N.Module, kernel: N.Function, padding: dict[str, int]) -> tu
                     changed[v.uid] = widen(v.type, padding[v.name])
     if not changed:
         return module, kernel
-    saved = {}
     # Re-lowering is not needed: only the strides of index arithmetic change, and lowering
     # baked them into constants. Rebuild the address expressions with the new row sizes.
-    new_module = module
-    return new_module, _restride(kernel, changed)
+    return module, _restride(kernel, changed)
 
 
 def _vars_in(e: N.Expr) -> Iterable[N.Variable]:

@@ -389,7 +389,7 @@ class Lowerer:
     def collect_instantiations(self, hosts: list[N.Function]) -> dict[str, list[tuple[Any, ...]]]:
         out: dict[str, list[tuple[Any, ...]]] = {}
         for fn in hosts:
-            for st in _walk_stmts(fn.body):
+            for st in N.walk_statements(fn.body):
                 if isinstance(st, N.LaunchStmt) and st.template_args:
                     lst = out.setdefault(st.kernel, [])
                     if st.template_args not in lst:
@@ -1162,19 +1162,7 @@ def _targ_text(a: Any) -> str:
     return str(a)
 
 
-def _walk_stmts(stmts: list[N.Stmt]) -> Iterable[N.Stmt]:
-    for s in stmts:
-        yield s
-        if isinstance(s, N.If):
-            yield from _walk_stmts(s.then)
-            yield from _walk_stmts(s.otherwise)
-        elif isinstance(s, N.Loop):
-            yield from _walk_stmts(s.init)
-            yield from _walk_stmts(s.body)
-            yield from _walk_stmts(s.step)
-
-
-walk_statements = _walk_stmts
+walk_statements = N.walk_statements  # re-exported: callers import it from here
 
 
 def build_call_graph(module: N.Module) -> Any:

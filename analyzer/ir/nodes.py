@@ -9,7 +9,7 @@ read only this IR, never the AST.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 from analyzer.diagnostics import Diagnostic, Span
 from analyzer.ir.types import CType
@@ -317,3 +317,16 @@ class Module:
     diagnostics: list[Diagnostic]
     host: list[Function] = field(default_factory=list)  # host functions (their launches give configurations)
     call_graph: Any = None  # networkx.DiGraph of function names
+
+
+def walk_statements(stmts: Iterable[Stmt]) -> Iterator[Stmt]:
+    """Every statement in `stmts` and in the branches and loops below them, in source order."""
+    for s in stmts:
+        yield s
+        if isinstance(s, If):
+            yield from walk_statements(s.then)
+            yield from walk_statements(s.otherwise)
+        elif isinstance(s, Loop):
+            yield from walk_statements(s.init)
+            yield from walk_statements(s.body)
+            yield from walk_statements(s.step)

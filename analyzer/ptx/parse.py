@@ -18,18 +18,15 @@ and column numbers stay exact.
 from __future__ import annotations
 
 import bisect
-import hashlib
-import importlib.resources
-import os
 import re
 import struct
 from functools import lru_cache
-from pathlib import Path
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from analyzer.diagnostics import Diagnostic, Location, Severity
+from analyzer.grammar_files import cache_file, grammar_path
 from analyzer.ptx.nodes import (
     Addr,
     AddrList,
@@ -86,27 +83,6 @@ class PtxSyntaxError(Exception):
 # ---------------------------------------------------------------- the parser
 
 
-def grammar_path(name: str):
-    """`<repo>/grammars/<name>` in a source tree, else the installed `analyzer.grammars` resource."""
-    source = Path(__file__).resolve().parents[2] / "grammars" / name
-    if source.is_file():
-        return source
-    return importlib.resources.files("analyzer.grammars") / name
-
-
-def _cache_file(grammar: str) -> str | bool:
-    """`$XDG_CACHE_HOME/warplint/ptx-<hash>.lark-cache` (or `~/.cache/...`); False if unwritable."""
-    digest = hashlib.sha256(grammar.encode("utf-8")).hexdigest()[:16]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = Path(base) / "warplint"
-    path = folder / f"ptx-{digest}.lark-cache"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return False
-    return str(path) if path.exists() or os.access(folder, os.W_OK) else False
-
-
 @lru_cache(maxsize=None)
 def ptx_parser(strict: bool = False, tree: bool = False) -> Lark:
     """The LALR parser for PTX, built once per process and cached on disk by the grammar's hash.
@@ -120,7 +96,9 @@ def ptx_parser(strict: bool = False, tree: bool = False) -> Lark:
     if strict:
         options["strict"] = True
     else:
-        options["cache"] = _cache_file(grammar)
+        cache = cache_file("ptx", grammar)
+        if cache is not None:
+            options["cache"] = cache
     if not tree:
         options["transformer"] = _Builder()
     try:

@@ -304,18 +304,6 @@ def _children(e: N.Expr) -> Iterator[N.Expr]:
     # Load: a value read from memory is data, not a thread index; not followed.
 
 
-def _statements(stmts: Iterable[N.Stmt]) -> Iterator[N.Stmt]:
-    for s in stmts:
-        yield s
-        if isinstance(s, N.If):
-            yield from _statements(s.then)
-            yield from _statements(s.otherwise)
-        elif isinstance(s, N.Loop):
-            yield from _statements(s.init)
-            yield from _statements(s.body)
-            yield from _statements(s.step)
-
-
 def _statement_exprs(s: N.Stmt) -> Iterator[N.Expr]:
     if isinstance(s, N.Assign):
         yield s.value
@@ -342,7 +330,7 @@ class ThreadIndexUse:
     def __init__(self, fn: N.Function) -> None:
         self.fn = fn
         self.defs: dict[int, list[N.Expr]] = {}
-        for s in _statements(fn.body):
+        for s in N.walk_statements(fn.body):
             if isinstance(s, N.Assign):
                 self.defs.setdefault(id(s.var), []).append(s.value)
         self._memo: dict[int, frozenset[str]] = {}
@@ -420,7 +408,7 @@ class ThreadIndexUse:
         """Every built-in the kernel body reads."""
         if self._kernel_builtins is None:
             found: set[str] = set()
-            for s in _statements(self.fn.body):
+            for s in N.walk_statements(self.fn.body):
                 for e in _statement_exprs(s):
                     found |= _direct_builtins(e)
             for acc in self.fn.accesses:

@@ -11,17 +11,15 @@ again: the rest of the kernel is still analysed.
 from __future__ import annotations
 
 import functools
-import hashlib
-import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterator
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedInput, LarkError
 
 from analyzer.diagnostics import Diagnostic, Severity, Span
+from analyzer.grammar_files import cache_file, grammar_path
 from analyzer.syntax import ast as A
 
 MAX_RETRIES_PER_DECLARATION = 64
@@ -33,21 +31,6 @@ MAX_DECLARATION_CHARS = 256_000
 LARGE_INITIALIZER_CHARS = 64_000
 
 # ----------------------------------------------------------------------------- grammar loading
-
-
-def grammar_path(name: str) -> Path:
-    """The grammar file, in the source tree (`grammars/`) or in the installed package."""
-    source_tree = Path(__file__).resolve().parents[2] / "grammars" / name
-    if source_tree.is_file():
-        return source_tree
-    from importlib.resources import files
-
-    return Path(str(files("analyzer.grammars") / name))
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "warplint"
 
 
 @functools.lru_cache(maxsize=None)
@@ -63,13 +46,9 @@ def cuda_parser(strict: bool = False) -> Lark:
         strict=strict,
     )
     if not strict:
-        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-        cache = _cache_dir() / f"cuda-{digest}.lark-cache"
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            options["cache"] = str(cache)
-        except OSError:
-            pass
+        cache = cache_file("cuda", text)
+        if cache is not None:
+            options["cache"] = cache
     try:
         return Lark(text, **options)
     except (OSError, EOFError, ValueError):  # an unwritable or damaged cache: build without it
@@ -143,7 +122,6 @@ class CudaPostLexer:
         table.scopes.append(local_types)  # template parameters of this declaration
         depth_at_start = len(table.scopes)
         prev: Token | None = None
-        prev2: Token | None = None
         in_template_params = 0
         typedef_depth: int | None = None
         typedef_last: str | None = None
@@ -163,7 +141,7 @@ class CudaPostLexer:
                             # `template <> struct SharedMemory<int> {`: a specialization
                             struct_pending = False
                             tok = Token.new_borrow_pos("TEMPLATE_NAME", value, tok)
-                            prev2, prev = prev, tok
+                            prev = tok
                             yield tok
                             continue
                         self._declare(value, depth_at_start)
@@ -171,7 +149,7 @@ class CudaPostLexer:
                             table.templates.add(value)
                             template_entity_pending = False
                         struct_pending = False
-                        prev2, prev = prev, tok
+                        prev = tok
                         yield tok
                         continue
                     if prev is not None and prev.value == "typename" and in_template_params:
@@ -236,11 +214,9 @@ class CudaPostLexer:
                         typedef_last = None
                         if value == ";":
                             typedef_depth = None
-                    if value in ("struct", "class", "union", "enum") and not struct_pending:
-                        pass
-                    if value in (";", "{") and template_entity_pending and paren_depth == 0 and value == ";":
+                    if value == ";" and template_entity_pending and paren_depth == 0:
                         template_entity_pending = False
-                prev2, prev = prev, tok
+                prev = tok
                 yield tok
         finally:
             while len(table.scopes) > depth_at_start:
@@ -937,8 +913,6 @@ def _statement_bounds(text: str, body_start: int, pos: int) -> tuple[int, int]:
     """The statement around `pos` inside a function body starting at `body_start` (its `{`)."""
     boundaries = [body_start + 1]
     paren = 0
-    stack: list[int] = []
-    i = body_start + 1
     for m in _SIGNIFICANT.finditer(text, body_start + 1, pos):
         if m.lastgroup == "skip":
             continue

@@ -1,0 +1,31 @@
+"""Where the Lark grammars are, and where their parse tables are cached (both parsers use this)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import os
+from pathlib import Path
+
+
+def grammar_path(name: str) -> Path:
+    """`<repo>/grammars/<name>` in a source tree, else the installed `analyzer.grammars` resource
+    (pyproject maps the package `analyzer.grammars` to the folder `grammars/`)."""
+    source_tree = Path(__file__).resolve().parents[1] / "grammars" / name
+    if source_tree.is_file():
+        return source_tree
+    return Path(str(importlib.resources.files("analyzer.grammars") / name))
+
+
+def cache_file(prefix: str, grammar: str) -> str | None:
+    """`$XDG_CACHE_HOME/warplint/<prefix>-<hash>.lark-cache` (or under `~/.cache`), keyed by the
+    grammar's text so an edited grammar never meets stale tables; None if it cannot be written."""
+    digest = hashlib.sha256(grammar.encode("utf-8")).hexdigest()[:16]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = Path(base) / "warplint"
+    path = folder / f"{prefix}-{digest}.lark-cache"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return str(path) if path.exists() or os.access(folder, os.W_OK) else None
