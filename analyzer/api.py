@@ -31,6 +31,7 @@ __all__ = [
     "TOOL_ERRORS",
     "check_file",
     "check_paths",
+    "check_source",
     "collect_files",
 ]
 
@@ -57,6 +58,10 @@ class Options:
     select: list[str] | None = None  # rule codes or names to report (None: every rule)
     ignore: list[str] | None = None  # rule codes or names never to report
     format: str = "text"
+    severity: dict[str, str] = field(default_factory=dict)  # code -> "error"|"warning"|"note" (config)
+    report_unused_suppressions: bool = False  # WL920 for suppression comments that silence nothing
+    via_ptx: bool = False  # --via-ptx: compile .cu files with nvcc and analyse the PTX
+    verify: bool = False  # --verify: hold every cost to the simulator's (WL930 on a disagreement)
 
 
 @dataclass
@@ -186,17 +191,95 @@ def _at_top(path: str, message: str, code: str, severity: Severity = Severity.ER
 # ----------------------------------------------------------------------------- the pipeline
 
 
-def check_paths(paths: Sequence[str], options: Options | None = None) -> list[FileReport]:
-    """Check every file under `paths`; one `FileReport` per file (or per bad path)."""
+def check_paths(
+    paths: Sequence[str],
+    options: Options | None = None,
+    *,
+    jobs: int = 1,
+    options_for: Callable[[str], Options] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[FileReport]:
+    """Check every file under `paths`; one `FileReport` per file (or per bad path), in
+    the order of `collect_files` whatever the order in which the work finished.
+
+    `options_for(path)` gives each file its own options (configuration files); it is
+    called for every file before any is analysed, so that a broken configuration
+    (`analyzer.config.ConfigError`, raised through) stops the run before it starts.
+    With `jobs` > 1 and several files, files are analysed in that many worker
+    processes. `progress(done, total)` is called as files finish.
+    """
     options = options or Options()
-    reports = []
-    for path, problem in collect_files(paths):
+    plan: list[tuple[str, str | None, Options]] = [
+        (path, problem, options if problem is not None or options_for is None else options_for(path))
+        for path, problem in collect_files(paths)
+    ]
+    reports: list[FileReport | None] = [None] * len(plan)
+    todo: list[int] = []
+    for i, (path, problem, _) in enumerate(plan):
         if problem is None:
-            reports.append(check_file(path, options))
+            todo.append(i)
         else:
             severity = Severity.WARNING if os.path.isdir(path) else Severity.ERROR
-            reports.append(FileReport(path, [_at_top(path, problem, INPUT_ERROR, severity)]))
-    return reports
+            reports[i] = FileReport(path, [_at_top(path, problem, INPUT_ERROR, severity)])
+    done = 0
+    for i, report in _run_files([(plan[i][0], plan[i][2]) for i in todo], jobs, todo):
+        reports[i] = report
+        done += 1
+        if progress is not None:
+            progress(done, len(todo))
+    return [r for r in reports if r is not None]
+
+
+def _run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> Iterable[tuple[int, FileReport]]:
+    """(slot, report) for each file as it finishes: in this process with one job or
+    one file, else in a pool of worker processes. A worker that dies or a report that
+    cannot travel back is redone here, so a broken pool never loses a file."""
+    if jobs <= 1 or len(work) <= 1:
+        for slot, (path, opts) in zip(slots, work):
+            yield slot, check_file(path, opts)
+        return
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    _pickle_mappingproxy()
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+        futures = {pool.submit(_check_in_worker, path, opts): (slot, path, opts)
+                   for slot, (path, opts) in zip(slots, work)}
+        try:
+            for future in as_completed(futures):
+                slot, path, opts = futures[future]
+                try:
+                    report = future.result()
+                except Exception:  # noqa: BLE001 - BrokenProcessPool, a pickling error: redo it here
+                    report = check_file(path, opts)
+                yield slot, report
+        except BaseException:  # Ctrl-C: do not wait for the queued files
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def _check_in_worker(path: str, options: Options) -> FileReport:
+    """`check_file` in a worker process; its report is pickled back to the parent."""
+    _pickle_mappingproxy()
+    return check_file(path, options)
+
+
+def _pickle_mappingproxy() -> None:
+    """Findings keep their `args` in a read-only mappingproxy, which pickle refuses;
+    teach pickle to send it as a dict and rebuild the proxy on arrival."""
+    import copyreg
+    import types
+
+    copyreg.pickle(types.MappingProxyType, _mappingproxy_reduce)
+
+
+def _mappingproxy_reduce(proxy: Any) -> tuple[Any, tuple[dict[Any, Any]]]:
+    return _mappingproxy, (dict(proxy),)
+
+
+def _mappingproxy(data: dict[Any, Any]) -> Any:
+    import types
+
+    return types.MappingProxyType(data)
 
 
 def check_file(path: str, options: Options | None = None) -> FileReport:
@@ -209,8 +292,9 @@ def check_file(path: str, options: Options | None = None) -> FileReport:
         report.diagnostics.append(_at_top(path, problem, INPUT_ERROR))
         return report
     collected: list[Diagnostic] = []
+    comments: list[Any] = []
     try:
-        _run_pipeline(path, options, report, collected)
+        _run_pipeline(path, options, report, collected, comments=comments)
     except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - never a traceback
         collected.append(_internal_error(path, err, "while analysing this file"))
     try:
@@ -223,7 +307,101 @@ def check_file(path: str, options: Options | None = None) -> FileReport:
         report.linemap = None
         report.diagnostics = _resolved(collected, report)
         report.diagnostics.append(_internal_error(path, err, "while resolving positions"))
+    _suppress(report, comments, options)
     return report
+
+
+def check_source(path: str, text: str, options: Options | None = None) -> FileReport:
+    """Analyse CUDA source text that may not be on disk (an editor's unsaved buffer), as
+    if it were the file `path`: `#include "..."` is searched from `path`'s folder. Never
+    raises (KeyboardInterrupt aside)."""
+    options = options or Options()
+    path = os.fspath(path)
+    report = FileReport(path)
+    collected: list[Diagnostic] = []
+    comments: list[Any] = []
+    try:
+        _run_pipeline(path, options, report, collected, text=text, comments=comments)
+    except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - never a traceback
+        collected.append(_internal_error(path, err, "while analysing this text"))
+    try:
+        collected = _selected(collected, options)
+    except (Exception, RecursionError) as err:  # noqa: BLE001
+        collected.append(_internal_error(path, err, "while selecting diagnostics"))
+    try:
+        report.diagnostics = _resolved(collected, report)
+    except Exception as err:  # noqa: BLE001 - a broken line map: keep the messages at 1:1
+        report.linemap = None
+        report.diagnostics = _resolved(collected, report)
+        report.diagnostics.append(_internal_error(path, err, "while resolving positions"))
+    _suppress(report, comments, options, text)
+    return report
+
+
+def _line_reader(path: str, text: str | None = None) -> Callable[[str, int], str]:
+    """`line_text(path, line)` for the suppression comments: lines of the checked file
+    (`text` when it is not on disk) and of its headers, each file read once, only when
+    a suppression comment asks."""
+    lines: dict[str, list[str]] = {}
+
+    def line_text(file: str, line: int) -> str:
+        if file not in lines:
+            try:
+                if file == path and text is not None:
+                    content = text
+                else:
+                    with open(file, encoding="utf-8", errors="replace") as handle:
+                        content = handle.read()
+            except OSError:
+                content = ""
+            lines[file] = content.split("\n")
+        rows = lines[file]
+        return rows[line - 1] if 0 < line <= len(rows) else ""
+
+    return line_text
+
+
+def _suppress(report: FileReport, comments: Sequence[Any], options: Options, text: str | None = None) -> None:
+    """Drop what suppression comments silence, report the comments that silence nothing
+    (with `report_unused_suppressions`) or name unknown rules, then apply the configured
+    severities. Runs on resolved positions, so a comment in a header covers the findings
+    that resolve into that header. A failure here keeps the unsuppressed report."""
+    try:
+        from analyzer.rules.registry import is_selected, RULES, DIAGNOSTIC_CODES
+        from analyzer.suppressions import parse_suppressions, unused
+
+        found = parse_suppressions(comments, _line_reader(report.path, text))
+        used: set[tuple[int, str]] = set()
+
+        def silenced(code: str, location: Location) -> bool:
+            hits = found.silencing(code, location)
+            used.update(hits)
+            return bool(hits)
+
+        exempt = TOOL_ERRORS | {"WL920", "WL921"}  # never silenced
+        findings = [f for f in report.findings if str(f.code) in exempt
+                    or not silenced(str(f.code), report.locate(f.span))]
+        diagnostics = [d for d in report.diagnostics if d.code in exempt or not silenced(d.code, d.location)]
+        extra = list(found.problems)
+        if options.report_unused_suppressions:
+            reportable = [c for c in (*RULES, *DIAGNOSTIC_CODES)
+                          if is_selected(c, options.select, options.ignore)]
+            extra += unused(found, used, reportable)
+        # WL920 was asked for by its flag, so `--select` need not name it (`--ignore` still can)
+        extra = [d for d in extra if is_selected(d.code, options.select, options.ignore)
+                 or (d.code == "WL920" and is_selected(d.code, None, options.ignore))]
+        report.findings = findings
+        report.diagnostics = sorted(
+            diagnostics + extra,
+            key=lambda d: (d.location.path != report.path, d.location.line, d.location.column))
+    except (Exception, RecursionError) as err:  # noqa: BLE001 - suppressions must not lose the report
+        report.diagnostics.append(_internal_error(report.path, err, "while applying suppression comments"))
+    if options.severity:
+        levels = options.severity
+        report.findings = [dataclasses.replace(f, severity=levels[f.code]) if f.code in levels else f
+                           for f in report.findings]
+        report.diagnostics = [dataclasses.replace(d, severity=Severity(levels[d.code])) if d.code in levels
+                              and d.code not in TOOL_ERRORS else d for d in report.diagnostics]
 
 
 def _selected(diagnostics: list[Diagnostic], options: Options) -> list[Diagnostic]:
@@ -249,18 +427,29 @@ def _internal_error(path: str, err: BaseException, where: str, location: Locatio
     )
 
 
-def _run_pipeline(path: str, options: Options, report: FileReport, diagnostics: list[Diagnostic]) -> None:
-    """Run every stage on one file, filling `report` and `diagnostics` as it goes, so that
-    what was found before an internal error is still reported."""
+def _run_pipeline(path: str, options: Options, report: FileReport, diagnostics: list[Diagnostic],
+                  text: str | None = None, comments: list[Any] | None = None) -> None:
+    """Run every stage on one file (or on `text` standing for it), filling `report` and
+    `diagnostics` as it goes, so that what was found before an internal error is still reported."""
+    if path.endswith(".ptx") or (options.via_ptx and path.endswith(".cu")):  # the PTX path (analyzer/ptx/pipeline.py)
+        from analyzer.ptx.pipeline import run_ptx_pipeline
+
+        run_ptx_pipeline(path, options, report, diagnostics, text=text)
+        return
     from analyzer.arch import get_arch
-    from analyzer.source.preprocess import preprocess_file
+    from analyzer.source.preprocess import preprocess, preprocess_file
     from analyzer.syntax.parse import parse
     from analyzer.ir.lower import lower
 
     arch = get_arch(options.arch)
-    pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
+    if text is None:
+        pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
+    else:
+        pre = preprocess(text, path, defines=options.defines, include_paths=options.include_paths)
     report.linemap = pre.linemap
     diagnostics.extend(pre.diagnostics)
+    if comments is not None:  # for the suppression comments, applied once everything is resolved
+        comments.extend(pre.comments)
 
     parsed = parse(pre.text)
     diagnostics.extend(parsed.diagnostics)
@@ -282,6 +471,7 @@ def _run_pipeline(path: str, options: Options, report: FileReport, diagnostics: 
                 )
                 for launch in launches:
                     analysis = analyze_kernel(module, kernel, launch, arch, params=options.params or None)
+                    analysis.source = pre.text  # lets rules turn fixes into exact edits
                     report.kernels.append(analysis)
                     diagnostics.extend(analysis.diagnostics)
             except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
@@ -292,13 +482,21 @@ def _run_pipeline(path: str, options: Options, report: FileReport, diagnostics: 
         if report.kernels:
             from analyzer.rules.registry import check
 
+            padded_modules: dict[tuple, Any] = {}
+
             def reanalyze_factory(analysis: Any) -> Callable[[Mapping[str, int]], Any]:
                 def reanalyze(padding: Mapping[str, int]) -> Any:
+                    # a padding fix is checked on the kernel lowered again with the wider array
                     try:
-                        return analyze_kernel(
-                            module, analysis.kernel, analysis.launch, arch,
-                            params=options.params or None, padding=dict(padding),
-                        )
+                        key = tuple(sorted(padding.items()))
+                        padded = padded_modules.get(key)
+                        if padded is None:
+                            padded = padded_modules[key] = lower(parsed.unit, pre.text, path, padding=dict(padding))
+                        name = analysis.kernel.display_name
+                        twin = next((k for k in padded.kernels if k.display_name == name), None)
+                        if twin is None:
+                            return None
+                        return analyze_kernel(padded, twin, analysis.launch, arch, params=options.params or None)
                     except (Exception, RecursionError):  # noqa: BLE001 - a fix we cannot verify
                         return None
 
@@ -310,6 +508,11 @@ def _run_pipeline(path: str, options: Options, report: FileReport, diagnostics: 
             except (Exception, RecursionError) as err:  # noqa: BLE001 - keep the analyses
                 diagnostics.append(_internal_error(path, err, "while checking the rules"))
                 findings = []
+            if options.verify:
+                try:
+                    findings = findings + _verify_findings(module, report.kernels, arch, options)
+                except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - keep the rest
+                    diagnostics.append(_internal_error(path, err, "while verifying with the simulator"))
             report.findings = sorted(findings, key=lambda f: (_span_key(f.span), str(f.code)))
 
 
@@ -327,3 +530,93 @@ def _resolved(diagnostics: Iterable[Diagnostic], report: FileReport) -> list[Dia
         key = (d.location, d.code, d.message, d.severity)
         out.setdefault(key, d)
     return sorted(out.values(), key=lambda d: (d.location.path != report.path, d.location.line, d.location.column))
+
+
+# ----------------------------------------------------------------------------- the simulator
+
+
+def simulate_file(path: str, options: Options | None = None, sim_options: Any = None,
+                  kernel: str | None = None) -> FileReport:
+    """Run every kernel of one file (or the one named `kernel`) in the reference simulator
+    (analyzer.sim) for each launch configuration `check` would use. `report.kernels` holds
+    `analyzer.sim.run.Simulation`s. Never raises (KeyboardInterrupt aside)."""
+    options = options or Options()
+    path = os.fspath(path)
+    report = FileReport(path)
+    problem = _input_problem(path)
+    if problem is not None:
+        report.diagnostics.append(_at_top(path, problem, INPUT_ERROR))
+        return report
+    collected: list[Diagnostic] = []
+    try:
+        module = _lowered(path, options, report, collected)
+        from analyzer.arch import get_arch
+        from analyzer.analysis.launch import launch_configs
+        from analyzer.sim.run import simulate_kernel
+
+        arch = get_arch(options.arch)
+        kernels = [k for k in module.kernels if kernel is None or kernel in (k.name, k.display_name)]
+        if kernel is not None and not kernels:
+            names = ", ".join(k.display_name for k in module.kernels) or "none"
+            collected.append(_at_top(path, f"no kernel named `{kernel}` (kernels: {names})", INPUT_ERROR))
+        for k in kernels:
+            try:
+                for launch in launch_configs(module, k, block=options.block, grid=options.grid,
+                                             params=options.params or None,
+                                             line_of=lambda span: report.locate(span).line):
+                    report.kernels.append(simulate_kernel(module, k, launch, arch, options.params or None, sim_options))
+            except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
+                collected.append(_internal_error(path, err, f"while simulating kernel `{k.display_name}`",
+                                                 report.locate(k.name_span)))
+    except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - never a traceback
+        collected.append(_internal_error(path, err, "while simulating this file"))
+    report.diagnostics = _resolved(collected, report)
+    return report
+
+
+def _lowered(path: str, options: Options, report: FileReport, diagnostics: list[Diagnostic]) -> Any:
+    """preprocess -> parse -> lower, as `_run_pipeline` does, for the simulator."""
+    from analyzer.source.preprocess import preprocess_file
+    from analyzer.syntax.parse import parse
+    from analyzer.ir.lower import lower
+
+    pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
+    report.linemap = pre.linemap
+    diagnostics.extend(pre.diagnostics)
+    parsed = parse(pre.text)
+    diagnostics.extend(parsed.diagnostics)
+    module = lower(parsed.unit, pre.text, path)
+    diagnostics.extend(module.diagnostics)
+    return module
+
+
+VERIFY_MISMATCH = "WL930"
+
+
+def _verify_findings(module: Any, analyses: list[Any], arch: Any, options: Options) -> list[Any]:
+    """`check --verify`: run each analysed kernel and launch in the simulator and report every
+    access whose simulated cost disagrees with the static one (analyzer.sim.verify)."""
+    from analyzer.findings import Finding
+    from analyzer.rules.registry import DIAGNOSTIC_CODES, is_selected
+    from analyzer.sim.run import simulate_kernel
+    from analyzer.sim.verify import compare
+
+    if not is_selected(VERIFY_MISMATCH, options.select, options.ignore):
+        return []
+    out = []
+    for analysis in analyses:
+        sim = simulate_kernel(module, analysis.kernel, analysis.launch, arch, options.params or None)
+        for m in compare(analysis, sim):
+            kernel = analysis.kernel.display_name
+            out.append(Finding(
+                code=VERIFY_MISMATCH, rule=DIAGNOSTIC_CODES[VERIFY_MISMATCH][0], severity=Severity.WARNING.value,
+                span=m.cost.span, kernel=kernel,
+                message=(f"`{m.cost.text}`: check says {m.static}, the simulator {m.simulated} "
+                         f"({m.description})"),
+                fix=None,
+                args={"access": m.cost.text, "what": m.what, "check": m.static, "simulated": m.simulated,
+                      "unit": m.cost.unit},
+                detail=(f"simulated blocks: {len(sim.simulated_blocks)} of {sim.total_blocks}",
+                        *(f"check assumed: {a}" for a in m.cost.assumptions)),
+            ))
+    return out

@@ -23,13 +23,13 @@ from analyzer import __version__
 
 __all__ = ["main", "build_parser"]
 
-COMMANDS = ("check", "explain", "rules", "version")
+COMMANDS = ("check", "explain", "rules", "version", "server", "show", "simulate")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 MAX_BLOCK = (1024, 1024, 64)
 MAX_BLOCK_THREADS = 1024
 MAX_GRID = (2**31 - 1, 65535, 65535)
-_NAME = re.compile(r"[A-Za-z_]\w*\Z")
+_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")  # `n`, or a struct parameter's field `A.width`
 _MACRO = re.compile(r"[A-Za-z_]\w*(\([\w\s,.]*\))?\Z")
 
 
@@ -91,6 +91,12 @@ def _codes(text: str) -> list[str]:
     return codes
 
 
+def _jobs(text: str) -> int:
+    if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of processes, at least 1")
+    return int(text)
+
+
 class _Extend(argparse.Action):
     """Repeatable option whose values (already lists) are joined."""
 
@@ -121,8 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("paths", nargs="+", metavar="PATH", help="a .cu/.cuh file or a folder")
     out = check.add_argument_group("output")
-    out.add_argument("--format", "--output-format", dest="format", choices=("text", "json"), default="text",
-                     help="text (gcc-style lines, the default) or json (schema: docs/schema-v1.json)")
+    from analyzer.report import FORMATS  # a light module: the reporters themselves load on use
+
+    out.add_argument("--format", "--output-format", dest="format", choices=FORMATS, default="text",
+                     help="text (gcc-style lines, the default), concise (path:line:col: CODE message), "
+                     "json (schema: docs/schema-v1.json), json-lines (one object a finding), "
+                     "sarif (SARIF 2.1.0, for GitHub code scanning), github (workflow-command annotations) "
+                     "or html (one self-contained page: the source annotated with costs and findings)")
     out.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout (- for stdout)")
     out.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
     out.add_argument("--no-color", action="store_true",
@@ -136,23 +147,85 @@ def build_parser() -> argparse.ArgumentParser:
                         help="gridDim of every kernel")
     launch.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
                         help="value of a kernel's integer parameter (repeatable)")
-    launch.add_argument("--arch", type=_arch, default="sm_90", help="GPU architecture (default sm_90)")
+    launch.add_argument("--arch", type=_arch, default=None,
+                        help="GPU architecture (default: the configuration's, else sm_90)")
     pre = check.add_argument_group("preprocessor")
     pre.add_argument("-D", dest="defines", type=_define, action="append", default=[], metavar="NAME[=VALUE]",
                      help="define a macro (repeatable)")
     pre.add_argument("-I", dest="include_paths", action="append", default=[], metavar="DIR",
                      help="search DIR for #include \"...\" files (repeatable)")
+    pre.add_argument("--via-ptx", action="store_true",
+                     help="compile each .cu file with `nvcc -ptx -lineinfo` and analyse the PTX "
+                          "(findings at the CUDA lines; .ptx files are always analysed as PTX)")
     rules = check.add_argument_group("rules")
     rules.add_argument("--select", type=_codes, action=_Extend, metavar="CODES",
                        help="report only these rules (codes or names, comma-separated)")
     rules.add_argument("--ignore", type=_codes, action=_Extend, metavar="CODES",
                        help="never report these rules (codes or names, comma-separated)")
+    rules.add_argument("--extend-select", type=_codes, action=_Extend, metavar="CODES",
+                       help="add to the rules selected (by --select or the configuration)")
+    rules.add_argument("--extend-ignore", type=_codes, action=_Extend, metavar="CODES",
+                       help="add to the rules ignored (by --ignore or the configuration)")
+    rules.add_argument("--report-unused-suppressions", action="store_true",
+                       help="report suppression comments that silence nothing (WL920)")
+    rules.add_argument("--verify", action="store_true",
+                       help="also run every kernel in the reference simulator and report each access "
+                       "whose simulated cost disagrees with the static one (WL930)")
+    rules.add_argument("--statistics", action="store_true",
+                       help="after the report, print how many findings each rule produced")
+    conf = check.add_argument_group("configuration and running")
+    where = conf.add_mutually_exclusive_group()
+    where.add_argument("--config", metavar="FILE",
+                       help="use this warplint.toml or pyproject.toml for every file instead of the nearest one")
+    where.add_argument("--isolated", action="store_true", help="read no configuration file")
+    conf.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
+                      help="check files in N worker processes (default: one per CPU; 1: no workers)")
 
     explain = commands.add_parser("explain", help="show a rule's documentation",
                                   description="Show a rule's documentation.")
     explain.add_argument("rule", metavar="RULE", help="a rule code (WL101) or name")
     commands.add_parser("rules", help="list the rules", description="List the rules.")
     commands.add_parser("version", help="show the version", description="Show the version.")
+
+    show = commands.add_parser(
+        "show", help="draw a warp's lanes against the banks or sectors of the access on a line",
+        description="Draw, for the access(es) on FILE:LINE, the warp's 32 lanes against the 32 "
+        "shared-memory banks (each wavefront a row) or the 32-byte sectors of global memory "
+        "(which lanes fall in which sector), colliding lanes marked.",
+    )
+    show.add_argument("where", metavar="FILE:LINE", help="a source file and a 1-based line, e.g. kernel.cu:23")
+    show.add_argument("--column", type=int, metavar="C", help="only the access that covers this 1-based column")
+    show.add_argument("--no-color", action="store_true",
+                      help="never colour (colour is used only on a terminal, and not when NO_COLOR is set)")
+    _analysis_options(show)
+
+    server = commands.add_parser(
+        "server", help="run the language server (LSP over stdio; needs `pip install warplint[lsp]`)",
+        description="Run a Language Server over stdin/stdout for editors: diagnostics on open, "
+        "change and save, and the padding / __align__ fixes as code actions.",
+    )
+    server.add_argument("--stdio", action="store_true", help="accepted for LSP clients that pass it (stdio is the only transport)")
+    _analysis_options(server)
+    simulate = commands.add_parser(
+        "simulate", help="run kernels in the reference simulator and cost every access it makes",
+        description="Run each kernel of FILE concretely, warp by warp (numpy over a block's threads), "
+        "and charge every warp-level request with the cost model of `check`: per access, the "
+        "requests, total, worst and mean per request.",
+    )
+    simulate.add_argument("file", metavar="FILE", help="a .cu/.cuh file")
+    simulate.add_argument("--kernel", metavar="K", help="only this kernel")
+    simulate.add_argument("--blocks", type=_jobs, default=None, metavar="N",
+                          help="simulate at most N blocks, spread over the grid (default 8); totals are "
+                          "then scaled to the whole grid, and the report says so")
+    simulate.add_argument("--all-blocks", action="store_true", help="simulate every block of the grid")
+    simulate.add_argument("--seed", type=int, default=0, help="seed of the random buffer contents (default 0)")
+    simulate.add_argument("--fill", choices=("zeros", "iota", "random"), default="random",
+                          help="contents of global buffers: zeros, iota (element i holds i) or random "
+                          "(integers in [0, 256), floats in [0, 1); the default)")
+    simulate.add_argument("--format", choices=("text", "json"), default="text",
+                          help="text (a table per kernel) or json (check's access schema plus "
+                          "mean_per_request and simulated_blocks)")
+    _analysis_options(simulate)
     parser.commands = dict(commands.choices)  # type: ignore[attr-defined]
     return parser
 
@@ -163,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run warplint; returns the exit status. Never lets a traceback through."""
     args = list(sys.argv[1:] if argv is None else argv)
+    _skip_optional_lark_imports()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
@@ -186,6 +260,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as err:  # noqa: BLE001 - never a traceback
         _error(f"internal error ({type(err).__name__}: {err}); this is a bug in warplint")
         return EXIT_ERROR
+
+
+def _skip_optional_lark_imports() -> None:
+    """Keep lark from importing `interegular` and `regex` when they happen to be installed:
+    warplint uses neither (lark only checks terminal collisions with the first, which the
+    grammar tests do), and together they cost a fifth of the start-up."""
+    for name in ("interegular", "regex"):
+        sys.modules.setdefault(name, None)  # type: ignore[arg-type]
 
 
 def _error(message: str) -> None:
@@ -214,6 +296,12 @@ def _main(argv: list[str]) -> int:
     if ns.command == "version":
         print(f"warplint {__version__}")
         return EXIT_CLEAN
+    if ns.command == "show":
+        return _show(ns)
+    if ns.command == "simulate":
+        return _simulate(ns)
+    if ns.command == "server":
+        return _server(ns)
     parser.print_usage(sys.stderr)
     return EXIT_ERROR
 
@@ -224,31 +312,55 @@ def _check(ns: argparse.Namespace) -> int:
     from analyzer.report import render
     from analyzer.report.text import summary
 
-    options = Options(
-        arch=ns.arch,
-        block=ns.block,
-        grid=ns.grid,
-        params=dict(ns.param),
-        defines=dict(ns.defines),
-        include_paths=list(ns.include_paths),
-        select=ns.select,
-        ignore=ns.ignore,
+    from analyzer.config import ConfigError, Resolver, Settings
+
+    options = Options(  # what is not configurable per file; the rest comes from `options_for`
+        via_ptx=getattr(ns, "via_ptx", False),
         format=ns.format,
+        report_unused_suppressions=ns.report_unused_suppressions,
+    )
+    cli = Settings(  # what the command line says; None or empty: leave it to the configuration
+        select=ns.select, ignore=ns.ignore, extend_select=tuple(ns.extend_select or ()),
+        extend_ignore=tuple(ns.extend_ignore or ()), arch=ns.arch, block=ns.block, grid=ns.grid,
+        params=dict(ns.param), defines=dict(ns.defines),
+        include_paths=tuple(os.path.abspath(p) for p in ns.include_paths),
     )
     if ns.output == "-":
         ns.output = None
-    if ns.select or ns.ignore:  # an unknown rule is a usage error, before any file is read
+    selectors = (("--select", ns.select), ("--ignore", ns.ignore),
+                 ("--extend-select", ns.extend_select), ("--extend-ignore", ns.extend_ignore))
+    if any(given for _, given in selectors):  # an unknown rule is a usage error, before any file is read
         registry = _registry()
         if registry is None:
             return EXIT_ERROR
-        for flag, selectors in (("--select", ns.select), ("--ignore", ns.ignore)):
-            for selector in selectors or ():
+        for flag, given in selectors:
+            for selector in given or ():
                 try:
                     registry.get_rules(selector)
                 except KeyError:
                     _error(f"argument {flag}: unknown rule {selector!r}; `warplint rules` lists them")
                     return EXIT_ERROR
-    reports = check_paths(ns.paths, options)
+    options.verify = bool(getattr(ns, "verify", False))
+    if ns.config is not None and not os.path.isfile(ns.config):
+        _error(f"argument --config: {ns.config}: no such file")
+        return EXIT_ERROR
+    resolver = Resolver(cli, options, config=ns.config, isolated=ns.isolated)
+    resolved: list[Any] = []
+
+    def options_for(path: str) -> Any:
+        resolved.append(resolver(path))
+        return resolved[-1]
+
+    jobs = ns.jobs if ns.jobs is not None else (os.cpu_count() or 1)
+    bar = _Progress(sys.stderr)
+    try:
+        reports = check_paths(ns.paths, options, jobs=jobs, options_for=options_for, progress=bar.update)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return EXIT_ERROR
+    finally:
+        bar.close()
+    ns.arch = ns.arch or (resolved[0].arch if resolved else options.arch)  # the arch the report names
 
     color = (
         ns.format == "text" and not ns.no_color and ns.output is None
@@ -265,6 +377,11 @@ def _check(ns: argparse.Namespace) -> int:
     elif text:
         sys.stdout.write(text)
         sys.stdout.flush()
+    if ns.statistics:  # on stdout after a report for people; on stderr after one for programs
+        human = ns.output is not None or ns.format in ("text", "concise")
+        stream = sys.stdout if human else sys.stderr
+        stream.write(statistics(reports))
+        stream.flush()
     if not ns.quiet:
         print(summary(reports), file=sys.stderr)
 
@@ -273,9 +390,58 @@ def _check(ns: argparse.Namespace) -> int:
     if ns.exit_zero:
         return EXIT_CLEAN
     input_errors = any(d.severity == Severity.ERROR for r in reports for d in r.diagnostics)
-    if input_errors or any(r.findings for r in reports):
+    unused = any(d.code == "WL920" for r in reports for d in r.diagnostics)  # asked for: counts as a finding
+    if input_errors or unused or any(r.findings for r in reports):
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def statistics(reports: Sequence[Any]) -> str:
+    """`--statistics`: one line per code, most frequent first, like ruff's
+    `   3  WL101  bank-conflict`. Findings and diagnostics are counted alike."""
+    from collections import Counter
+
+    counts = Counter(str(f.code) for r in reports for f in r.findings)
+    counts.update(str(d.code) for r in reports for d in r.diagnostics)
+    if not counts:
+        return ""
+    registry = _registry()
+    names = {code: name for code, name, _ in registry.rules_table(include_diagnostics=True)} if registry else {}
+    width = max(4, *(len(str(n)) for n in counts.values()))
+    code_width = max(len(code) for code in counts)
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return "".join(f"{n:>{width}}  {code:<{code_width}}  {names.get(code, '')}".rstrip() + "\n"
+                   for code, n in rows)
+
+
+class _Progress:
+    """`checked 12/40 files` on stderr, rewritten in place: only on a terminal and only
+    once the run has taken more than `delay` seconds, so pipes and CI logs never see it."""
+
+    def __init__(self, stream: Any, delay: float = 0.5, clock: Any = None) -> None:
+        import time
+
+        self.stream, self.delay = stream, delay
+        self.clock = clock or time.monotonic
+        self.start = self.clock()
+        self.shown = False
+        try:
+            self.enabled = bool(stream.isatty())
+        except (AttributeError, ValueError):
+            self.enabled = False
+
+    def update(self, done: int, total: int) -> None:
+        if not self.enabled or (not self.shown and self.clock() - self.start < self.delay):
+            return
+        self.shown = True
+        self.stream.write(f"\rchecked {done}/{total} files")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.shown:  # erase the line, so that the summary starts clean
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.shown = False
 
 
 def _registry() -> Any:
@@ -313,3 +479,91 @@ def _rules() -> int:
     for code, name, summary in rows:
         print(f"{code.ljust(widths[0])}  {name.ljust(widths[1])}  {summary}".rstrip())
     return EXIT_CLEAN
+
+
+# ----------------------------------------------------------------------------- show and server
+
+
+def _analysis_options(parser: argparse.ArgumentParser) -> None:
+    """The launch and preprocessor options of `check`, for `show` and `server`."""
+    launch = parser.add_argument_group("launch configuration (overrides what the file's host code says)")
+    launch.add_argument("--block", type=_dims("--block", MAX_BLOCK, MAX_BLOCK_THREADS), metavar="X[,Y[,Z]]",
+                        help="blockDim of every kernel, e.g. 32,8")
+    launch.add_argument("--grid", type=_dims("--grid", MAX_GRID, None), metavar="X[,Y[,Z]]",
+                        help="gridDim of every kernel")
+    launch.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
+                        help="value of a kernel's integer parameter (repeatable)")
+    launch.add_argument("--arch", type=_arch, default="sm_90", help="GPU architecture (default sm_90)")
+    pre = parser.add_argument_group("preprocessor")
+    pre.add_argument("-D", dest="defines", type=_define, action="append", default=[], metavar="NAME[=VALUE]",
+                     help="define a macro (repeatable)")
+    pre.add_argument("-I", dest="include_paths", action="append", default=[], metavar="DIR",
+                     help="search DIR for #include \"...\" files (repeatable)")
+
+
+def _analysis_of(ns: argparse.Namespace) -> Any:
+    from analyzer.api import Options
+
+    return Options(arch=ns.arch, block=ns.block, grid=ns.grid, params=dict(ns.param),
+                   defines=dict(ns.defines), include_paths=list(ns.include_paths))
+
+
+def _show(ns: argparse.Namespace) -> int:
+    from analyzer.api import check_file
+    from analyzer.report.show import accesses_at, render_show
+
+    path, sep, line_text = ns.where.rpartition(":")
+    if not sep or not path or not line_text.strip().isdigit() or int(line_text) < 1:
+        _error(f"argument FILE:LINE: {ns.where!r}: expected a file and a 1-based line, e.g. kernel.cu:23")
+        return EXIT_ERROR
+    if ns.column is not None and ns.column < 1:
+        _error(f"argument --column: {ns.column}: columns start at 1")
+        return EXIT_ERROR
+    line = int(line_text)
+    report = check_file(path, _analysis_of(ns))
+    if report.linemap is None:  # the file could not be read
+        for d in report.diagnostics:
+            _error(f"{path}: {d.message}")
+        return EXIT_ERROR
+    costs = accesses_at(report, line, ns.column)
+    if not costs:
+        where = f"{path}:{line}" + (f":{ns.column}" if ns.column else "")
+        _error(f"no shared or global memory access analysed at {where}; "
+               "`warplint show` draws the access on a line of a kernel (`warplint check` lists them)")
+        return EXIT_ERROR
+    color = not ns.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
+    sys.stdout.write(render_show(report, costs, color=color))
+    sys.stdout.flush()
+    return EXIT_CLEAN
+
+
+def _server(ns: argparse.Namespace) -> int:
+    try:
+        import pygls  # noqa: F401 - only to say what is missing
+    except ImportError:
+        _error("`warplint server` needs pygls: pip install 'warplint[lsp]'")
+        return EXIT_ERROR
+    from analyzer.server import serve
+
+    return serve(_analysis_of(ns))
+
+
+def _simulate(ns: argparse.Namespace) -> int:
+    """`warplint simulate FILE`: 0 when it ran, 2 for a file or kernel that cannot be run."""
+    from analyzer.api import simulate_file
+    from analyzer.sim.run import DEFAULT_BLOCKS, SimOptions
+
+    blocks = 0 if ns.all_blocks else (ns.blocks or DEFAULT_BLOCKS)
+    report = simulate_file(ns.file, _analysis_of(ns), SimOptions(max_blocks=blocks, seed=ns.seed, fill=ns.fill),
+                           kernel=ns.kernel)
+    if ns.format == "json":
+        from analyzer.report.json import render as render_json
+
+        text = render_json([report], arch=ns.arch)
+    else:
+        from analyzer.sim.text import render as render_text
+
+        text = render_text([report])
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return EXIT_ERROR if report.has_tool_error else EXIT_CLEAN

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from analyzer.diagnostics import Span
 
-__all__ = ["Finding", "Related"]
+__all__ = ["Edit", "Finding", "Related"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +23,21 @@ class Related:
 
     span: Span
     message: str  # "`tile` declared here"
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """A machine-applicable fix: replace `span` of the preprocessed text with `text`.
+
+    An empty span (start == end) inserts. `old` is what the span covers in the
+    preprocessed text, so that a consumer (the language server) can check that the
+    original file reads the same there and refuse the edit when a macro expansion or an
+    included file stands in between.
+    """
+
+    span: Span
+    text: str  # the replacement, e.g. "33" or " __align__(16)"
+    old: str = ""  # the preprocessed text the span covers ("" for an insertion)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,3 +52,4 @@ class Finding:
     args: Mapping[str, object] = field(default_factory=dict)  # {"ways": 4, "array": "tile", ...}
     detail: tuple[str, ...] = ()  # extra lines for the text report (lanes, banks, assumptions)
     related: tuple[Related, ...] = ()
+    edits: tuple[Edit, ...] = ()  # the `fix` as edits, when it is a known text change

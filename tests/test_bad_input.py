@@ -19,7 +19,9 @@ from analyzer.syntax import ast as A
 from analyzer.syntax.parse import MAX_NESTING, parse
 
 MB = 1024 * 1024
-FEW_SECONDS = 10.0  # generous: the measured times are well under 2 s on one core
+# A guard against hangs and runaway work, not a speed test (speed is measured by benchmarks/,
+# never asserted): the measured times are under 2 s on one idle core, far below this.
+FEW_SECONDS = 120.0
 
 KERNEL = "__global__ void good(float *p) { p[threadIdx.x] = 1.0f; }\n"
 
@@ -201,7 +203,7 @@ JUNK_10_MB = {
 
 
 @pytest.mark.parametrize("name", list(JUNK_10_MB))
-def test_10_mb_of_generated_junk_finishes_in_a_few_seconds(name):
+def test_10_mb_of_generated_junk_ends_without_hanging(name):
     text = JUNK_10_MB[name]()
     assert len(text) >= 10 * MB
     with within(FEW_SECONDS):

@@ -144,6 +144,17 @@ def test_a_bad_option_is_a_usage_error_with_exit_2(tmp_path, option):
     assert_no_traceback(result)
 
 
+def test_a_struct_parameters_field_can_be_given_with_param(tmp_path):
+    # 003_matmul_global.cu: `A.elements[row * A.width + e]`; with the widths given, the
+    # 16-wide blocks' row starts are known and the loads of B and the store of C are ideal
+    sample = Path(__file__).resolve().parents[1] / "samples" / "003_matmul_global.cu"
+    result = warplint("check", "--format", "json", "--param", "A.width=4096", "--param", "B.width=4096",
+                      "--param", "C.width=4096", str(sample), cwd=tmp_path)
+    accesses = {a["text"]: a for k in json.loads(result.stdout)["files"][0]["kernels"] for a in k["accesses"]}
+    assert (accesses["B.elements[e * B.width + col]"]["per_request"], accesses["B.elements[e * B.width + col]"]["exact"]) == (2, True)
+    assert accesses["C.elements[row * C.width + col]"]["per_request"] == 4
+
+
 def test_block_x_names_the_expected_form(tmp_path):
     result = warplint("check", "--block", "x", "k.cu", cwd=tmp_path)
     assert result.returncode == 2

@@ -299,3 +299,85 @@ int main() {
     assert (analysis.launch.block, analysis.launch.grid, dict(analysis.launch.params)) == ((16, 16, 1), (64, 64, 1), {"w": 1024})
     c = analysis.costs[0]
     assert (c.per_request, c.requests, c.total, c.exact) == (4, 8 * 64 * 64, 4 * 8 * 64 * 64, True)
+
+
+LOOP_CARRIED = """
+__global__ void k(unsigned int *out, unsigned int start) {
+    __shared__ unsigned int s[32 * 32];
+    unsigned int pos = START;
+    unsigned int sum = 0;
+    for (unsigned int i = 0; i < 2; i++) {
+        sum += s[32 * threadIdx.x + pos];
+        pos = (pos + 1) % 32;
+    }
+    out[threadIdx.x] = sum;
+}
+"""
+
+
+def test_a_lane_dependent_value_a_loop_updates_by_modulo_is_unknown_never_taken_as_uniform():
+    # pos = tx, then (tx + 1) % 32: the lanes' words differ per lane; warplint does not follow
+    # `%` updates across iterations, so it must say unknown (it once took pos as one value
+    # for all lanes and reported an exact 32-way conflict where the hardware has none)
+    c = cost_of(LOOP_CARRIED.replace("START", "threadIdx.x"), "s[32 * threadIdx.x + pos]", block=(32, 1, 1))
+    assert (c.per_request, c.exact, c.data_dependent) == (None, False, True)
+    assert "a loop updates in a way warplint does not follow" in c.assumptions[-1]
+
+
+def test_a_uniform_value_a_loop_updates_by_modulo_keeps_the_exact_cost():
+    # pos starts uniform and is updated from itself: the same word offset for every lane,
+    # so s[32 * tx + pos] is a 32-way conflict whatever pos is
+    c = cost_of(LOOP_CARRIED.replace("START", "start"), "s[32 * threadIdx.x + pos]", block=(32, 1, 1))
+    assert (c.per_request, c.ideal_per_request) == (32, 1)
+
+
+REFERENCES = """
+__device__ void put(float &dst, float v) { dst = v; }
+__device__ float twice(const float &x) { return 2.0f * x; }
+__global__ void k(float *out) {
+    __shared__ float s[64];
+    put(s[2 * threadIdx.x], 1.0f);
+    out[threadIdx.x] = twice(s[threadIdx.x]);
+}
+"""
+
+
+def test_a_store_through_a_reference_parameter_is_a_store_to_the_callers_array():
+    analysis = analyse(REFERENCES, block=(32, 1, 1))
+    store = [c for c in analysis.costs if c.text == "dst"]
+    assert [(c.op, c.space, c.per_request, c.ideal_per_request) for c in store] == [("store", "shared", 2, 1)]
+    assert store[0].via == "inlined from put"
+    # no load of s[2 * threadIdx.x] at the call: the argument is an address, not a value
+    assert not [c for c in analysis.costs if c.text == "s[2 * threadIdx.x]"]
+
+
+def test_a_const_reference_argument_is_read_at_the_call_like_a_value():
+    c = cost_of(REFERENCES, "s[threadIdx.x]", block=(32, 1, 1))
+    assert (c.op, c.space, c.per_request) == ("load", "shared", 1)
+
+
+def test_a_load_in_one_side_of_a_conditional_expression_is_made_only_by_the_lanes_that_choose_it():
+    src = """
+__global__ void k(float *a, float *out) {
+    int tid = threadIdx.x;
+    out[tid] = (tid < 8) ? a[tid * 32] : 0.0f;
+}
+"""
+    # 8 lanes, 128 bytes apart: 8 sectors for 32 bytes (ideal 1), not the 32 of a full warp
+    c = cost_of(src, "a[tid * 32]", block=(32, 1, 1))
+    assert (c.per_request, c.ideal_per_request, c.exact) == (8, 1, True)
+
+
+def test_sizes_set_in_main_reach_a_launch_inside_a_host_function_it_calls():
+    src = """
+__global__ void k(float *b, int P) {
+    int y = blockIdx.x * blockDim.x + threadIdx.x;
+    b[3 * P + y] = 0.0f;
+}
+void run(float *b, int P) { k<<<P / 256, 256>>>(b, P); }
+int main() { float *b; const int P = 4096; run(b, P); }
+"""
+    analysis = analyse(src)
+    assert (analysis.launch.block, analysis.launch.grid, analysis.launch.params) == ((256, 1, 1), (16, 1, 1), (("P", 4096),))
+    c = cost_of(src, "b[3 * P + y]")
+    assert (c.per_request, c.ideal_per_request, c.exact, c.requests, c.total) == (4, 4, True, 128, 512)

@@ -636,3 +636,27 @@ def test_the_reduction_fixture_lowers_both_instantiations_and_the_histogram():
     assert atomics == [("shared", "atomicAdd(&local[in[i]], 1)", (60, 9, 36)),
                        ("global", "atomicAdd(&bins[threadIdx.x], local[threadIdx.x])", (62, 5, 54))]
     assert [d.code for d in m.diagnostics] == []
+
+
+EXPLICIT_INSTANTIATION = """
+template <class T> __global__ void reduce0(T *in, T *out) {
+    extern __shared__ int raw[];
+    T *s = (T *)raw;
+    s[threadIdx.x] = in[threadIdx.x];
+}
+template <class T> void reduce(int threads, T *in, T *out) {
+    reduce0<T><<<1, threads, threads * sizeof(T)>>>(in, out);
+}
+template void reduce<int>(int threads, int *in, int *out);
+template void reduce<double>(int threads, double *in, double *out);
+"""
+
+
+def test_an_explicitly_instantiated_host_template_launches_its_kernels_with_real_types():
+    # cuda-samples' reduction: the kernels are launched only from a host template that
+    # `template void reduce<int>(...);` instantiates
+    module = lowered(EXPLICIT_INSTANTIATION)
+    assert [k.display_name for k in module.kernels] == ["reduce0<int>", "reduce0<double>"]
+    sizes = [[a.element.size for a in k.accesses] for k in module.kernels]
+    assert sizes == [[4, 4], [8, 8]]
+    assert not lowering_warnings(module)

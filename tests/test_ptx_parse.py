@@ -492,7 +492,7 @@ def test_recovery_loses_only_the_broken_function():
     assert [f.name for f in m.functions] == ["good1", "good2"]
     assert m.failed_functions == ("bad",)
     (d,) = m.diagnostics
-    assert d.severity is Severity.ERROR and d.code == "WL900"
+    assert d.severity is Severity.ERROR and d.code == "WL901"
     assert (d.location.path, d.location.line, d.location.column) == ("broken.ptx", 12, 20)
     assert d.notes == ("function `bad` was skipped",)
     assert m.functions[1].body[0].line == 18  # lines stay exact after the skipped function

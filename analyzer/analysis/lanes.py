@@ -28,10 +28,18 @@ from analyzer.ir import types as T
 
 THREAD_SYMBOLS = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
 MAX_SCENARIOS = 2048  # iterations walked per warp and access before sampling instead
+COMPILE_SCENARIOS = 2  # lane expressions are compiled to Python when walked more often than this
 MAX_TRIP = 100_000
 MAX_MULTIPLICATIVE = 64
 MAX_INLINE_DEPTH = 16
 PARAM_SAMPLES = tuple(range(1, 65))
+# Several unknown parameters at once are sampled more sparsely, so that their product stays
+# below 150 scenarios: small values, powers of two and their neighbours, where costs change.
+SPARSE_PARAM_SAMPLES = (
+    (1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32, 33),
+    (1, 2, 3, 4, 8, 16, 17, 32, 33),
+    (1, 2, 4, 17, 32),
+)
 SHARED_BASE_ALIGN = 128  # assumed alignment of a shared array's start (bank 0)
 
 
@@ -62,6 +70,7 @@ class Occurrence:
     loops: tuple[LoopCtx, ...]
     via: str | None
     struct_type: T.StructType | None = None
+    reuses: N.Access | None = None  # the access whose value this load reuses (no request)
 
 
 LANE_VARYING = "per-lane "
@@ -84,6 +93,10 @@ class Interpreter:
         self.loop_uid = 0
         self.notes: list[str] = []
         self.depth = 0
+        # values a thread holds in registers: (region, offset, bytes, mask) -> the access that
+        # loaded or stored them. nvcc loads `data[tid].x` once in `data[tid].x * data[tid].x`
+        # and reads back a value it has just stored from the register (measured on an H200)
+        self.held: dict[tuple, N.Access] = {}
 
     # ------------------------------------------------------------------ values
     def param_value(self, var: N.Variable, kernel_param: bool) -> Any:
@@ -140,9 +153,12 @@ class Interpreter:
                 return S.logical_not(a)
             return S.unknown(e.op)
         if isinstance(e, N.Select):
+            # each side runs only in the lanes that choose it: a load in `c ? a[i] : 0` is
+            # made by the lanes where c holds
             c = self.eval(e.cond, env, ctx)
-            a = self.eval(e.then, env, ctx)
-            b = self.eval(e.otherwise, env, ctx)
+            cond = c if isinstance(c, S.Expr) else S.unknown("condition")
+            a = self.eval(e.then, env, ctx.child(S.logical_and(ctx.mask, cond)))
+            b = self.eval(e.otherwise, env, ctx.child(S.logical_and(ctx.mask, S.logical_not(cond))))
             return self.join(c, a, b)
         if isinstance(e, N.PtrAdd):
             base = self.eval(e.base, env, ctx)
@@ -194,6 +210,7 @@ class Interpreter:
         if isinstance(e, N.Opaque):
             for op in e.operands:
                 self.eval(op, env, ctx)
+            self.held.clear()  # a barrier, or a call warplint does not follow
             return S.unknown(e.reason)
         return S.unknown(type(e).__name__)
 
@@ -258,7 +275,44 @@ class Interpreter:
     def record(self, access: N.Access, env: dict[int, Any], ctx: "Ctx") -> None:
         ptr = self.eval(access.address, env, ctx)
         struct_t = _struct_of(access.address)
-        self.occurrences.append(Occurrence(access, ptr if isinstance(ptr, Ptr) else None, ctx.mask, ctx.loops, ctx.via, struct_t))
+        occ = Occurrence(access, ptr if isinstance(ptr, Ptr) else None, ctx.mask, ctx.loops, ctx.via, struct_t)
+        self.occurrences.append(occ)
+        size = access.element.size
+        if not isinstance(ptr, Ptr) or not size or access.volatile or ptr.space not in ("shared", "global"):
+            if access.op != "load":
+                self.held.clear()  # a store we cannot place may change anything
+            return
+        if access.op == "load":
+            occ.reuses = self.holder(ptr, size, ctx.mask)
+            if occ.reuses is None:
+                self.held[(ptr.region, ptr.offset, size, ctx.mask)] = access
+            return
+        # a store or an atomic: what the thread held in this space may have changed, unless
+        # it is in the same array at bytes the store provably does not touch (two pointers
+        # into one space may alias); a plain store's own value is then held
+        self.held = {k: a for k, a in self.held.items()
+                     if _space_of_region(k[0]) != ptr.space or _disjoint(k, ptr, size)}
+        if access.op == "store":
+            self.held[(ptr.region, ptr.offset, size, ctx.mask)] = access
+
+    def holder(self, ptr: Ptr, size: int, mask: S.Expr) -> N.Access | None:
+        """The access whose value covers the `size` bytes at `ptr` for lanes under `mask`."""
+        exact = self.held.get((ptr.region, ptr.offset, size, mask))
+        if exact is not None:
+            return exact
+        covered: list[tuple[int, int, N.Access]] = []
+        for (region, offset, nbytes, m), acc in self.held.items():
+            if region != ptr.region or m != mask:
+                continue
+            delta = offset - ptr.offset
+            if delta.is_const and delta.value < size and delta.value + nbytes > 0:
+                covered.append((delta.value, delta.value + nbytes, acc))
+        reach = 0
+        for start, end, _ in sorted(covered, key=lambda c: c[:2]):
+            if start > reach:
+                return None
+            reach = max(reach, end)
+        return covered[0][2] if covered and reach >= size and min(c[0] for c in covered) <= 0 else None
 
     # ------------------------------------------------------------------ statements
     def run_kernel(self, kernel: N.Function) -> None:
@@ -340,7 +394,10 @@ class Interpreter:
         if isinstance(s, N.Skipped):
             for v in s.writes:
                 env[v.uid] = S.unknown(f"{v.name} (written by a skipped statement)")
+            self.held.clear()
             return Flow()
+        if isinstance(s, N.Sync):
+            self.held.clear()  # other threads' stores become visible
         return Flow()
 
     def if_stmt(self, s: N.If, env: dict[int, Any], ctx: "Ctx") -> "Flow":
@@ -353,8 +410,12 @@ class Interpreter:
         else_env = dict(env)
         then_ctx = ctx.child(S.logical_and(ctx.mask, c))
         else_ctx = ctx.child(S.logical_and(ctx.mask, S.logical_not(c)))
+        held = dict(self.held)
         f1 = self.block(s.then, then_env, then_ctx)
+        then_held, self.held = self.held, dict(held)
         f2 = self.block(s.otherwise, else_env, else_ctx)
+        # after the join a thread holds what it held before and neither branch changed
+        self.held = {k: a for k, a in held.items() if then_held.get(k) is a and self.held.get(k) is a}
         for uid in set(then_env) | set(else_env):
             a, b = then_env.get(uid), else_env.get(uid)
             if a is b:
@@ -376,6 +437,13 @@ class Interpreter:
         return flow
 
     def loop(self, s: N.Loop, env: dict[int, Any], ctx: "Ctx") -> None:
+        self.held.clear()  # each iteration loads again (the body is interpreted once for all)
+        try:
+            self._loop(s, env, ctx)
+        finally:
+            self.held.clear()
+
+    def _loop(self, s: N.Loop, env: dict[int, Any], ctx: "Ctx") -> None:
         self.loop_uid += 1
         uid = self.loop_uid
         for st in s.init:
@@ -385,8 +453,11 @@ class Interpreter:
         k = S.sym(f"k@{uid}")
         loop_env = dict(env)
         loop_ctx: LoopCtx | None = None
+        # a variable the loop changes other than by a known step is unknown inside it; it may
+        # differ between lanes (`pos = (pos + 1) % 32` with `pos = threadIdx.x` before)
+        per_lane = _lane_dependent_in_loop(s.body + s.step, written, env)
         for var_uid in written:
-            loop_env[var_uid] = S.unknown("modified in loop")
+            loop_env[var_uid] = S.unknown(f"{LANE_VARYING if var_uid in per_lane else ''}modified in loop")
         multiplicative = [(v, op, c) for v, (op, c) in inductions.items() if op in ("*", "/", "<<", ">>")]
         for var, (op, step_expr) in inductions.items():
             if op not in ("+", "-"):
@@ -426,7 +497,7 @@ class Interpreter:
         for st in s.step:
             self.stmt(st, dict(body_env), inner)
         for var_uid in written:
-            env[var_uid] = S.unknown("value after a loop")
+            env[var_uid] = S.unknown(f"{LANE_VARYING if var_uid in per_lane else ''}value after a loop")
 
 
 @dataclass
@@ -456,6 +527,57 @@ def _struct_of(address: N.Expr) -> T.StructType | None:
     if isinstance(address.type, T.PointerType) and isinstance(address.type.pointee, T.StructType):
         return address.type.pointee
     return None
+
+
+def _lane_dependent(value: Any) -> bool:
+    """Whether an interpreted value may differ between the lanes of a warp."""
+    if isinstance(value, Ptr):
+        value = value.offset
+    if isinstance(value, dict):
+        return any(_lane_dependent(v) for v in value.values())
+    return isinstance(value, S.Expr) and (bool(value.free_symbols & _THREAD_SET) or _lane_varying(value))
+
+
+def _lane_dependent_in_loop(stmts: list[N.Stmt], written: dict[int, N.Variable], env: dict[int, Any]) -> set[int]:
+    """The variables written in a loop whose values may differ between lanes: lane-dependent
+    before the loop, or assigned from something lane-dependent in it (to a fixed point).
+    A statement that was skipped counts as lane-dependent for what it writes."""
+    dependent = {uid for uid in written if _lane_dependent(env.get(uid))}
+    assigns: list[tuple[int, N.Expr | None]] = []
+    for st in N.walk_statements(stmts):
+        if isinstance(st, N.Assign):
+            assigns.append((st.var.uid, st.value))
+        elif isinstance(st, N.Skipped):
+            assigns.extend((v.uid, None) for v in st.writes)
+
+    def depends(e: N.Expr | None) -> bool:
+        if e is None:
+            return True
+        stack: list[Any] = [e]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, N.Builtin):
+                if x.name.startswith("threadIdx") or x.name == "laneid":
+                    return True
+            elif isinstance(x, N.VarRef):
+                uid = x.var.uid
+                if uid in dependent or (uid not in written and _lane_dependent(env.get(uid))):
+                    return True
+            elif isinstance(x, N.Load):
+                stack.append(x.access.address)
+            elif isinstance(x, N.Call) and x.name.startswith(("__shfl", "atomic")):
+                return True
+            stack.extend(N.sub_expressions(x))
+        return False
+
+    changed = True
+    while changed:
+        changed = False
+        for uid, value in assigns:
+            if uid not in dependent and depends(value):
+                dependent.add(uid)
+                changed = True
+    return dependent
 
 
 def _written(stmts: list[N.Stmt]) -> dict[int, N.Variable]:
@@ -501,15 +623,7 @@ def _mentions(e: N.Expr, written: dict[int, N.Variable]) -> bool:
                 return True
         elif isinstance(x, (N.Load, N.Call)):
             return True
-        if isinstance(x, N.Expr):
-            for slot in getattr(type(x), "__slots__", ()):
-                if slot in ("type", "span", "var", "access"):
-                    continue
-                val = getattr(x, slot, None)
-                if isinstance(val, N.Expr):
-                    stack.append(val)
-                elif isinstance(val, tuple):
-                    stack.extend(v for v in val if isinstance(v, N.Expr))
+        stack.extend(N.sub_expressions(x))
     return False
 
 
@@ -575,12 +689,35 @@ def _iterations(loop: LoopCtx, known: dict[str, int]) -> list[int] | None:
         return values
     if loop.cond is None:
         return None
-    for k in range(MAX_TRIP):
-        c = loop.cond.subs({**known, loop.counter: k})
-        if not c.is_const:
-            return None
-        if not c.value:
-            return list(range(k))
+    cond = loop.cond.subs(known) if known else loop.cond
+    key = (cond, loop.counter)
+    if key not in _TRIPS:
+        if len(_TRIPS) >= _LANE_MEMO_LIMIT:
+            _TRIPS.clear()
+        _TRIPS[key] = _trip_count([cond], loop.counter)
+    trip = _TRIPS[key]
+    return None if trip is None else list(range(trip))
+
+
+_TRIPS: dict[tuple, int | None] = {}
+
+
+def _trip_count(conds: list[S.Expr], counter: str, limit: int = MAX_TRIP) -> int | None:
+    """How many iterations k = 0, 1, ... run while any of `conds` (one per lane) holds; None
+    when a condition is not a number or the loop runs `limit` times or more. The conditions
+    are compiled, so a loop of 100,000 trips costs milliseconds, not seconds."""
+    if any(c.free_symbols - {counter} for c in conds):
+        return None
+    evaluate = S.compile_values(conds, [counter])
+    try:
+        for k in range(limit):
+            values = evaluate(k)
+            if any(v is None for v in values):
+                return None
+            if not any(values):
+                return k
+    except (ZeroDivisionError, ValueError):
+        return None
     return None
 
 
@@ -619,7 +756,12 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
         if affine is None or S.is_unknown(offset - affine[1]) or _lane_varying(offset):
             base.exact = False
             base.data_dependent = True
-            assumptions.append("the index depends on data loaded from memory: cost unknown")
+            text = str(offset)
+            if "modified in loop" in text or "value after a loop" in text:
+                assumptions.append("the index depends on a variable that a loop updates in a way warplint does "
+                                   "not follow (not by a constant step) and that differs between lanes: cost unknown")
+            else:
+                assumptions.append("the index depends on data loaded from memory: cost unknown")
             return base
     block = launch.block
     if block is None:
@@ -637,23 +779,29 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
     exact = True
     undecided_mask = False
     unaligned: set[str] = set()
+    ideal_if_aligned = True
     depends: set[str] = set()
     affine = S.affine_in(offset, THREAD_SYMBOLS)
     loops = occ.loops
     cache: dict[tuple, _Charge] = {}
 
     for lanes in lanes_by_warp:
-        if affine is not None:
+        lane_masks = [None if env is None else _at_lane(mask, env) for env in lanes]
+        loop_conds = [[None if env is None or lp.cond is None else _at_lane(lp.cond, env) for env in lanes] for lp in loops]
+        if affine is not None:  # the lanes differ by plain numbers
             coeffs, rest = affine
-            lane_offsets: list[S.Expr | None] = [None if env is None else rest + sum(c * env[n] for c, n in zip(coeffs, THREAD_SYMBOLS)) for env in lanes]
+            moved = [None if env is None else sum(c * env[n] for c, n in zip(coeffs, THREAD_SYMBOLS)) for env in lanes]
+            first = next((m for m in moved if m is not None), None)
+            if first is None:
+                continue
+            ref = rest + first
+            diffs: list[S.Expr | None] = [None if m is None else S.const(m - first) for m in moved]
         else:
             lane_offsets = [None if env is None else offset.subs(env) for env in lanes]
-        lane_masks = [None if env is None else mask.subs(env) for env in lanes]
-        loop_conds = [[None if env is None else (lp.cond.subs(env) if lp.cond is not None else None) for env in lanes] for lp in loops]
-        ref = next((o for o in lane_offsets if o is not None), None)
-        if ref is None:
-            continue
-        diffs = [None if o is None else o - ref for o in lane_offsets]
+            ref = next((o for o in lane_offsets if o is not None), None)
+            if ref is None:
+                continue
+            diffs = [None if o is None else o - ref for o in lane_offsets]
         free: set[str] = set()
         for d in diffs:
             if d is not None:
@@ -692,23 +840,14 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
                 its = None
                 cond_lanes = [c for c in loop_conds[i] if c is not None]
                 if cond_lanes:
-                    its = []
-                    for kv in range(MAX_TRIP):
-                        vals = [c.subs({lp.counter: kv}) for c in cond_lanes]
-                        if any(not v.is_const for v in vals):
-                            its = None
-                            break
-                        if not any(v.value for v in vals):
-                            break
-                        its.append(kv)
-                        if len(its) > MAX_SCENARIOS:
-                            its = None
-                            break
+                    trips = _trip_count(cond_lanes, lp.counter, MAX_SCENARIOS + 1)
+                    its = None if trips is None else list(range(trips))
                 if its is None:
                     its = list(range(8))
                     walk_exact = False
             counter_values.append(its)
-        param_values: list[tuple[int, ...]] = [PARAM_SAMPLES for _ in others]
+        samples = _param_samples(len(others))
+        param_values: list[tuple[int, ...]] = [samples for _ in others]
         if others:
             exact = False
             depends.update(others)
@@ -720,8 +859,25 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
         if not walk_exact:
             totals_known = False
         names = [loops[i].counter for i in walk] + others
+        # the lane expressions are evaluated once per scenario: compiled, not substituted
+        n_lanes = len(diffs)
+        lane_exprs = [*diffs, *lane_masks, *(loop_conds[i][j] for i in walk for j in range(n_lanes))]
+        # compiling costs about a millisecond: worth it only for many scenarios
+        evaluate = S.compile_values(lane_exprs, names) if n_combos > COMPILE_SCENARIOS else None
         for combo in combos:
             assign = dict(zip(names, combo))
+            try:
+                if evaluate is None:
+                    raise ValueError("not compiled")
+                values = evaluate(*combo)
+            except (ZeroDivisionError, ValueError):  # one lane divides by zero: the slow way
+                values = tuple(_substituted_value(e, assign, names) for e in lane_exprs)
+            # an entry that is None in `values` mentions a symbol that is not assigned here (a
+            # parameter that is not known, a value loaded from memory): it stays undecided
+
+            def value_of(index: int) -> int | None:
+                return values[index]
+
             active: list[bool] = []
             rel: list[int | None] = []
             ok = True
@@ -730,26 +886,23 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
                     active.append(False)
                     rel.append(None)
                     continue
-                m = lane_masks[j]
                 on = True
-                if m is not None:
-                    mv = m.subs(assign) if assign else m
-                    if mv.is_const:
-                        on = bool(mv.value)
+                if lane_masks[j] is not None:
+                    mv = value_of(n_lanes + j)
+                    if mv is not None:
+                        on = bool(mv)
                     else:
                         undecided_mask = True
-                for i_w, i in enumerate(walk):
-                    c = loop_conds[i][j]
-                    if c is not None:
-                        cv = c.subs(assign)
-                        if cv.is_const:
-                            on = on and bool(cv.value)
+                for i_w in range(len(walk)):
+                    cv = value_of(2 * n_lanes + i_w * n_lanes + j)
+                    if cv is not None:
+                        on = on and bool(cv)
                 active.append(on)
-                dv = d.subs(assign) if assign else d
-                if not dv.is_const:
+                dv = value_of(j)
+                if dv is None:
                     ok = False
                     break
-                rel.append(dv.value)
+                rel.append(dv)
             if not ok:
                 exact = False
                 continue
@@ -762,7 +915,9 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
             else:
                 residues = S.residues(ref_v, 128) if not ref_v.is_const else frozenset({ref_v.value % 128})
             charges = []
+            some_start_is_ideal = False
             for r in sorted(residues):
+                ideal_here = True
                 for poff, psize in pieces:
                     addrs = [None if not a or x is None else r + x + poff for a, x in zip(active, rel)]
                     key = (tuple(addrs), psize)
@@ -771,6 +926,10 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
                         ch = _charge(addrs, psize, space, arch)
                         cache[key] = ch
                     charges.append(ch)
+                    ideal_here = ideal_here and ch.per_request <= ch.ideal
+                some_start_is_ideal = some_start_is_ideal or ideal_here
+            # False once a request costs more than ideal whatever the alignment of its start
+            ideal_if_aligned = ideal_if_aligned and some_start_is_ideal
             if len(residues) > 1 and len({c.per_request for c in charges}) > 1:
                 exact = False  # the cost really depends on the unknown alignment
                 unaligned.add(str(ref_v))
@@ -795,11 +954,29 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
     if undecided_mask:
         exact = False
         assumptions.append("a condition on values warplint does not know was assumed true for every lane (the worst case)")
+    base.only_alignment = bool(unaligned) and ideal_if_aligned and worst.per_request > worst.ideal
     if unaligned:
         assumptions.append("the alignment of the warp's first address is not known and changes the cost: "
                            "per_request is the worst case over its possible alignments, best_per_request the best")
     if depends:
-        assumptions.append(f"the cost depends on {', '.join(sorted(depends))}, which is not known: worst case over values 1..64 (pass --param NAME=VALUE)")
+        tried = "values 1..64" if len(depends) == 1 else "sampled values from 1 to 64 of each"
+        params = sorted(d for d in depends if not d.startswith(("blockIdx.", "gridDim.", "blockDim.")))
+        indices = sorted(d for d in depends if d.startswith("blockIdx."))
+        sizes = sorted(d for d in depends if d.startswith(("gridDim.", "blockDim.")))
+        what = []
+        if params:
+            what.append(f"{', '.join(params)} (not known)")
+        if indices:
+            what.append(f"the block ({', '.join(indices)})")
+        if sizes:
+            what.append(f"the launch ({', '.join(sizes)}, not known)")
+        how = []
+        if params:
+            how.append(" ".join(f"--param {p}=VALUE" for p in params))
+        if sizes:
+            how.append("--grid/--block")
+        hint = f" (pass {' and '.join(how)})" if how else ""
+        assumptions.append(f"the cost depends on {' and on '.join(what)}: worst case over {tried}{hint}")
     base.per_request = worst.per_request
     base.ideal_per_request = worst.ideal
     base.best_per_request = best
@@ -812,9 +989,92 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
     if nblocks is not None and totals_known and not undecided_mask and not depends:
         base.requests = requests * nblocks
         base.total = total * nblocks
+    if occ.reuses is not None:
+        _reuse(base, occ.reuses)
     if len(depends) == 1 and describe:
         base.cases = _describe_cases(occ, kernel, launch, arch, known, next(iter(depends)))
     return base
+
+
+_THREAD_SET = frozenset(THREAD_SYMBOLS)
+
+
+_LANE_MEMO: dict[tuple, S.Expr] = {}
+_LANE_MEMO_LIMIT = 200_000
+
+
+def _at_lane(e: S.Expr, env: dict[str, int]) -> S.Expr:
+    """`e` with one lane's threadIdx put in; evaluated directly when nothing else is free.
+    Remembered: the accesses under one condition share its mask, warps share loop bounds."""
+    if e.is_const:
+        return e
+    key = (e, env["threadIdx.x"], env["threadIdx.y"], env["threadIdx.z"])
+    done = _LANE_MEMO.get(key)
+    if done is not None:
+        return done
+    done = None
+    if e.free_symbols <= _THREAD_SET:
+        try:
+            done = S.const(e.evaluate(env))
+        except (ArithmeticError, ValueError, LookupError):
+            pass
+    if done is None:
+        done = e.subs(env)
+    if len(_LANE_MEMO) >= _LANE_MEMO_LIMIT:
+        _LANE_MEMO.clear()
+    _LANE_MEMO[key] = done
+    return done
+
+
+def _param_samples(count: int) -> tuple[int, ...]:
+    """The values tried for each of `count` unknown parameters (1..64 for one alone)."""
+    if count <= 1:
+        return PARAM_SAMPLES
+    for samples in SPARSE_PARAM_SAMPLES:
+        if len(samples) ** count <= 150:
+            return samples
+    return SPARSE_PARAM_SAMPLES[-1]
+
+
+def _substituted_value(e: S.Expr | None, assign: dict[str, int], names: list[str]) -> int | None:
+    """The value of a lane expression in one scenario, None when it is not a number (as
+    `compile_values` gives it: a symbol other than `names` leaves it undecided)."""
+    if e is None:
+        return None
+    if e.is_const:
+        return e.value
+    if not e.free_symbols.issubset(names):
+        return None
+    v = e.subs(assign) if assign else e
+    return v.value if v.is_const else None
+
+
+_DECIDED: dict[tuple, S.Expr] = {}
+
+
+def _space_of_region(region: str) -> str:
+    return "shared" if region.startswith("shared:") else "global"
+
+
+def _disjoint(key: tuple, ptr: Ptr, size: int) -> bool:
+    """Whether a held value `key` lies in the same array as `size` bytes at `ptr`, apart."""
+    region, offset, nbytes, _ = key
+    if region != ptr.region:
+        return False
+    delta = offset - ptr.offset
+    return delta.is_const and (delta.value >= size or delta.value + nbytes <= 0)
+
+
+def _reuse(cost: AccessCost, holder: N.Access) -> None:
+    """A load whose value the thread already holds: no request of its own."""
+    cost.reuses = holder.uid
+    verb = "loaded" if holder.op == "load" else "stored"
+    line_note = f"`{holder.text}`" if holder.text != cost.access.text else "the same access"
+    cost.assumptions.append(f"no request of its own: nvcc reuses the value {verb} by {line_note} "
+                            "(same address, nothing in between can change it)")
+    if cost.requests is not None:
+        cost.requests = 0
+        cost.total = 0
 
 
 def _decide_mask(m: S.Expr | None, launch: LaunchConfig, diff_symbols: set[str]) -> S.Expr | None:
@@ -822,6 +1082,16 @@ def _decide_mask(m: S.Expr | None, launch: LaunchConfig, diff_symbols: set[str])
     condition must hold (or fail) at every corner of the grid, as bounds checks do."""
     if m is None or m.is_const:
         return m
+    key = (m, launch.grid)
+    done = _DECIDED.get(key)
+    if done is None:
+        if len(_DECIDED) >= _LANE_MEMO_LIMIT:
+            _DECIDED.clear()
+        done = _DECIDED[key] = _decide_mask_at_corners(m, launch)
+    return done
+
+
+def _decide_mask_at_corners(m: S.Expr, launch: LaunchConfig) -> S.Expr:
     names = [n for n in m.free_symbols if "@" not in n]
     if not names or any(not n.startswith("blockIdx.") for n in names) or launch.grid is None:
         return m
@@ -881,6 +1151,8 @@ def merge_costs(costs: list[AccessCost]) -> list[AccessCost]:
         else:
             keep, other = prev, c
         keep.exact = keep.exact and other.exact
+        if other.reuses is None:  # reached once without the value at hand: a real request
+            keep.reuses = None
         if keep.requests is not None and other.requests is not None:
             keep.requests += other.requests
             keep.total = (keep.total or 0) + (other.total or 0)
@@ -928,12 +1200,12 @@ def _merge_struct_fields(costs: list[AccessCost]) -> None:
 
 
 def analyze_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, arch: Architecture,
-                   params: dict[str, int] | None = None, padding: dict[str, int] | None = None) -> KernelAnalysis:
-    """Cost every shared and global access of `kernel` for one launch configuration."""
+                   params: dict[str, int] | None = None) -> KernelAnalysis:
+    """Cost every shared and global access of `kernel` for one launch configuration.
+    (A padding fix is checked by lowering the file again with the wider array:
+    `analyzer.ir.lower.lower(..., padding=...)`.)"""
     known_params = dict(launch.params)
     known_params.update(params or {})
-    if padding:
-        module, kernel = _padded(module, kernel, padding)
     interp = Interpreter(module, launch, known_params)
     interp.run_kernel(kernel)
     known: dict[str, int] = {}
@@ -945,31 +1217,44 @@ def analyze_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, a
     costs = [cost_occurrence(o, kernel.display_name, launch, arch, known) for o in interp.occurrences]
     merged = merge_costs(costs)
     _merge_struct_fields(merged)
-    return KernelAnalysis(kernel, launch, merged, [], interp.notes)
+    return KernelAnalysis(kernel, launch, merged, [], interp.notes, shared_arrays=_shared_arrays(module, kernel))
 
 
-def _padded(module: N.Module, kernel: N.Function, padding: dict[str, int]) -> tuple[N.Module, N.Function]:
-    """The same kernel with shared arrays' last dimension widened (for checking padding fixes)."""
-    from analyzer.ir.types import ArrayType
+def reused_loads(module: N.Module, kernel: N.Function, launch: LaunchConfig,
+                 params: dict[str, int] | None = None) -> dict[int, N.Access]:
+    """The loads of `kernel` whose value a thread already holds every time they run (uid ->
+    the access that loaded or stored it): nvcc issues no request for them. The simulator
+    applies the same rule, as it applies `_merge_struct_fields`."""
+    known = dict(launch.params)
+    known.update(params or {})
+    interp = Interpreter(module, launch, known)
+    interp.run_kernel(kernel)
+    reused: dict[int, N.Access] = {}
+    fresh: set[int] = set()
+    for occ in interp.occurrences:
+        if occ.reuses is None:
+            fresh.add(occ.access.uid)
+        else:
+            reused.setdefault(occ.access.uid, occ.reuses)
+    return {uid: holder for uid, holder in reused.items() if uid not in fresh}
 
-    def widen(t: T.CType, extra: int) -> T.CType:
-        if isinstance(t, ArrayType) and isinstance(t.element, ArrayType):
-            return ArrayType(widen(t.element, extra), t.length)
-        if isinstance(t, ArrayType) and t.length is not None:
-            return ArrayType(t.element, t.length + extra)
-        return t
 
-    changed: dict[int, T.CType] = {}
-    for fn in [kernel, *module.functions.values()]:
+def _shared_arrays(module: N.Module, kernel: N.Function) -> dict[str, N.Variable]:
+    """The `__shared__` arrays that the kernel (or a function it calls) accesses, by name."""
+    arrays: dict[str, N.Variable] = {}
+    reached, todo = {kernel.name}, [kernel]
+    while todo:
+        fn = todo.pop()
+        for name in fn.calls:
+            callee = module.functions.get(name)
+            if callee is not None and name not in reached:
+                reached.add(name)
+                todo.append(callee)
         for acc in fn.accesses:
             for v in _vars_in(acc.address):
-                if v.name in padding and isinstance(v.type, ArrayType) and v.space == "shared":
-                    changed[v.uid] = widen(v.type, padding[v.name])
-    if not changed:
-        return module, kernel
-    # Re-lowering is not needed: only the strides of index arithmetic change, and lowering
-    # baked them into constants. Rebuild the address expressions with the new row sizes.
-    return module, _restride(kernel, changed)
+                if v.space == "shared" and isinstance(v.type, T.ArrayType):
+                    arrays.setdefault(v.name, v)
+    return arrays
 
 
 def _vars_in(e: N.Expr) -> Iterable[N.Variable]:
@@ -978,83 +1263,6 @@ def _vars_in(e: N.Expr) -> Iterable[N.Variable]:
         x = stack.pop()
         if isinstance(x, N.VarRef):
             yield x.var
-        if isinstance(x, N.Expr):
-            for slot in getattr(type(x), "__slots__", ()):
-                if slot in ("type", "span", "var", "access"):
-                    continue
-                val = getattr(x, slot, None)
-                if isinstance(val, N.Expr):
-                    stack.append(val)
+        stack.extend(N.sub_expressions(x))
 
 
-def _restride(kernel: N.Function, changed: dict[int, T.CType]) -> N.Function:
-    """Rewrite `PtrAdd(PtrAdd(arr, i*ROW), j*4)` strides for the widened arrays."""
-    import copy
-
-    new_kernel = copy.copy(kernel)
-    memo: dict[int, Any] = {}
-
-    def fix_addr(e: N.Expr) -> N.Expr:
-        # walk down the PtrAdd chain to the array; recompute each level's stride from the new type
-        chain: list[N.PtrAdd] = []
-        x = e
-        while isinstance(x, N.PtrAdd):
-            chain.append(x)
-            x = x.base
-        while isinstance(x, N.Cast) and isinstance(x.operand, N.VarRef):
-            x = x.operand
-        if not (isinstance(x, N.VarRef) and x.var.uid in changed):
-            return e
-        t = changed[x.var.uid]
-        out: N.Expr = N.VarRef(x.var, T.PointerType(T.element_type(t) or t), x.span)
-        cur = t
-        for level in reversed(chain):
-            elem = T.element_type(cur)
-            off = level.offset
-            if elem is not None and isinstance(off, N.Binary) and off.op == "*" and isinstance(off.right, N.Const) and elem.size:
-                off = N.Binary("*", off.left, N.Const(elem.size, off.right.type, off.right.span), off.type, off.span)
-                cur = elem
-            out = N.PtrAdd(out, off, level.type, level.span)
-        return out
-
-    def fix_stmts(stmts: list[N.Stmt]) -> list[N.Stmt]:
-        out = []
-        for s in stmts:
-            s = copy.copy(s)
-            for name in getattr(type(s), "__slots__", ()):
-                val = getattr(s, name, None)
-                if isinstance(val, list) and val and isinstance(val[0], N.Stmt):
-                    setattr(s, name, fix_stmts(val))
-                elif isinstance(val, N.Expr):
-                    setattr(s, name, fix_expr(val))
-                elif isinstance(val, N.Access):
-                    setattr(s, name, fix_access(val))
-            out.append(s)
-        return out
-
-    def fix_access(a: N.Access) -> N.Access:
-        if id(a) in memo:
-            return memo[id(a)]
-        b = copy.copy(a)
-        b.address = fix_addr(a.address)
-        memo[id(a)] = b
-        return b
-
-    def fix_expr(e: N.Expr) -> N.Expr:
-        e2 = copy.copy(e)
-        for name in getattr(type(e), "__slots__", ()):
-            if name in ("type", "span", "var"):
-                continue
-            val = getattr(e2, name, None)
-            if isinstance(val, N.Expr):
-                setattr(e2, name, fix_expr(val))
-            elif isinstance(val, N.Access):
-                setattr(e2, name, fix_access(val))
-            elif isinstance(val, tuple) and val and isinstance(val[0], N.Expr):
-                setattr(e2, name, tuple(fix_expr(v) for v in val))
-            elif isinstance(val, dict):
-                setattr(e2, name, {k: fix_expr(v) for k, v in val.items()})
-        return e2
-
-    new_kernel.body = fix_stmts(kernel.body)
-    return new_kernel

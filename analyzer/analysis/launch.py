@@ -34,12 +34,21 @@ def _dims(v: Value) -> tuple[int, int, int] | None:
     return None
 
 
-class HostInterpreter:
-    """Evaluates host code just enough to know launch configurations and scalar arguments."""
+MAX_HOST_CALL_DEPTH = 8  # host functions calling host functions are followed this deep
 
-    def __init__(self) -> None:
+
+class HostInterpreter:
+    """Evaluates host code just enough to know launch configurations and scalar arguments.
+
+    A call to another host function of the file (`MatmulCoreV2(a, b, out, M, N, P)` from
+    `main`) runs that function with its parameters bound to the arguments' values, so the
+    sizes set in `main` reach the launches inside it."""
+
+    def __init__(self, functions: dict[str, N.Function] | None = None, depth: int = 0) -> None:
         self.env: dict[int, Value] = {}
         self.launches: list[tuple[N.LaunchStmt, Value, Value, tuple[Value, ...]]] = []
+        self.functions = functions or {}
+        self.depth = depth
 
     def run(self, stmts: list[N.Stmt]) -> None:
         for s in stmts:
@@ -86,6 +95,16 @@ class HostInterpreter:
         elif isinstance(s, N.Skipped):
             for v in s.writes:
                 self.env[v.uid] = None
+        elif isinstance(s, N.Eval):
+            self.expr(s.expr)
+
+    def call(self, fn: N.Function, args: list[Value]) -> None:
+        if self.depth >= MAX_HOST_CALL_DEPTH:
+            return
+        inner = HostInterpreter(self.functions, self.depth + 1)
+        inner.env = {p.uid: a for p, a in zip(fn.params, args)}
+        inner.run(fn.body)
+        self.launches.extend(inner.launches)
 
     def _forget_writes(self, s: N.Stmt) -> None:
         if isinstance(s, N.Assign):
@@ -144,6 +163,10 @@ class HostInterpreter:
             return min(a, b) if e.name == "min" else max(a, b)
         if isinstance(e, N.Opaque):
             name = e.reason.removeprefix("call to ")
+            callee = self.functions.get(name) if e.reason.startswith("call to ") else None
+            if callee is not None:
+                self.call(callee, [self.expr(op) for op in e.operands])
+                return None
             if name in ("ceil", "std::ceil", "ceilf", "floor", "std::floor", "floorf") and len(e.operands) == 1:
                 v = self.expr(e.operands[0])
                 if isinstance(v, (int, float)):
@@ -175,6 +198,23 @@ def _binary(op: str, a: Any, b: Any, t: T.CType) -> Any:
 
 def _base_name(name: str) -> str:
     return name.split("<", 1)[0].rsplit("::", 1)[-1]
+
+
+def _host_calls(stmts: list[N.Stmt]) -> set[str]:
+    """The names of the functions that host code calls (`call to NAME` opaque values)."""
+    names: set[str] = set()
+    stack: list[Any] = list(stmts)
+    while stack:
+        x = stack.pop()
+        if isinstance(x, N.Opaque) and x.reason.startswith("call to "):
+            names.add(x.reason.removeprefix("call to "))
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, (N.Expr, N.Stmt)):
+            for slot in getattr(type(x), "__slots__", ()):
+                if slot not in ("type", "span", "var"):
+                    stack.append(getattr(x, slot, None))
+    return names
 
 
 def uses_dimensions(kernel: N.Function, module: N.Module) -> int:
@@ -235,8 +275,12 @@ def launch_configs(
         return [LaunchConfig(block, grid, "--block" + (" and --grid" if grid else ""), False, given)]
     found: list[LaunchConfig] = []
     wanted = _base_name(kernel.name)
+    functions = {fn.name: fn for fn in module.host}
+    called = {name for fn in module.host for name in _host_calls(fn.body) if name in functions and name != fn.name}
     for host in module.host:
-        interp = HostInterpreter()
+        if host.name in called:
+            continue  # run from its callers, with their arguments
+        interp = HostInterpreter(functions)
         interp.run(host.body)
         for stmt, g, b, args in interp.launches:
             if _base_name(stmt.kernel) != wanted:
@@ -249,6 +293,10 @@ def launch_configs(
             for p, v in zip(kernel.params, args):
                 if isinstance(v, int) and not isinstance(v, bool) and isinstance(p.type, T.ScalarType):
                     known[p.name] = v
+                elif isinstance(v, dict) and isinstance(p.type, T.StructType):
+                    # a struct passed by value: its known integer fields (`A.width`)
+                    known.update({f"{p.name}.{name}": x for name, x in v.items()
+                                  if isinstance(x, int) and not isinstance(x, bool)})
             known.update(params or {})
             where = f"launch at line {line_of(stmt.span)}" if line_of else "launch in host code"
             if bdims is None:

@@ -54,7 +54,11 @@ class AccessCost:
     depends_on: tuple[str, ...] = ()  # parameters the cost depends on
     cases: str | None = None  # e.g. "conflict-free exactly when stride is odd"
     data_dependent: bool = False
+    # the excess over the ideal comes only from not knowing where the warp's range starts:
+    # some alignment of the start makes every request ideal (a row length not known, say)
+    only_alignment: bool = False
     merged_into: int | None = None  # uid of a wide load that also moves this field
+    reuses: int | None = None  # uid of the access whose value this load reuses: no request
     via: str | None = None  # "inlined from GetElement" when reached through a call
 
     @property
@@ -79,3 +83,6 @@ class KernelAnalysis:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     shared_arrays: dict[str, Any] = field(default_factory=dict)  # name -> Variable (for padding fixes)
+    # the preprocessed text that the spans index into, set by the driver (api.py), so that
+    # rules can turn a fix into exact edits (Finding.edits); None when not known
+    source: str | None = None

@@ -1413,3 +1413,99 @@ def _fmt_expr(e: Expr) -> str:
         else:
             parts.append(f" - {body}" if neg else f" + {body}")
     return "".join(parts)
+
+
+# ---------------------------------------------------------------------------- compiled evaluation
+
+
+def _cc_div(a: int, b: int) -> int:
+    if b == 0:
+        raise ZeroDivisionError("division by zero")
+    return _c_div(a, b)
+
+
+def _cc_mod(a: int, b: int) -> int:
+    if b == 0:
+        raise ZeroDivisionError("modulo by zero")
+    return _c_mod(a, b)
+
+
+def _cc_shl(a: int, b: int) -> int:
+    if b < 0 or b > MAX_SHIFT:
+        raise ValueError(f"undefined shift count {b}")
+    return a << b
+
+
+def _cc_shr(a: int, b: int) -> int:
+    if b < 0:
+        raise ValueError(f"undefined shift count {b}")
+    return a >> b
+
+
+_CC_GLOBALS = {"_div": _cc_div, "_mod": _cc_mod, "_shl": _cc_shl, "_shr": _cc_shr, "min": min, "max": max,
+               "__builtins__": {}}
+_CC_INFIX = {"&": "&", "|": "|", "^": "^", "*": "*"}
+_CC_COMPARE = {"<": "<", "<=": "<=", "==": "==", "!=": "!="}
+_CC_CALL = {"/": "_div", "%": "_mod", "<<": "_shl", ">>": "_shr", "min": "min", "max": "max"}
+
+
+class _NotCompilable(Exception):
+    pass
+
+
+def _cc_expr(e: Expr, args: Mapping[str, str]) -> str:
+    c = e._c
+    if c is not None:
+        return f"({c})"
+    parts = []
+    for mono, coef in e._p.items():
+        factors = [str(coef)] + [_cc_atom(a, args) for a in mono]
+        parts.append("*".join(factors))
+    return "(" + "+".join(parts) + ")"
+
+
+def _cc_atom(a: Atom, args: Mapping[str, str]) -> str:
+    if a.__class__ is Symbol:
+        try:
+            return args[a.name]
+        except KeyError:
+            raise _NotCompilable(a.name) from None
+    if a.__class__ is not Term:  # an Unknown has no value
+        raise _NotCompilable(repr(a))
+    op = a.op
+    xs = [_cc_expr(x, args) for x in a.args]
+    if op == "select":
+        return f"({xs[1]} if {xs[0]} else {xs[2]})"
+    if op == "&&":
+        return f"(1 if ({xs[0]} and {xs[1]}) else 0)"
+    if op == "||":
+        return f"(1 if ({xs[0]} or {xs[1]}) else 0)"
+    if op in _CC_COMPARE:
+        return f"(1 if {xs[0]} {_CC_COMPARE[op]} {xs[1]} else 0)"
+    if op in _CC_INFIX:
+        return f"({xs[0]} {_CC_INFIX[op]} {xs[1]})"
+    if op in _CC_CALL:
+        return f"{_CC_CALL[op]}({xs[0]}, {xs[1]})"
+    raise _NotCompilable(op)
+
+
+def compile_values(exprs: Sequence["Expr | None"], names: Sequence[str]) -> Callable[..., tuple]:
+    """A function of ``names`` (positional ints) returning the value of every expression
+    in ``exprs`` with C semantics, as `evaluate` would, but without building expressions:
+    for the inner loops that evaluate the same lane expressions for many values of a few
+    symbols.  An entry that is None, or cannot be evaluated from ``names`` alone (another
+    symbol, an `Unknown`), is returned as None; the caller substitutes it the slow way.
+    The function raises ZeroDivisionError or ValueError where `evaluate` would."""
+    args = {n: f"a{i}" for i, n in enumerate(names)}
+    items = []
+    for e in exprs:
+        if e is None:
+            items.append("None")
+            continue
+        try:
+            items.append(_cc_expr(e, args))
+        except _NotCompilable:
+            items.append("None")
+    params = ", ".join(args[n] for n in names)
+    source = f"lambda {params}: ({', '.join(items)}{',' if len(items) == 1 else ''})"
+    return eval(source, _CC_GLOBALS)  # noqa: S307 - source built from our own expression trees

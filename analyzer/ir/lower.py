@@ -49,9 +49,14 @@ class Templates:
 
 
 class Lowerer:
-    def __init__(self, text: str, path: str) -> None:
+    def __init__(self, text: str, path: str, padding: dict[str, int] | None = None) -> None:
         self.text = text
         self.path = path
+        self.declaring_volatile = False  # the declaration being lowered says `volatile`
+        # explicit instantiations of function templates: name -> template argument values
+        self.explicit: dict[str, list[tuple[Any, ...]]] = {}
+        # `__shared__` arrays whose last dimension is widened, to check a padding fix
+        self.padding = dict(padding or {})
         self.diagnostics: list[Diagnostic] = []
         self.types: dict[str, T.CType] = {}  # typedefs and struct names
         self.struct_defs: dict[str, A.StructDef] = {}
@@ -74,6 +79,21 @@ class Lowerer:
         self.uid += 1
         return self.uid
 
+    def padded(self, name: str, t: T.CType) -> T.CType:
+        """A shared array's type with `self.padding[name]` more elements in its last dimension."""
+        extra = self.padding.get(name)
+        if not extra or not isinstance(t, T.ArrayType):
+            return t
+
+        def widen(a: T.CType) -> T.CType:
+            if isinstance(a, T.ArrayType) and isinstance(a.element, T.ArrayType):
+                return T.ArrayType(widen(a.element), a.length)
+            if isinstance(a, T.ArrayType) and a.length is not None:
+                return T.ArrayType(a.element, a.length + extra)
+            return a
+
+        return widen(t)
+
     def source(self, span: Span) -> str:
         return " ".join(self.text[span.start : span.end].split())
 
@@ -94,6 +114,8 @@ class Lowerer:
         return None
 
     def declare(self, var: Any, name: str) -> None:
+        if self.declaring_volatile and isinstance(var, N.Variable):
+            var.volatile = True
         self.scopes[-1].names[name] = var
 
     def binding(self, name: str) -> Any:
@@ -310,9 +332,12 @@ class Lowerer:
                 self.warn(f"cannot lower this declaration: {err}", span, "WL903")
         launches: list[N.Function] = []
         for fd in host_functions:
-            fn = self.lower_function(fd, "host")
-            if fn is not None:
-                launches.append(fn)
+            # a host function template explicitly instantiated (`template void reduce<int>(...);`)
+            # is lowered once per instantiation, so the kernels it launches get real types
+            for targs in self.explicit.get(fd.name, [()]) if fd.template_params else [()]:
+                fn = self.lower_function(fd, "host", targs)
+                if fn is not None:
+                    launches.append(fn)
         instantiations = self.collect_instantiations(launches)
         for fd in kernel_defs:
             if fd.template_params:
@@ -345,6 +370,12 @@ class Lowerer:
                     self.templates.functions[decl.name] = decl
                 if "__device__" not in storage:
                     hosts.append(decl)
+            return
+        if isinstance(decl, A.ExplicitInstantiation):
+            targs = tuple(self.template_arg_value(a) for a in decl.template_args)
+            wanted = self.explicit.setdefault(decl.name, [])
+            if targs not in wanted:
+                wanted.append(targs)
             return
         if isinstance(decl, A.TemplateDecl):
             inner = decl.decl
@@ -381,7 +412,10 @@ class Lowerer:
                     self.globals.names[d.declarator.name] = N.Const(value, t, d.declarator.span)
                     continue
             space = "shared" if "__shared__" in specs.storage else "constant" if "__constant__" in specs.storage else "global" if ("__device__" in specs.storage or "__managed__" in specs.storage) else "host"
+            if space == "shared":
+                t = self.padded(d.declarator.name, t)
             var = N.Variable(d.declarator.name, t, space if space != "host" else "global", d.declarator.span, space=space, uid=self.new_uid(), extern="extern" in specs.storage)
+            var.volatile = "volatile" in specs.qualifiers
             if isinstance(t, T.ScalarType) and ("const" in specs.qualifiers or "constexpr" in specs.storage) and d.init is not None:
                 var.const_value = self.const_int(d.init)
             self.globals.names[var.name] = var
@@ -417,7 +451,14 @@ class Lowerer:
                     pt = self.declared_type(p.specs, p.declarator)
                 if isinstance(pt, T.ArrayType):
                     pt = T.PointerType(pt.element)
-                var = N.Variable(name_, pt, "param", p.span, uid=self.new_uid())
+                mutable_reference = _is_mutable_reference(p, pt)
+                if mutable_reference:
+                    pt = T.PointerType(pt.pointee)  # type: ignore[attr-defined]
+                var = N.Variable(name_, pt, "param", p.span, uid=self.new_uid(),
+                                 volatile="volatile" in p.specs.qualifiers)
+                # `T &x`: the caller passes the address of its lvalue (`put(s[2 * tid], v)`),
+                # so reads and writes of `x` are accesses to the caller's memory
+                var.is_reference = mutable_reference
                 if kind == "global" and isinstance(pt, T.PointerType):
                     var.points_to = "global"
                 params.append(var)
@@ -433,6 +474,10 @@ class Lowerer:
             return fn
         except LoweringError as err:
             self.warn(f"cannot lower function '{fd.name}': {err}", err.span)
+            return None
+        except RecursionError:
+            self.warn(f"cannot lower function '{fd.name}': statements or expressions nested too deeply",
+                      fd.declarator.span)
             return None
         finally:
             self.current, self.host, self.scopes = saved
@@ -587,6 +632,13 @@ class Lowerer:
         return out
 
     def lower_local_declaration(self, decl: A.Declaration) -> list[N.Stmt]:
+        self.declaring_volatile = "volatile" in decl.specs.qualifiers
+        try:
+            return self._lower_local_declaration(decl)
+        finally:
+            self.declaring_volatile = False
+
+    def _lower_local_declaration(self, decl: A.Declaration) -> list[N.Stmt]:
         specs = decl.specs
         if "typedef" in specs.storage:
             self.lower_global_declaration(decl)
@@ -601,6 +653,7 @@ class Lowerer:
             if isinstance(t, T.FunctionType):
                 continue
             if "__shared__" in specs.storage:
+                t = self.padded(dec.name, t)
                 var = N.Variable(dec.name, t, "shared", dec.span, space="shared", uid=self.new_uid(), extern="extern" in specs.storage)
                 self.declare(var, dec.name)
                 continue
@@ -719,6 +772,7 @@ class Lowerer:
     # ------------------------------------------------------------------ memory
     def make_access(self, op: str, addr: N.Expr, elem: T.CType, span: Span, array: str) -> N.Access:
         acc = N.Access(self.new_uid(), self.static_space(addr), op, elem, addr, span, self.source(span), array, statement=self.statement)
+        acc.volatile = _through_volatile(addr)
         if self.current is not None and not self.host:
             self.current.accesses.append(acc)
         return acc
@@ -1011,6 +1065,23 @@ class Lowerer:
         acc = self.make_access("load", addr, elem, e.span, array)
         return N.Load(acc, elem, e.span)
 
+    def reference_params(self, name: str) -> set[int]:
+        """The positions of the mutable reference parameters (`T &x`) of a device function."""
+        fd = self.function_defs.get(name)
+        if fd is None:
+            return set()
+        return {i for i, p in enumerate(getattr(fd, "params", ()))
+                if p.declarator is not None and _is_mutable_reference(p, None)}
+
+    def argument(self, a: A.Expr, by_reference: bool) -> N.Expr:
+        """An argument's value, or for a `T &` parameter the address of the caller's lvalue."""
+        if by_reference:
+            try:
+                return self.address_of(a)
+            except LoweringError:
+                pass  # not an lvalue warplint follows: passed as a value
+        return self.rvalue(a)
+
     def lower_call(self, e: A.Call) -> N.Expr:
         name = _callee_name(e.func)
         if name is None:
@@ -1028,7 +1099,8 @@ class Lowerer:
             addr, elem, array = self.address_target(e.args[0])
             acc = self.make_access("load", addr, elem, e.span, array)
             return N.Load(acc, elem, e.span)
-        args = [self.rvalue(a) for a in e.args]
+        by_reference = self.reference_params(name)
+        args = [self.argument(a, i in by_reference) for i, a in enumerate(e.args)]
         if name in MINMAX or short in ("min", "max"):
             op = MINMAX.get(name, short)
             if len(args) == 2:
@@ -1183,9 +1255,41 @@ def build_call_graph(module: N.Module) -> Any:
     return graph
 
 
-def lower(unit: A.TranslationUnit, text: str, path: str) -> N.Module:
-    lowerer = Lowerer(text, path)
+def _through_volatile(addr: N.Expr) -> bool:
+    """Whether an address is formed from a `volatile` variable (`volatile float *v = s;`)."""
+    stack: list[N.Expr] = [addr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, N.VarRef) and e.var.volatile:
+            return True
+        stack.extend(N.sub_expressions(e))
+    return False
+
+
+def _is_mutable_reference(param: Any, lowered: T.CType | None) -> bool:
+    """`T &x` and not `const T &x` (a const reference is read like a value)."""
+    if lowered is not None and not (isinstance(lowered, T.PointerType) and lowered.name == "&"):
+        return False
+    derivations = tuple(getattr(param.declarator, "derivations", ()) or ())
+    if not derivations or derivations[-1][0] != "reference":
+        return False
+    return "const" not in param.specs.qualifiers
+
+
+def _may_recurse(module: N.Module) -> bool:
+    """Whether the call graph can hold a cycle: only if a function that is called also calls.
+    Kernels calling leaf device functions, the common case, need no graph (and so spare the
+    import of networkx, a third of warplint's start-up)."""
+    called = {callee for fn in module.functions.values() for callee in fn.calls}
+    return any(fn.calls and name in called for name, fn in module.functions.items())
+
+
+def lower(unit: A.TranslationUnit, text: str, path: str, padding: dict[str, int] | None = None) -> N.Module:
+    """The IR of a translation unit. `padding` widens the last dimension of the named
+    `__shared__` arrays (array name -> extra elements), to check a padding fix: lowering
+    again is how every index computed from the array's type gets the new row length."""
+    lowerer = Lowerer(text, path, padding)
     module = lowerer.lower_unit(unit)
-    if any(fn.calls for fn in module.functions.values()):
+    if _may_recurse(module):
         module.call_graph = build_call_graph(module)
     return module

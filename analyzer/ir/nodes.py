@@ -31,6 +31,7 @@ class Variable:
     extern: bool = False  # `extern __shared__ float s[]`
     const_value: int | None = None  # a `const`/`constexpr` integer with a known value
     is_reference: bool = False  # a C++ reference: the variable holds the referenced address
+    volatile: bool = False  # declared `volatile` (for a pointer: what it points to)
 
     def __repr__(self) -> str:
         return f"Variable({self.name}:{self.type}@{self.kind})"
@@ -173,6 +174,7 @@ class Access:
     statement: int = 0  # accesses lowered from one statement share this number
     merged_with: int | None = None  # uid of the access whose wide load also moved this one
     merged_bytes: int | None = None  # the width of that merged load
+    volatile: bool = False  # through a `volatile` variable: never merged with another access
 
     @property
     def bytes(self) -> int:
@@ -287,7 +289,7 @@ class Function:
 
     @property
     def display_name(self) -> str:
-        if not self.template_args:
+        if not self.template_args or "<" in self.name:  # instantiations are named `k<16>` already
             return self.name
         return f"{self.name}<{', '.join(str(a) for a in self.template_args)}>"
 
@@ -317,6 +319,24 @@ class Module:
     diagnostics: list[Diagnostic]
     host: list[Function] = field(default_factory=list)  # host functions (their launches give configurations)
     call_graph: Any = None  # networkx.DiGraph of function names
+
+
+_NOT_CHILDREN = frozenset({"type", "span", "var", "access"})
+
+
+def sub_expressions(e: "Expr") -> Iterator["Expr"]:
+    """The expressions directly inside `e` (operands, arguments, fields), not the access
+    of a `Load` (its address is `e.access.address`) nor variables' declarations."""
+    for slot in getattr(type(e), "__slots__", ()):
+        if slot in _NOT_CHILDREN:
+            continue
+        val = getattr(e, slot, None)
+        if isinstance(val, Expr):
+            yield val
+        elif isinstance(val, tuple):
+            yield from (v for v in val if isinstance(v, Expr))
+        elif isinstance(val, dict):
+            yield from (v for v in val.values() if isinstance(v, Expr))
 
 
 def walk_statements(stmts: Iterable[Stmt]) -> Iterator[Stmt]:

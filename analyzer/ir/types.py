@@ -103,8 +103,12 @@ class ArrayType(CType):
     def align(self) -> int | None:  # type: ignore[override]
         return self.element.align
 
-    def __str__(self) -> str:
-        return f"{self.element}[{'' if self.length is None else self.length}]"
+    def __str__(self) -> str:  # C order: the outermost dimension first, `float[32][33]`
+        dims, inner = [], self
+        while isinstance(inner, ArrayType):
+            dims.append(f"[{'' if inner.length is None else inner.length}]")
+            inner = inner.element
+        return f"{inner}{''.join(dims)}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,9 @@
-"""PTX front end: `parse_ptx(text, path) -> PtxModule` (see `nodes` for the node classes)."""
+"""PTX front end: `parse_ptx(text, path) -> PtxModule` (see `nodes` for the node classes).
+
+After parsing: `cfg.build_cfg` (basic blocks, loops), `dataflow.evaluate` (registers as
+symbolic per-lane values, memory accesses), `analyze.analyze_entry` (costs by the CUDA-C
+path's model) and `pipeline.run_ptx_pipeline` (what `warplint check` runs for .ptx files
+and `--via-ptx`)."""
 
 from analyzer.ptx.nodes import (
     Addr,

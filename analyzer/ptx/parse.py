@@ -53,7 +53,7 @@ from analyzer.ptx.nodes import (
 __all__ = ["SPECIAL_REGISTERS", "PtxSyntaxError", "grammar_path", "parse_ptx", "ptx_parser"]
 
 GRAMMAR = "ptx.lark"
-SYNTAX_ERROR_CODE = "WL900"
+SYNTAX_ERROR_CODE = "WL901"
 
 
 class PtxSyntaxError(Exception):

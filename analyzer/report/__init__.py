@@ -1,30 +1,173 @@
-"""Reporters: turn `FileReport`s into text for people or JSON for tools.
+"""Reporters: turn `FileReport`s into text for people or into data for tools.
 
 Reporters format; they never analyse. `render(reports, format, ...)` picks one; the
-helpers here are shared by every format so that text and JSON say the same thing.
+helpers here are shared by every format so that all of them say the same thing:
+`records(reports)` flattens diagnostics and findings into one sorted list of `Record`s.
+
+    text        gcc-shaped lines with notes (the default)       report/text.py
+    concise     one line a finding: path:line:col: CODE message  report/concise.py
+    json        the whole analysis, version 1                    report/json.py
+    json-lines  one JSON object a finding                        report/json_lines.py
+    sarif       SARIF 2.1.0, for GitHub code scanning            report/sarif.py
+    github      GitHub Actions workflow commands (annotations)   report/github.py
+    html        one self-contained page, source annotated        report/html.py
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-__all__ = ["FORMATS", "display_path", "finding_detail", "kernel_name", "render", "severity_name"]
+__all__ = [
+    "FORMATS",
+    "Record",
+    "display_path",
+    "finding_detail",
+    "kernel_name",
+    "records",
+    "render",
+    "repository_root",
+    "rule_name",
+    "severity_name",
+    "source_path",
+]
 
-FORMATS = ("text", "json")
+#: format name -> module in this package that has `render(reports, **options)`
+_MODULES = {
+    "text": "text",
+    "concise": "concise",
+    "json": "json",
+    "json-lines": "json_lines",
+    "sarif": "sarif",
+    "github": "github",
+    "html": "html",  # one self-contained page: the source annotated with costs and findings
+}
+FORMATS = tuple(_MODULES)
 
 
 def render(reports: Sequence[Any], format: str = "text", *, arch: str = "sm_90", color: bool = False) -> str:
-    """The whole report in one format ("text" or "json"), ending in a newline when not empty."""
-    if format == "json":
-        from analyzer.report import json as json_report
-
-        return json_report.render(reports, arch=arch)
+    """The whole report in one of `FORMATS`, ending in a newline when not empty."""
+    if format not in _MODULES:
+        raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+    # imported on use: `warplint --help` must not pay for json or hashlib
+    module = importlib.import_module(f"analyzer.report.{_MODULES[format]}")
     if format == "text":
-        from analyzer.report import text as text_report
+        return module.render(reports, color=color)
+    if format == "json":
+        return module.render(reports, arch=arch)
+    return module.render(reports)
 
-        return text_report.render(reports, color=color)
-    raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One diagnostic or finding, resolved to its place in the original file.
+
+    `location.path` is the file as warplint opened it (an #include'd file for a finding
+    inside one); reporters choose how to show it (`display_path`, `source_path`).
+    """
+
+    location: Any  # analyzer.diagnostics.Location
+    code: str  # "WL101", "WL901"
+    rule: str  # "bank-conflict", "syntax-error"
+    severity: str  # "error", "warning" or "note"
+    message: str
+    fix: str | None = None
+    kernel: str | None = None
+    notes: tuple[str, ...] = ()  # a diagnostic's notes, a finding's detail lines
+    related: tuple[tuple[Any, str], ...] = ()  # (Location, message): "`tile` declared here"
+    args: Any = None  # a finding's typed values (None for a diagnostic)
+    is_diagnostic: bool = False  # a problem with the input (WL9xx) rather than a rule's finding
+
+    @property
+    def path(self) -> str:
+        return self.location.path
+
+
+def records(reports: Sequence[Any]) -> list[Record]:
+    """Every diagnostic and finding of `reports`, file by file, in source order (as the
+    text report orders them: the file's own lines first, then those of included files)."""
+    out: list[Record] = []
+    for report in reports:
+        entries = [_diagnostic_record(report, d) for d in report.diagnostics]
+        entries += [_finding_record(report, f) for f in report.findings]
+        entries.sort(key=lambda record: _source_order(record, report.path))
+        out.extend(entries)
+    return out
+
+
+def _source_order(record: Record, own_path: str) -> tuple[bool, str, int, int]:
+    loc = record.location
+    return (loc.path != own_path, loc.path, loc.line, loc.column)
+
+
+def _diagnostic_record(report: Any, d: Any) -> Record:
+    location = d.location if d.location is not None else report.locate(d.span)
+    return Record(
+        location=location,
+        code=str(d.code),
+        rule=rule_name(str(d.code)),
+        severity=severity_name(d.severity),
+        message=str(d.message),
+        notes=tuple(str(n) for n in d.notes),
+        is_diagnostic=True,
+    )
+
+
+def _finding_record(report: Any, f: Any) -> Record:
+    fix = getattr(f, "fix", None)
+    code = str(f.code)
+    return Record(
+        location=report.locate(getattr(f, "span", None)),
+        code=code,
+        rule=str(getattr(f, "rule", "") or "") or rule_name(code),
+        severity=severity_name(getattr(f, "severity", "warning")),
+        message=str(f.message),
+        fix=str(fix) if fix else None,
+        kernel=kernel_name(getattr(f, "kernel", None)),
+        notes=tuple(finding_detail(getattr(f, "detail", None))),
+        related=tuple((report.locate(r.span), str(r.message)) for r in getattr(f, "related", ()) or ()),
+        args=getattr(f, "args", None),
+    )
+
+
+def rule_name(code: str) -> str:
+    """The kebab-case name of a rule or diagnostic code ("" when the registry does not know it)."""
+    try:
+        from analyzer.rules import registry
+    except Exception:  # noqa: BLE001 - a report must still come out without the registry
+        return ""
+    if code in registry.RULES:
+        return str(registry.RULES[code].name)
+    return registry.DIAGNOSTIC_CODES.get(code, ("", ""))[0]
+
+
+def repository_root(cwd: str | None = None) -> str:
+    """The folder that tool paths are relative to: the git work tree holding the current
+    folder (what GitHub resolves annotation and SARIF paths against), else the current folder."""
+    here = os.path.abspath(cwd or os.getcwd())
+    folder = here
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):  # a folder, or a file in a worktree/submodule
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return here
+        folder = parent
+
+
+def source_path(path: str, root: str) -> str | None:
+    """`path` relative to `root` with forward slashes, or None when it lies outside `root`."""
+    if not path or path.startswith("<"):
+        return None
+    full = os.path.abspath(path)
+    try:
+        if os.path.commonpath([root, full]) != root:
+            return None
+    except ValueError:  # another drive (Windows)
+        return None
+    return os.path.relpath(full, root).replace(os.sep, "/")
 
 
 def display_path(path: str, cwd: str | None = None) -> str:

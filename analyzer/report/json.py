@@ -18,7 +18,8 @@ __all__ = ["VERSION", "document", "render"]
 VERSION = 1
 
 # fields of an AccessCost copied when the analysis provides them
-_EXTRA_ACCESS_FIELDS = ("best_per_request", "stride_bytes", "cases", "depends_on", "pieces", "element_bytes")
+_EXTRA_ACCESS_FIELDS = ("best_per_request", "stride_bytes", "cases", "depends_on", "pieces", "element_bytes",
+                        "mean_per_request")  # the last only from `warplint simulate`
 
 
 def render(reports: Sequence[Any], *, arch: str = "sm_90") -> str:
@@ -81,13 +82,16 @@ def _kernel(report: Any, analysis: Any, path: str) -> dict[str, Any]:
     if loc.path != report.path:
         out["path"] = display_path(loc.path)
     out["launch"] = _launch(analysis.launch)
-    out["accesses"] = [_access(report, c, path) for c in costs]
+    if hasattr(analysis, "simulated_blocks"):  # `warplint simulate`: which blocks ran
+        out["simulated_blocks"] = [list(b) for b in analysis.simulated_blocks]
+    by_uid = {c.access.uid: c for c in costs}
+    out["accesses"] = [_access(report, c, path, by_uid) for c in costs]
     if getattr(analysis, "notes", None):
         out["notes"] = [str(n) for n in analysis.notes]
     return out
 
 
-def _access(report: Any, cost: Any, path: str) -> dict[str, Any]:
+def _access(report: Any, cost: Any, path: str, by_uid: dict[int, Any] | None = None) -> dict[str, Any]:
     out = _position(report.locate(cost.span), path)
     out.update(
         text=cost.text,
@@ -112,6 +116,10 @@ def _access(report: Any, cost: Any, path: str) -> dict[str, Any]:
     via = getattr(cost, "via", None)
     if via:
         out["via"] = via
+    holder = (by_uid or {}).get(getattr(cost, "reuses", None))
+    if holder is not None:  # a load whose value the thread holds: no request of its own
+        where = report.locate(holder.span)
+        out["reuses"] = {"line": where.line, "column": where.column, "text": holder.text}
     return out
 
 

@@ -114,8 +114,9 @@ class Rule:
 
 # ----------------------------------------------------------------------------- costs
 def known_excess(cost: AccessCost) -> bool:
-    """The access costs more than ideal, both known, and it is not moved by a merged wide load."""
-    return cost.merged_into is None and cost.excess
+    """The access costs more than ideal, both known, it is not moved by a merged wide load and
+    it makes a request of its own (a reused value makes none)."""
+    return cost.merged_into is None and cost.reuses is None and cost.excess
 
 
 def kernel_name(cost: AccessCost, analysis: KernelAnalysis) -> str:

@@ -57,6 +57,12 @@ DIAGNOSTIC_CODES: dict[str, tuple[str, str]] = {
               "`__align(n)__` is not CUDA: the attribute is spelled `__align__(n)`"),
     "WL910": ("input-error",
               "a path that is not a readable CUDA text file"),
+    "WL920": ("unused-suppression",
+              "a suppression comment that silenced nothing (--report-unused-suppressions)"),
+    "WL921": ("invalid-suppression",
+              "a suppression comment naming an unknown rule, or a NOLINTBEGIN/NOLINTEND without its pair"),
+    "WL930": ("verify-mismatch",
+              "check --verify: the reference simulator's cost of an access disagrees with the static one"),
 }
 # fmt: on
 

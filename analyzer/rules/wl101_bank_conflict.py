@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Iterator
 
 from analyzer.analysis.results import AccessCost, KernelAnalysis
-from analyzer.findings import Finding, Related
+from analyzer.diagnostics import Span
+from analyzer.findings import Edit, Finding, Related
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.rules.base import (
@@ -86,8 +89,12 @@ class BankConflict(Rule):
     The cost is computed for one launch configuration: the launch in the file, or an
     assumed block when there is none, so a conflict that depends on `blockDim` may be
     missed or reported for a block size you never use. An index read from memory
-    (`s[perm[tid]]`) is data-dependent and not reported. The suggested padding is
-    checked by re-analysing the kernel; the suggested XOR swizzle is not.
+    (`s[perm[tid]]`) is data-dependent and not reported; so is an index that a loop
+    updates other than by a constant step when it differs between lanes
+    (`pos = (pos + 4) & 63`). Neighbouring accesses that nvcc merges into one wider load
+    (`As[row][e]` ... `As[row][e + 3]` into one 16-byte load) are charged as written.
+    The suggested padding is checked by lowering and analysing the kernel again with
+    the wider array; the suggested XOR swizzle is not checked.
 
     ## Options
     None of its own. The launch configuration (`--block`) and the architecture
@@ -133,7 +140,7 @@ class BankConflict(Rule):
             related = ()
             if var is not None and getattr(var, "span", None) is not None:
                 related = (Related(var.span, f"`{array}` declared here"),)
-            yield self.finding(
+            finding = self.finding(
                 span=cost.span,
                 kernel=kernel_name(cost, analysis),
                 args=args,
@@ -141,6 +148,8 @@ class BankConflict(Rule):
                 detail=detail,
                 related=related,
             )
+            edits = padding_edits(cost, analysis, ctx, uses)
+            yield dataclasses.replace(finding, edits=edits) if edits else finding
 
     # ------------------------------------------------------------------ the fix
     def fix(
@@ -203,6 +212,56 @@ class BankConflict(Rule):
             f"{change(padding)} makes this access conflict-free without making another access "
             f"to `{array}` worse"
         )
+
+
+def padding_edits(
+    cost: AccessCost, analysis: KernelAnalysis, ctx: CheckContext, uses: ThreadIndexUse
+) -> tuple[Edit, ...]:
+    """The padding that `BankConflict.fix` suggests for a 2-D (or deeper) array, as an edit of
+    the declaration's last dimension: `tile[32][32]` -> `tile[32][33]`.
+
+    Only where the fix text pads the last dimension: the padding found by re-analysis, or
+    the unchecked `+ 1` that the fix offers when the kernel cannot be re-analysed. Nothing
+    when the declaration's text is not known or no padding helps.
+    """
+    array = cost.access.array
+    var = analysis.shared_arrays.get(array) or array_variable(cost.access)
+    dims, _ = _dimensions(getattr(var, "type", None))
+    span = getattr(var, "span", None)
+    if len(dims) < 2 or dims[-1] is None or span is None or analysis.source is None:
+        return ()
+    if not _row_varies(cost.access, uses):
+        return ()
+    padding = smallest_padding(cost, analysis, ctx)
+    if padding == 0:
+        return ()
+    edit = _last_dimension_edit(analysis.source, span, dims[-1], 1 if padding is None else padding)
+    return (edit,) if edit is not None else ()
+
+
+def _last_dimension_edit(source: str, declarator: Span, length: int, padding: int) -> Edit | None:
+    """Widen the last `[...]` of a declarator (`tile[32][32]`, spanned by `declarator`):
+    a literal length becomes the padded number, any other expression gets `+ padding`."""
+    text = source[declarator.start:declarator.end]
+    close = text.rstrip().rfind("]")
+    if close < 0 or text[close + 1:].strip():
+        return None
+    depth = 0
+    for i in range(close, -1, -1):  # the `[` that matches the last `]`
+        depth += {"]": 1, "[": -1}.get(text[i], 0)
+        if depth == 0:
+            break
+    else:
+        return None
+    inner = text[i + 1:close]
+    body = inner.strip()
+    if not body:
+        return None
+    start = declarator.start + i + 1 + (len(inner) - len(inner.lstrip()))
+    end = start + len(body)
+    if re.fullmatch(r"[0-9]+[uU]?", body) and int(body.rstrip("uU")) == length:
+        return Edit(Span(start, end), str(length + padding), body)
+    return Edit(Span(end, end), f" + {padding}")
 
 
 def smallest_padding(cost: AccessCost, analysis: KernelAnalysis, ctx: CheckContext) -> int | None:

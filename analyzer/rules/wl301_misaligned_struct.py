@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Iterator
 
 from analyzer.analysis.cost import split_access
 from analyzer.analysis.results import AccessCost, KernelAnalysis
-from analyzer.findings import Finding, Related
+from analyzer.diagnostics import Span
+from analyzer.findings import Edit, Finding, Related
 from analyzer.ir import types as T
 from analyzer.rules.base import (
     CheckContext,
@@ -46,7 +49,7 @@ class MisalignedStruct(Rule):
     __global__ void norm2(const vec3d *v, float *out)
     {
         int i = blockIdx.x * blockDim.x + threadIdx.x;
-        out[i] = v[i].x * v[i].x + v[i].y * v[i].y + v[i].z * v[i].z;
+        out[i] = v[i].x * v[i].x + v[i].y * v[i].y + v[i].z * v[i].z;  // 12 B apart
     }
 
     void launch(const vec3d *v, float *out)
@@ -164,7 +167,7 @@ class MisalignedStruct(Rule):
             if c.span not in spans:
                 spans.add(c.span)
                 related.append(Related(c.span, f"also strided: `{c.text}`"))
-        return self.finding(
+        finding = self.finding(
             span=first.span,
             kernel=kernel_name(first, analysis),
             args=args,
@@ -172,3 +175,30 @@ class MisalignedStruct(Rule):
             detail=detail,
             related=tuple(related),
         )
+        edit = None
+        if wider is None and analysis.source is not None:
+            edit = align_edit(analysis.source, struct, new_align)
+        return dataclasses.replace(finding, edits=(edit,)) if edit is not None else finding
+
+
+def align_edit(source: str, struct: T.StructType, align: int) -> Edit | None:
+    """Insert `__align__(align)` after `struct` in the struct's definition
+    (`struct vec3d {` -> `struct __align__(16) vec3d {`), as `layout_fix` suggests.
+
+    Only for a named struct, class or union without an alignment of its own, whose
+    definition appears exactly once in the text (a name defined twice, in different
+    scopes, or reached through a typedef gives no edit rather than a wrong one).
+    """
+    if struct.is_vector or struct.explicit_align is not None:
+        return None
+    keyword = "union" if struct.is_union else "struct"
+    name = struct.name.removeprefix(keyword + " ")
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        return None
+    keywords = "union" if struct.is_union else "struct|class"
+    pattern = re.compile(rf"\b(?:{keywords})\b(?=\s+{name}\s*(?:final\s*)?[:{{])")
+    found = list(pattern.finditer(source))
+    if len(found) != 1:
+        return None
+    end = found[0].end()
+    return Edit(Span(end, end), f" __align__({align})")

@@ -207,6 +207,16 @@ class TemplateDecl(Node):
 
 
 @dataclass(frozen=True, slots=True)
+class ExplicitInstantiation(Node):
+    """`template void reduce<int>(int n, int *d);`: the host (or device) function template
+    `name` is instantiated with `template_args`."""
+
+    name: str = ""
+    template_args: tuple["Node", ...] = child(())
+    span: Span = field(default=Span(0, 0))
+
+
+@dataclass(frozen=True, slots=True)
 class StaticAssert(Node):
     condition: "Expr" = child()
     span: Span = field(default=Span(0, 0))

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedInput, LarkError
 
 from analyzer.diagnostics import Diagnostic, Severity, Span
@@ -50,10 +50,38 @@ def cuda_parser(strict: bool = False) -> Lark:
         if cache is not None:
             options["cache"] = cache
     try:
-        return Lark(text, **options)
+        parser = Lark(text, **options)
     except (OSError, EOFError, ValueError):  # an unwritable or damaged cache: build without it
         options.pop("cache", None)
-        return Lark(text, **options)
+        parser = Lark(text, **options)
+    _pass_single_children_through(parser)
+    return parser
+
+
+def _first_child(children: list[Any]) -> Any:
+    return children[0]
+
+
+def _pass_single_children_through(parser: Lark) -> None:
+    """Make the reductions of `?rule: other_rule` return their child as it is.
+
+    Lark wraps each reduction in a tree builder, a child filter and position propagation;
+    for a `?` rule with one symbol that is all a no-op that returns the child (its positions
+    are the child's), yet the expression chain primary -> postfix -> unary -> cast -> ...
+    runs it several times per operand: a quarter of the parse. Skipped if lark's internals
+    are not where lark 1.1 - 1.3 keeps them."""
+    try:
+        callbacks = parser.parser.parser.parser.callbacks
+    except AttributeError:
+        return
+    for rule in list(callbacks):
+        options = getattr(rule, "options", None)
+        if options is None or not options.expand1 or rule.alias or len(rule.expansion) != 1:
+            continue
+        symbol = rule.expansion[0]
+        if symbol.is_term and getattr(symbol, "filter_out", True):
+            continue
+        callbacks[rule] = _first_child
 
 
 # ----------------------------------------------------------------------------- type-name table
@@ -299,6 +327,15 @@ def _char_value(text: str) -> int:
     return ord(body[0]) if body else 0
 
 
+_OPERATOR_CHAINS = frozenset({"binary_expression", "shift_expression"})
+# C's binary operators, tightest first; all associate to the left
+_PRECEDENCE = {
+    **dict.fromkeys(("*", "/", "%"), 10), **dict.fromkeys(("+", "-"), 9), **dict.fromkeys(("<<", ">>"), 8),
+    **dict.fromkeys(("<", ">", "<=", ">="), 7), **dict.fromkeys(("==", "!="), 6),
+    "&": 5, "^": 4, "|": 3, "&&": 2, "||": 1,
+}
+
+
 @v_args(meta=True, inline=True)
 class ToAst(Transformer):
     """Builds AST nodes from the parse tree; spans are shifted by `offset` (the chunk's start)."""
@@ -306,6 +343,44 @@ class ToAst(Transformer):
     def __init__(self, offset: int) -> None:
         super().__init__(visit_tokens=False)
         self.offset = offset
+
+    def build(self, tree: Tree) -> Any:
+        """`transform(tree)` without lark's per-node wrapper objects (a third of the parse
+        time): bottom-up, iteratively (deep expressions), each rule's method called with
+        (meta, *children) as `v_args(meta=True, inline=True)` would."""
+        methods = _ast_methods()
+        default = self.__default__
+        out: list[Any] = []
+        stack: list[tuple[Tree, bool]] = [(tree, False)]
+        while stack:
+            node, done = stack.pop()
+            if not done:
+                stack.append((node, True))
+                for child in reversed(node.children):
+                    if isinstance(child, Tree):
+                        stack.append((child, False))
+                continue
+            children = node.children
+            args = [out.pop() if isinstance(c, Tree) else c for c in reversed(children)]
+            args.reverse()
+            method = methods.get(node.data)
+            if method is None:
+                out.append(default(node.data, args, node.meta))
+            elif node.data in _OPERATOR_CHAINS:
+                out.append(method(self, node.meta, *args, extents=[self._extent(c) for c in children]))
+            else:
+                out.append(method(self, node.meta, *args))
+        return out[0]
+
+    def _extent(self, child: Any) -> tuple[int, int]:
+        """Where a child of a rule starts and ends, parentheses that were dropped included
+        (lark's "container" positions), in the preprocessed text."""
+        if isinstance(child, Token):
+            return child.start_pos + self.offset, child.end_pos + self.offset
+        meta = child.meta
+        start = getattr(meta, "container_start_pos", meta.start_pos)
+        end = getattr(meta, "container_end_pos", meta.end_pos)
+        return start + self.offset, end + self.offset
 
     def _span(self, meta: Any) -> Span:
         if getattr(meta, "empty", True):
@@ -361,6 +436,13 @@ class ToAst(Transformer):
 
     def constructor_declaration(self, meta, *_):
         return None  # declares nothing warplint lays out or calls
+
+    def explicit_instantiation(self, meta, specs, params=None):
+        """`template void reduce<int>(...);` (its return type and name are the specifiers)."""
+        ts = specs.type
+        if not ts.template_args or not ts.names:
+            return None
+        return A.ExplicitInstantiation(ts.names[-1], tuple(ts.template_args), self._span(meta))
 
     destructor_definition = destructor_declaration = constructor_declaration
     ctor_initializer = member_initializer = special_body = constructor_declaration
@@ -645,6 +727,32 @@ class ToAst(Transformer):
     def binary(self, meta, left, op, right):
         return A.BinaryOp(op, left, right, self._span(meta))
 
+    def binary_expression(self, meta, *items, extents=()):
+        """`a op b op c ...` grouped by C's precedence, every operator left-associative; each
+        node spans its operands with their parentheses (`extents`, from `build`), as the
+        positions of nested grammar rules did."""
+        operands: list[tuple[Any, int, int]] = [(items[0], *extents[0])]
+        pending: list[str] = []
+
+        def fold() -> None:
+            op = pending.pop()
+            right, _, end = operands.pop()
+            left, start, _ = operands.pop()
+            operands.append((A.BinaryOp(op, left, right, Span(start, end)), start, end))
+
+        for i in range(1, len(items), 2):
+            op = items[i]
+            level = _PRECEDENCE[op]
+            while pending and _PRECEDENCE[pending[-1]] >= level:
+                fold()
+            pending.append(op)
+            operands.append((items[i + 1], *extents[i + 1]))
+        while pending:
+            fold()
+        return operands[0][0]
+
+    shift_expression = binary_expression
+
     def cast(self, meta, type_name, expr):
         return A.Cast(type_name, expr, "c", self._span(meta))
 
@@ -741,7 +849,7 @@ class ToAst(Transformer):
     def _op(self, meta, *toks):
         return "".join(str(t) for t in toks)
 
-    oror = andand = bar = caret = amp = eq_op = rel_op = shift_op = add_op = mul_op = _op
+    amp = add_op = mul_op = binary_op = shift_level_op = _op
     inc_op = unary_op = assign_op = alignof = _op
 
 
@@ -999,6 +1107,20 @@ def _join_launch_brackets(text: str) -> str:
     return _SPLIT_LAUNCH.sub(join, text)
 
 
+@functools.lru_cache(maxsize=None)
+def _ast_methods() -> dict[str, Any]:
+    """Rule name -> the plain function of `ToAst` that builds its node."""
+    methods = {}
+    for name in dir(ToAst):
+        if name.startswith("_"):
+            continue
+        attr = ToAst.__dict__.get(name)
+        if attr is None:
+            continue
+        methods[name] = getattr(attr, "base_func", attr)
+    return methods
+
+
 def parse(text: str) -> ParseResult:
     """Parse preprocessed CUDA text. Never raises for bad input: problems become diagnostics."""
     parser = cuda_parser()
@@ -1032,7 +1154,7 @@ def parse(text: str) -> ParseResult:
             piece = working[chunk.start : chunk.end]
             postlex.text = piece  # the postlexer peeks at the text after a token
             try:
-                unit = ToAst(chunk.start).transform(parser.parse(piece))
+                unit = ToAst(chunk.start).build(parser.parse(piece))
                 decls.extend(unit.decls)
                 break
             except UnexpectedInput as err:

@@ -1,0 +1,524 @@
+"""Configuration files: find, load, validate, and merge them with the command line.
+
+warplint reads `[tool.warplint]` from a `pyproject.toml`, or a `warplint.toml` whose keys
+sit at the top level (a `[tool.warplint]` table is accepted there too, for files copied
+out of a pyproject.toml). The file that applies to a checked file is the nearest one
+walking up from the file's folder to the filesystem root; in one folder `warplint.toml`
+wins over `pyproject.toml`, and a `pyproject.toml` without `[tool.warplint]` is passed
+over (like ruff). Files are never merged: the nearest one is the whole configuration.
+
+Everything here is pure apart from reading the files: a broken file raises
+`ConfigError`, which prints as `path:line:col: error: message` (the command line exits 2).
+TOML gives no positions for values, so the line of a bad value is found by scanning the
+text for its key (`_Locator`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+__all__ = [
+    "CONFIG_NAMES",
+    "ConfigError",
+    "Settings",
+    "find_config",
+    "load_config",
+    "options_for",
+    "Resolver",
+]
+
+CONFIG_NAMES = ("warplint.toml", "pyproject.toml")  # in one folder, the first wins
+SEVERITIES = ("error", "warning", "note")
+_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")
+_MACRO = re.compile(r"[A-Za-z_]\w*(\([\w\s,.]*\))?\Z")
+_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
+_TOOL_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*warplint\s*[\].]", re.MULTILINE)
+
+
+class ConfigError(Exception):
+    """A configuration file that cannot be used; `str()` is the gcc-shaped message."""
+
+    def __init__(self, path: str, line: int, column: int, message: str) -> None:
+        super().__init__(message)
+        self.path, self.line, self.column, self.message = path, line, column, message
+
+    def __str__(self) -> str:
+        from analyzer.report import display_path
+
+        return f"{display_path(self.path)}:{self.line}:{self.column}: error: {self.message}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one source of settings says: a configuration file or the command line.
+
+    None (or empty) means "not said here", so that `options_for` can let the command
+    line override the file key by key. Codes in `severity` and `per_file_ignores` are
+    validated selectors; paths in `include_paths` are absolute.
+    """
+
+    path: str | None = None  # the configuration file (None: the command line)
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    extend_ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, selectors)
+    arch: str | None = None
+    defines: Mapping[str, str | None] = field(default_factory=dict)
+    include_paths: tuple[str, ...] = ()
+    block: tuple[int, int, int] | None = None
+    grid: tuple[int, int, int] | None = None
+    params: Mapping[str, int] = field(default_factory=dict)
+    severity: Mapping[str, str] = field(default_factory=dict)  # code -> "error"|"warning"|"note"
+
+    @property
+    def root(self) -> str:
+        """The folder that relative paths and per-file-ignores globs are relative to."""
+        return os.path.dirname(os.path.abspath(self.path)) if self.path else os.getcwd()
+
+
+# ----------------------------------------------------------------------------- discovery
+
+
+def find_config(folder: str) -> str | None:
+    """The configuration file nearest to `folder` (itself, then its parents), or None."""
+    folder = os.path.abspath(folder)
+    while True:
+        for name in CONFIG_NAMES:
+            candidate = os.path.join(folder, name)
+            if os.path.isfile(candidate) and (name != "pyproject.toml" or _mentions_warplint(candidate)):
+                return candidate
+        parent = os.path.dirname(folder)
+        if parent == folder:  # the filesystem root
+            return None
+        folder = parent
+
+
+def _mentions_warplint(path: str) -> bool:
+    """A pyproject.toml counts only with a `[tool.warplint]` table; one that does not
+    mention it is not ours to complain about, even when it does not parse."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return bool(_TOOL_TABLE.search(handle.read()))
+    except OSError:
+        return False
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def load_config(path: str) -> Settings:
+    """Read and validate one configuration file. Raises `ConfigError`."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError as err:
+        raise ConfigError(path, 1, 1, f"cannot read configuration file: {err.strerror or err}") from None
+    text = raw.decode("utf-8", errors="replace")
+    data = _parse_toml(path, text)
+    locate = _Locator(path, text)
+    if os.path.basename(path) == "pyproject.toml":
+        table, prefix = data.get("tool", {}).get("warplint", {}), "tool.warplint"
+    elif set(data) == {"tool"} and isinstance(data["tool"], dict) and set(data["tool"]) == {"warplint"}:
+        table, prefix = data["tool"]["warplint"], "tool.warplint"
+    else:
+        table, prefix = data, ""
+    if not isinstance(table, dict):
+        raise locate.error(prefix, "", "`tool.warplint` must be a table")
+    return _settings(path, table, _Where(locate, prefix))
+
+
+def _parse_toml(path: str, text: str) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ImportError:
+            raise ConfigError(path, 1, 1, "reading TOML needs Python 3.11 or the tomli package") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        message = str(err)
+        match = _TOML_POSITION.search(message)
+        if match:
+            line, column = int(match.group(1)), int(match.group(2))
+            message = message[: match.start()].rstrip()
+        elif "end of document" in message:
+            line = text.count("\n") + 1
+            column = len(text) - text.rfind("\n")
+            message = message.replace("(at end of document)", "").rstrip()
+        else:
+            line, column = getattr(err, "lineno", 1), getattr(err, "colno", 1)
+        raise ConfigError(path, line, column, f"invalid TOML: {message[:1].lower() + message[1:]}") from None
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where the keys of the warplint table are, for error messages."""
+
+    locate: "_Locator"
+    prefix: str  # "tool.warplint" or "" (top level of warplint.toml)
+
+    def error(self, key: str, message: str, value: str | None = None) -> ConfigError:
+        return self.locate.error(self.prefix, key, message, value)
+
+    def shown(self, key: str) -> str:
+        return f"{self.prefix}.{key}" if self.prefix else key
+
+
+_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "per-file-ignores", "arch", "defines",
+         "include-paths", "block", "grid", "params", "severity")
+
+
+def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
+    for key in table:
+        if key not in _KEYS:
+            hint = _close(key, _KEYS)
+            raise where.error(key, f"unknown key `{where.shown(key)}`" + (f"; did you mean `{hint}`?" if hint else
+                                                                          f"; known keys: {', '.join(_KEYS)}"))
+    root = os.path.dirname(os.path.abspath(path))
+    values: dict[str, Any] = {"path": path}
+    for key in ("select", "ignore", "extend-select", "extend-ignore"):
+        if key in table:
+            values[key.replace("-", "_")] = tuple(_selectors(table[key], key, where))
+    if "per-file-ignores" in table:
+        values["per_file_ignores"] = _per_file_ignores(table["per-file-ignores"], where)
+    if "arch" in table:
+        values["arch"] = _arch(table["arch"], where)
+    if "defines" in table:
+        values["defines"] = _defines(table["defines"], where)
+    if "include-paths" in table:
+        paths = _strings(table["include-paths"], "include-paths", where)
+        values["include_paths"] = tuple(os.path.normpath(os.path.join(root, p)) for p in paths)
+    for key in ("block", "grid"):
+        if key in table:
+            values[key] = _dims(table[key], key, where)
+    if "params" in table:
+        values["params"] = _params(table["params"], where)
+    if "severity" in table:
+        values["severity"] = _severity(table["severity"], where)
+    return Settings(**values)
+
+
+def _close(word: str, choices: tuple[str, ...]) -> str | None:
+    import difflib
+
+    found = difflib.get_close_matches(word, choices, n=1, cutoff=0.7)
+    return found[0] if found else None
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array",
+            dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def _strings(value: Any, key: str, where: _Where) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list):
+        raise where.error(key, f"`{where.shown(key)}` must be an array of strings, not {_type_name(value)}")
+    for item in value:
+        if not isinstance(item, str):
+            raise where.error(key, f"`{where.shown(key)}` must be an array of strings; it holds {_type_name(item)}")
+    return list(value)
+
+
+def _selectors(value: Any, key: str, where: _Where, inner: str | None = None) -> list[str]:
+    """Rule codes or names (or code prefixes, or ALL), each checked against the registry."""
+    from analyzer.rules.registry import get_rules
+
+    shown_key = inner or key
+    given = _strings(value, shown_key, where) if inner is None else _inner_strings(value, key, inner, where)
+    # "WL101,WL201" in one string reads as on the command line
+    selectors = [part.strip() for item in given for part in item.split(",") if part.strip()]
+    for selector in selectors:
+        try:
+            get_rules(selector)
+        except KeyError:
+            raise where.error(key, f"unknown rule `{selector}` in `{where.shown(shown_key)}`; "
+                              "`warplint rules` lists them", value=selector) from None
+    return [s.strip() for s in selectors]
+
+
+def _inner_strings(value: Any, key: str, inner: str, where: _Where) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise where.error(key, f"`{where.shown(inner)}` must be an array of rule codes, not {_type_name(value)}",
+                          value=inner.rsplit(".", 1)[-1])
+    return list(value)
+
+
+def _per_file_ignores(value: Any, where: _Where) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    key = "per-file-ignores"
+    if not isinstance(value, dict):
+        raise where.error(key, f"`{where.shown(key)}` must be a table of glob = [codes], not {_type_name(value)}")
+    return tuple((glob, tuple(_selectors(codes, key, where, inner=f"{key}.{glob}")))
+                 for glob, codes in value.items())
+
+
+def _arch(value: Any, where: _Where) -> str:
+    from analyzer.arch import ARCHITECTURES
+
+    if not isinstance(value, str):
+        raise where.error("arch", f"`{where.shown('arch')}` must be a string such as \"sm_90\", not {_type_name(value)}")
+    if value not in ARCHITECTURES:
+        raise where.error("arch", f"unknown architecture {value!r}; choose one of {', '.join(sorted(ARCHITECTURES))}",
+                          value=value)
+    return value
+
+
+def _defines(value: Any, where: _Where) -> dict[str, str | None]:
+    """`defines = ["DEBUG", "TILE=32"]` or `[defines] TILE = 32` (true: defined as 1)."""
+    out: dict[str, str | None] = {}
+    if isinstance(value, list):
+        for item in _strings(value, "defines", where):
+            name, sep, text = item.partition("=")
+            if not _MACRO.match(name):
+                raise where.error("defines", f"bad macro definition {item!r}; expected \"NAME\" or \"NAME=VALUE\"",
+                                  value=item)
+            out[name] = text if sep else None
+        return out
+    if not isinstance(value, dict):
+        raise where.error("defines", f"`{where.shown('defines')}` must be a table or an array of \"NAME=VALUE\" "
+                          f"strings, not {_type_name(value)}")
+    for name, item in value.items():
+        if not _MACRO.match(name):
+            raise where.error("defines", f"bad macro name {name!r} in `{where.shown('defines')}`", value=name)
+        if item is True:
+            out[name] = None
+        elif isinstance(item, (str, int, float)) and not isinstance(item, bool):
+            out[name] = str(item)
+        else:
+            raise where.error("defines", f"`{where.shown('defines')}.{name}` must be a string, a number or true, "
+                              f"not {_type_name(item)}", value=name)
+    return out
+
+
+def _dims(value: Any, key: str, where: _Where) -> tuple[int, int, int]:
+    from analyzer.cli import MAX_BLOCK, MAX_BLOCK_THREADS, MAX_GRID
+
+    limits, total = (MAX_BLOCK, MAX_BLOCK_THREADS) if key == "block" else (MAX_GRID, None)
+    dims = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+    if (not isinstance(dims, list) or not 1 <= len(dims) <= 3
+            or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims)):
+        raise where.error(key, f"`{where.shown(key)}` must be an integer or an array of 1 to 3 integers "
+                          f"such as [32, 8], not {_type_name(value)}")
+    dims = list(dims) + [1] * (3 - len(dims))
+    if any(d < 1 for d in dims):
+        raise where.error(key, f"`{where.shown(key)}`: every dimension must be at least 1")
+    for axis, d, limit in zip("xyz", dims, limits):
+        if d > limit:
+            raise where.error(key, f"`{where.shown(key)}`: {axis} is {d}, the limit is {limit}")
+    if total is not None and dims[0] * dims[1] * dims[2] > total:
+        raise where.error(key, f"`{where.shown(key)}`: {dims[0] * dims[1] * dims[2]} threads per block, "
+                          f"the limit is {total}")
+    return dims[0], dims[1], dims[2]
+
+
+def _params(value: Any, where: _Where) -> dict[str, int]:
+    if not isinstance(value, dict):
+        raise where.error("params", f"`{where.shown('params')}` must be a table of name = integer, "
+                          f"not {_type_name(value)}")
+    for name, number in value.items():
+        if not _NAME.match(name):
+            raise where.error("params", f"bad parameter name {name!r} in `{where.shown('params')}`", value=name)
+        if not isinstance(number, int) or isinstance(number, bool):
+            raise where.error("params", f"`{where.shown('params')}.{name}` must be an integer, "
+                              f"not {_type_name(number)}", value=name)
+    return dict(value)
+
+
+def _severity(value: Any, where: _Where) -> dict[str, str]:
+    """Rule code or name -> severity, stored by code. Tool errors keep theirs."""
+    from analyzer.rules.registry import DIAGNOSTIC_CODES, RULES
+
+    if not isinstance(value, dict):
+        raise where.error("severity", f"`{where.shown('severity')}` must be a table of rule = \"error\"|"
+                          f"\"warning\"|\"note\", not {_type_name(value)}")
+    names = {rule.name: code for code, rule in RULES.items()}
+    names.update({name: code for code, (name, _) in DIAGNOSTIC_CODES.items()})
+    out: dict[str, str] = {}
+    for key, level in value.items():
+        code = key.upper() if key.upper() in RULES or key.upper() in DIAGNOSTIC_CODES else names.get(key.lower())
+        if code is None:
+            raise where.error("severity", f"unknown rule `{key}` in `{where.shown('severity')}`; "
+                              "`warplint rules` lists them", value=key)
+        if code in ("WL900", "WL910"):
+            raise where.error("severity", f"the severity of {code} (a tool error) cannot be changed", value=key)
+        if level not in SEVERITIES:
+            raise where.error("severity", f"`{where.shown('severity')}.{key}` must be one of "
+                              f"{', '.join(repr(s) for s in SEVERITIES)}, not {level!r}", value=key)
+        out[code] = level
+    return out
+
+
+class _Locator:
+    """Finds the line and column of a key (or of a value after it) in a TOML text.
+
+    A heuristic, good for the files people write: the key is looked for in the lines
+    of its table (`[tool.warplint]`, or the sub-table `[tool.warplint.params]`), as
+    `key = ...`, `"key" = ...` or a dotted `key.sub = ...`; a value (a rule code, a
+    name) is looked for from that line to the next key. Not found: the table's header,
+    then 1:1.
+    """
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def error(self, prefix: str, key: str, message: str, value: str | None = None) -> ConfigError:
+        line, column = self.find(prefix, key, value)
+        return ConfigError(self.path, line, column, message)
+
+    def _tables(self) -> list[tuple[int, str]]:
+        """(0-based line, dotted name) of every `[table]` header, `""` for the top."""
+        out = [(0, "")]
+        for i, line in enumerate(self.lines):
+            match = re.match(r"\s*\[\[?\s*([^\]]+?)\s*\]", line)
+            if match:
+                out.append((i, re.sub(r"\s*\.\s*", ".", match.group(1)).replace('"', "").replace("'", "")))
+        return out
+
+    def find(self, prefix: str, key: str, value: str | None = None) -> tuple[int, int]:
+        tables = self._tables()
+        bounds = [(start, tables[k + 1][0] if k + 1 < len(tables) else len(self.lines), name)
+                  for k, (start, name) in enumerate(tables)]
+        key_pattern = rf"""\s*(?:"{re.escape(key)}"|'{re.escape(key)}'|{re.escape(key)})\s*[=.]"""
+        for start, stop, name in bounds:
+            body_start = start if name == "" else start + 1
+            if name == prefix and key:
+                for i in range(body_start, stop):
+                    match = re.match(key_pattern, self.lines[i])
+                    if match:
+                        text = self.lines[i]
+                        return self._value(i, len(text) - len(text.lstrip()), value, stop)
+            sub = f"{prefix}.{key}" if prefix else key
+            if key and name == sub:
+                found = self._value(start + 1, 0, value, stop, across_keys=True) if value else None
+                return found or (start + 1, self.lines[start].index("[") + 1)
+        for start, _, name in bounds:
+            if name == prefix and name:
+                return start + 1, self.lines[start].index("[") + 1
+        return 1, 1
+
+    def _value(self, line: int, column: int, value: str | None, stop: int,
+               across_keys: bool = False) -> tuple[int, int] | None:
+        """The position of `value` (quoted, or a bare key) at or after the key at
+        `line`:`column` (0-based), before the next key (or anywhere in a sub-table,
+        `across_keys`); else the key's own position (None in a sub-table)."""
+        if value:
+            pattern = re.compile(rf"""(["']){re.escape(value)}\1|(?<![\w.-]){re.escape(value)}\s*=""")
+            found = self._search(pattern, line, column, stop, across_keys)
+            inside = re.compile(rf"(?<![\w-]){re.escape(value.strip())}(?![\w-])")  # in "A, B"
+            found = found or self._search(inside, line, column, stop, across_keys)
+            if found or across_keys:
+                return found
+        indent = len(self.lines[line]) - len(self.lines[line].lstrip()) if line < len(self.lines) else 0
+        return line + 1, max(column, indent) + 1
+
+    def _search(self, pattern: re.Pattern[str], line: int, column: int, stop: int,
+                across_keys: bool) -> tuple[int, int] | None:
+        for i in range(line, stop):
+            text = self.lines[i]
+            if not across_keys and i > line and re.match(r"\s*[\w\"'-]+\s*=", text) and not pattern.search(text):
+                break  # the next key
+            match = pattern.search(text, column if i == line else 0)
+            if match:
+                return i + 1, match.start() + 1
+        return None
+
+
+# ----------------------------------------------------------------------------- merging
+
+
+def options_for(path: str, file: Settings | None, cli: Settings, base: Any) -> Any:
+    """The `analyzer.api.Options` for one checked file: `base` (defaults and output
+    settings), then the configuration file, then the command line, key by key.
+
+    `select`/`ignore` on the command line replace the file's; `extend-select`/
+    `extend-ignore` add to whatever is in force; `params` and `defines` are merged
+    with the command line winning per name; `-I` folders come before the file's;
+    `per-file-ignores` whose glob matches the path add to `ignore`.
+    """
+    file = file or Settings()
+    select = _first(cli.select, file.select)
+    ignore = _first(cli.ignore, file.ignore)
+    if select is not None:
+        select = [*select, *file.extend_select, *cli.extend_select]
+    extra_ignore = [*file.extend_ignore, *cli.extend_ignore, *_per_file(path, file)]
+    if extra_ignore:
+        ignore = [*(ignore or ()), *extra_ignore]
+    return dataclasses.replace(
+        base,
+        arch=_first(cli.arch, file.arch, base.arch),
+        block=_first(cli.block, file.block, base.block),
+        grid=_first(cli.grid, file.grid, base.grid),
+        params={**file.params, **cli.params},
+        defines={**file.defines, **cli.defines},
+        include_paths=[*cli.include_paths, *file.include_paths],
+        select=select,
+        ignore=ignore,
+        severity={**file.severity, **cli.severity},
+    )
+
+
+def _first(*values: Any) -> Any:
+    for value in values:
+        if value is not None:
+            return value
+    return None
+
+
+def _per_file(path: str, file: Settings) -> list[str]:
+    """Selectors of the per-file-ignores whose glob matches `path`: a glob is matched
+    against the path relative to the configuration's folder, and a glob without `/`
+    against the file name too (`*.cuh` matches headers in any folder)."""
+    if not file.per_file_ignores:
+        return []
+    rel = os.path.relpath(os.path.abspath(path), file.root).replace(os.sep, "/")
+    name = os.path.basename(path)
+    out: list[str] = []
+    for glob, selectors in file.per_file_ignores:
+        pattern = glob.replace(os.sep, "/").removeprefix("./")
+        if fnmatch.fnmatchcase(rel, pattern) or ("/" not in pattern and fnmatch.fnmatchcase(name, pattern)):
+            out.extend(selectors)
+    return out
+
+
+class Resolver:
+    """Options per checked file, each configuration file read once.
+
+    `config` names one file for every path (`--config`); `isolated` reads none.
+    Calling it may raise `ConfigError`.
+    """
+
+    def __init__(self, cli: Settings, base: Any, *, config: str | None = None, isolated: bool = False) -> None:
+        self.cli, self.base, self.isolated = cli, base, isolated
+        self.explicit = config
+        self._found: dict[str, str | None] = {}  # folder -> configuration path
+        self._loaded: dict[str, Settings] = {}
+
+    def settings(self, path: str) -> Settings | None:
+        if self.isolated:
+            return None
+        source = self.explicit
+        if source is None:
+            folder = os.path.dirname(os.path.abspath(path))
+            if folder not in self._found:
+                self._found[folder] = find_config(folder)
+            source = self._found[folder]
+        if source is None:
+            return None
+        if source not in self._loaded:
+            self._loaded[source] = load_config(source)
+        return self._loaded[source]
+
+    def __call__(self, path: str) -> Any:
+        return options_for(path, self.settings(path), self.cli, self.base)

@@ -1,0 +1,198 @@
+"""The simulator's memory: one flat 64-bit address space cut into windows, one region each.
+
+Every buffer the kernel can reach (a global pointer parameter, a `__device__`/`__constant__`
+variable, a `__shared__` array, a thread-local array) gets its own window of 2**40 bytes at
+`window << 40`. Pointers are then plain integers: pointer arithmetic, selects between two
+arrays and casts need no special case, and the region an address lands in gives its space.
+A window's base is aligned far beyond 256 bytes, so a region starts at bank 0 and on a
+cache-line boundary: what `cudaMalloc` guarantees for global pointers and what the static
+analysis assumes for the start of every shared array (lanes.SHARED_BASE_ALIGN).
+
+Global buffers have no size in CUDA source, so they grow on demand ("sized from the largest
+index seen") up to `MAX_GROWABLE_BYTES`; new bytes get the chosen contents (zeros, iota, or
+random numbers from the seed), generated per fixed-size chunk so that the contents do not
+depend on the order in which the kernel touches them. Accesses outside every region are
+counted, never a crash: a load gives 0 there and a store is dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from analyzer.ir import types as T
+
+WINDOW_BITS = 40
+CHUNK_BYTES = 1 << 16  # contents are generated per chunk of this many bytes
+MAX_GROWABLE_BYTES = 1 << 28  # a global buffer grows up to 256 MiB, then accesses are out of bounds
+RANDOM_INT_LIMIT = 256  # random integer contents lie in [0, 256): small enough to index a histogram
+FILLS = ("zeros", "iota", "random")
+
+
+def dtype_of(t: T.CType) -> np.dtype | None:
+    """The numpy type that holds a C scalar or pointer; None for structs and unknown types."""
+    if isinstance(t, T.PointerType):
+        return np.dtype(np.int64)
+    if not isinstance(t, T.ScalarType):
+        return None
+    if t.is_bool:
+        return np.dtype(np.bool_)
+    if t.is_float:
+        return np.dtype({2: np.float16, 4: np.float32}.get(t.size, np.float64))
+    kinds = {1: "i1", 2: "i2", 4: "i4", 8: "i8"} if t.is_signed else {1: "u1", 2: "u2", 4: "u4", 8: "u8"}
+    return np.dtype(kinds.get(t.size, "i8"))
+
+
+def fill_scalar(t: T.CType | None) -> T.ScalarType:
+    """The scalar a buffer of `t` is filled as: the type itself, a struct's first scalar field
+    (float for float3), else a byte."""
+    while True:
+        if isinstance(t, T.ScalarType):
+            return t
+        if isinstance(t, T.StructType) and t.fields:
+            t = t.fields[0].type
+        elif isinstance(t, T.ArrayType):
+            t = t.element
+        else:
+            return T.UCHAR
+
+
+@dataclass
+class Region:
+    name: str
+    space: str  # global shared local constant
+    base: int
+    limit: int  # bytes addressable from base
+    fill: str  # zeros iota random
+    scalar: T.ScalarType  # what the contents are made of
+    seed: int
+    number: int  # distinguishes the random contents of two buffers
+    growable: bool = False
+    stride: int = 0  # for per-block / per-thread copies: bytes from one copy to the next
+    extent: int = 0  # bytes of each copy that belong to the variable (the rest is out of bounds)
+    data: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))
+    touched: int = 0  # one past the highest byte accessed
+
+    def ensure(self, end: int) -> None:
+        """Make bytes [0, end) exist, generating contents chunk by chunk."""
+        if end <= len(self.data):
+            return
+        end = min(self.limit, -(-end // CHUNK_BYTES) * CHUNK_BYTES) if self.growable else self.limit
+        old = len(self.data)
+        new = np.empty(end, np.uint8)
+        new[:old] = self.data
+        for start in range(old - old % CHUNK_BYTES, end, CHUNK_BYTES):
+            stop = min(start + CHUNK_BYTES, end)
+            chunk = self._contents(start, stop)
+            lo = max(start, old)
+            new[lo:stop] = chunk[lo - start:]
+        self.data = new
+
+    def _contents(self, start: int, stop: int) -> np.ndarray:
+        if self.fill == "zeros":
+            return np.zeros(stop - start, np.uint8)
+        dt = dtype_of(self.scalar) or np.dtype(np.uint8)
+        size = dt.itemsize
+        first, last = start // size, -(-stop // size)
+        count = last - first
+        if self.fill == "iota":
+            values = np.arange(first, last).astype(dt)
+        else:
+            rng = np.random.default_rng([self.seed, self.number, start // CHUNK_BYTES])
+            if dt.kind == "f":
+                values = rng.random(count).astype(dt)
+            elif dt.kind == "b":
+                values = rng.integers(0, 2, count).astype(dt)
+            else:
+                values = rng.integers(0, RANDOM_INT_LIMIT, count).astype(dt)
+        raw = values.view(np.uint8)
+        skip = start - first * size
+        return raw[skip:skip + stop - start]
+
+    def reset(self) -> None:
+        """Fresh contents (a new block's shared and local memory)."""
+        self.data = np.zeros(0, np.uint8)
+        self.touched = 0
+
+
+class Memory:
+    """All regions, found by the window number of an address."""
+
+    def __init__(self, fill: str = "zeros", seed: int = 0) -> None:
+        if fill not in FILLS:
+            raise ValueError(f"unknown fill {fill!r}; choose one of {', '.join(FILLS)}")
+        self.fill = fill
+        self.seed = seed
+        self.regions: dict[int, Region] = {}
+        self.out_of_bounds = 0  # lane accesses outside every region
+
+    def add(self, name: str, space: str, size: int | None, element: T.CType | None,
+            fill: str | None = None, stride: int = 0, extent: int = 0) -> Region:
+        window = len(self.regions) + 1  # window 0 stays empty: a null or garbage pointer
+        growable = size is None
+        region = Region(name, space, window << WINDOW_BITS, MAX_GROWABLE_BYTES if growable else size,
+                        fill or self.fill, fill_scalar(element), self.seed, window, growable, stride, extent)
+        self.regions[window] = region
+        return region
+
+    def region_at(self, address: int) -> Region | None:
+        return self.regions.get(int(address) >> WINDOW_BITS)
+
+    def _groups(self, addrs: np.ndarray, size: int) -> list[tuple[Region | None, np.ndarray, np.ndarray]]:
+        """(region, indices into addrs, offsets) per window touched; offsets checked in bounds."""
+        windows = addrs >> WINDOW_BITS
+        first = windows[0] if len(windows) else 0
+        if len(windows) and (windows == first).all():
+            parts = [(int(first), np.arange(len(addrs)))]
+        else:
+            parts = [(int(w), np.nonzero(windows == w)[0]) for w in np.unique(windows)]
+        out = []
+        for w, idx in parts:
+            region = self.regions.get(w)
+            if region is None:
+                self.out_of_bounds += len(idx)
+                out.append((None, idx, idx))
+                continue
+            off = addrs[idx] - region.base
+            ok = (off >= 0) & (off + size <= region.limit)
+            if region.stride:
+                ok &= off % region.stride + size <= region.extent
+            if not ok.all():
+                self.out_of_bounds += int((~ok).sum())
+                out.append((None, idx[~ok], idx[~ok]))
+                idx, off = idx[ok], off[ok]
+            if len(idx):
+                end = int(off.max()) + size
+                region.ensure(end)
+                region.touched = max(region.touched, end)
+                out.append((region, idx, off))
+        return out
+
+    def read(self, addrs: np.ndarray, dt: np.dtype) -> np.ndarray:
+        """The values of type `dt` at each address (0 outside every region)."""
+        size = dt.itemsize
+        result = np.zeros(len(addrs), dt)
+        for region, idx, off in self._groups(addrs, size):
+            if region is None or not len(idx):
+                continue
+            raw = region.data[off[:, None] + np.arange(size)]
+            result[idx] = np.ascontiguousarray(raw).view(dt).reshape(len(idx))
+        return result
+
+    def write(self, addrs: np.ndarray, values: np.ndarray, dt: np.dtype) -> None:
+        """Store `values` (converted to `dt`); with several lanes on one address the last wins."""
+        size = dt.itemsize
+        raw = np.ascontiguousarray(np.asarray(values).astype(dt)).view(np.uint8).reshape(len(addrs), size)
+        for region, idx, off in self._groups(addrs, size):
+            if region is None or not len(idx):
+                continue
+            region.data[off[:, None] + np.arange(size)] = raw[idx]
+
+    def buffer(self, name: str, t: T.CType) -> np.ndarray:
+        """The contents of the region called `name` (a kernel parameter), as far as it was
+        touched, as an array of `t`."""
+        region = next(r for r in self.regions.values() if r.name == name)
+        dt = dtype_of(t) or np.dtype(np.uint8)
+        end = region.touched - region.touched % dt.itemsize
+        return region.data[:end].view(dt).copy()

@@ -1,0 +1,320 @@
+"""Simulate a kernel launch and charge every warp-level request with `check`'s cost model.
+
+`simulate_kernel` runs the kernel block by block (all blocks, or a sample spread over the
+grid when there are more than `max_blocks`), hands every access the interpreter makes to a
+`SiteRecorder`, and returns a `Simulation`: per access site (`Access.uid`) the requests,
+total, worst, best and mean cost per request, in the same `AccessCost` records `check`
+produces, so that the reporters and the comparison in `analyzer.sim.verify` read both alike.
+
+A request is one warp executing one access (one piece of it, for an element moved in
+several accesses, as `cost.split_access` says) with at least one active lane. Its cost
+comes from `analysis.cost.shared_cost` / `global_cost` on the lanes' byte addresses.
+Both costs are unchanged when every address moves by 128 bytes (32 banks of 4 bytes, 4
+sectors of 32), so requests are cached by their addresses relative to a 128-byte anchor.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from analyzer.analysis.cost import global_cost, shared_cost, split_access
+from analyzer.analysis.results import AccessCost, KernelAnalysis, LaunchConfig
+from analyzer.arch import Architecture
+from analyzer.diagnostics import Span
+from analyzer.ir import nodes as N
+from analyzer.ir import types as T
+from analyzer.sim.memory import WINDOW_BITS, Memory
+from analyzer.sim.warp import BarrierProblem, BlockInterpreter, StepBudgetExceeded
+
+DEFAULT_BLOCKS = 8  # blocks simulated when the grid is larger
+DEFAULT_BUDGET = 200_000_000  # thread-statements per launch before the run is stopped
+BATCH_THREADS = 8192  # threads simulated together (several blocks at once when they are small)
+ANCHOR = 128  # both cost functions are invariant under a shift of this many bytes
+COSTED = ("shared", "global")
+
+__all__ = ["SimOptions", "Simulation", "simulate_kernel", "sample_blocks"]
+
+
+@dataclass
+class SimOptions:
+    max_blocks: int = DEFAULT_BLOCKS  # 0: every block
+    seed: int = 0
+    fill: str = "random"
+    budget: int = DEFAULT_BUDGET
+    default_param: int | None = None  # value of an integer parameter nobody gave (None: the thread count)
+
+
+@dataclass
+class _Site:
+    access: N.Access
+    pieces: tuple[tuple[int, int], ...]
+    space: str = "unknown"
+    requests: int = 0
+    total: int = 0
+    worst: int | None = None
+    worst_ideal: int | None = None
+    best: int | None = None
+    worst_addresses: tuple[int | None, ...] = ()
+    collisions: tuple = ()
+    lane_accesses: int = 0
+
+
+@dataclass
+class Simulation(KernelAnalysis):
+    """A `KernelAnalysis` whose costs were measured by running the kernel."""
+
+    simulated_blocks: list[tuple[int, int, int]] = field(default_factory=list)
+    total_blocks: int = 0
+    scaled: bool = False  # requests and totals were scaled from the sample to the whole grid
+    stopped: str | None = None  # why the run stopped early (the step budget)
+    stopped_span: Span | None = None
+    barriers: list[BarrierProblem] = field(default_factory=list)
+    lane_accesses: int = 0
+    out_of_bounds: int = 0
+    steps: int = 0
+    memory: Memory | None = None  # the buffers after the run (tests read results back)
+
+
+def sample_blocks(grid: tuple[int, int, int], limit: int) -> list[tuple[int, int, int]]:
+    """Every block of the grid, or `limit` of them spread evenly over it (first and last
+    included), as (x, y, z) in launch order (x fastest)."""
+    count = grid[0] * grid[1] * grid[2]
+    if limit <= 0 or count <= limit:
+        linear = list(range(count))
+    elif limit == 1:
+        linear = [0]
+    else:
+        linear = sorted({round(i * (count - 1) / (limit - 1)) for i in range(limit)})
+    gx, gy = grid[0], grid[1]
+    return [(i % gx, (i // gx) % gy, i // (gx * gy)) for i in linear]
+
+
+class SiteRecorder:
+    """Charges each warp's request at each site; the `on_access` callback of the interpreter."""
+
+    def __init__(self, memory: Memory, arch: Architecture, n_threads: int) -> None:
+        self.memory = memory
+        self.arch = arch
+        self.sites: dict[int, _Site] = {}
+        self.cache: dict[tuple, tuple[int, int, Any]] = {}
+        self.lane_accesses = 0
+
+    def site(self, access: N.Access) -> _Site:
+        s = self.sites.get(access.uid)
+        if s is None:
+            elem = access.element
+            pieces: tuple[tuple[int, int], ...] = ()
+            if elem.size and elem.align:
+                try:
+                    pieces = split_access(elem.size, elem.align, self.arch)
+                except ValueError:
+                    pieces = ()
+            s = _Site(access, pieces)
+            self.sites[access.uid] = s
+        return s
+
+    def __call__(self, access: N.Access, addrs: np.ndarray, mask: np.ndarray) -> None:
+        site = self.site(access)
+        active = int(np.count_nonzero(mask))
+        if not active:
+            return
+        self.lane_accesses += active
+        site.lane_accesses += active
+        first = int(addrs[np.argmax(mask)])
+        region = self.memory.region_at(first)
+        # an address outside every buffer (out of bounds) is still charged, in the space the
+        # site has shown before or that lowering gave it
+        space = region.space if region is not None else site.space if site.space != "unknown" else access.space
+        if site.space == "unknown":
+            site.space = space
+        warp = self.arch.warp_size
+        pad = -len(addrs) % warp  # a block that is not whole warps: its last warp is short
+        if pad:
+            addrs = np.concatenate([addrs, np.zeros(pad, addrs.dtype)])
+            mask = np.concatenate([mask, np.zeros(pad, bool)])
+        a = addrs.astype(np.int64).reshape(-1, warp)
+        m = mask.reshape(-1, warp)
+        warps = np.nonzero(m.any(axis=1))[0]
+        if space not in COSTED or not site.pieces:
+            site.requests += len(warps) * max(1, len(site.pieces))
+            return
+        big = np.iinfo(np.int64).max
+        lows = np.where(m, a, big).min(axis=1)
+        anchors = lows - lows % ANCHOR
+        rel = np.where(m, a - anchors[:, None], -1)
+        cache = self.cache
+        for w in warps.tolist():
+            key_lanes = rel[w].tobytes()
+            for off, size in site.pieces:
+                key = (space, size, off, key_lanes)
+                charge = cache.get(key)
+                if charge is None:
+                    charge = self.charge(space, rel[w], off, size)
+                    cache[key] = charge
+                cost, ideal, detail = charge
+                site.requests += 1
+                site.total += cost
+                if site.worst is None or cost > site.worst:
+                    site.worst, site.worst_ideal = cost, ideal
+                    site.worst_addresses = detail[0]
+                    site.collisions = detail[1]
+                if site.best is None or cost < site.best:
+                    site.best = cost
+
+    def charge(self, space: str, rel: np.ndarray, off: int, size: int) -> tuple[int, int, Any]:
+        lanes = [None if x < 0 else int(x) + off for x in rel.tolist()]
+        if space == "shared":
+            c = shared_cost(lanes, size, self.arch)
+            return c.wavefronts, c.ideal, (tuple(lanes), c.worst)
+        g = global_cost(lanes, size, self.arch)
+        return g.sectors, g.ideal, (tuple(lanes), ())
+
+
+def _param_values(kernel: N.Function, interp: BlockInterpreter, memory: Memory, params: dict[str, int],
+                  default: int, notes: set[str]) -> dict[int, Any]:
+    """Values of the kernel's parameters: a fresh global buffer per pointer (per pointer
+    field of a struct), the known integers, and `default` for the unknown ones."""
+
+    def value(name: str, t: T.CType) -> Any:
+        if isinstance(t, T.PointerType):
+            region = memory.add(name, "global", None, t.pointee)
+            return np.full(interp.n, region.base, np.int64)
+        if isinstance(t, T.StructType):
+            return {f.name: value(f"{name}.{f.name}", f.type) for f in t.fields}
+        if isinstance(t, T.ScalarType) and t.is_float:
+            notes.add(f"float parameter `{name}` was given the value 1.0")
+            return interp.full(1.0, t)
+        if name in params:
+            return interp.full(params[name], t)
+        if isinstance(t, T.ScalarType):
+            notes.add(f"integer parameter `{name}` is not known: simulated with {default} (pass --param {name}=VALUE)")
+            return interp.full(default, t)
+        return interp.zero(t)
+
+    return {p.uid: value(p.name, p.type) for p in kernel.params}
+
+
+def simulate_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, arch: Architecture,
+                    params: dict[str, int] | None = None, options: SimOptions | None = None) -> Simulation:
+    """Run `kernel` for `launch` and cost every access it makes (see the module docstring)."""
+    options = options or SimOptions()
+    block = launch.block or (256, 1, 1)
+    notes: set[str] = set()
+    grid = launch.grid
+    if grid is None:
+        grid = (1, 1, 1)
+        notes.add("grid unknown: one block simulated, requests and totals are per block")
+    known = dict(launch.params)
+    known.update(params or {})
+    n_threads = block[0] * block[1] * block[2]
+    default = options.default_param if options.default_param is not None else n_threads * math.prod(grid)
+    memory = Memory(options.fill, options.seed)
+    recorder = SiteRecorder(memory, arch, n_threads)
+    barriers: dict[int, BarrierProblem] = {}
+    blocks = sample_blocks(grid, options.max_blocks)
+    # blocks run in batches of about BATCH_THREADS threads (whole warps only: see BlockInterpreter)
+    batch = max(1, BATCH_THREADS // n_threads) if n_threads % arch.warp_size == 0 else 1
+    batch = min(batch, len(blocks))
+    interp = BlockInterpreter(module, memory, block, grid, recorder, options.budget, notes, barriers, batch)
+    with np.errstate(all="ignore"):
+        args = _param_values(kernel, interp, memory, known, default, notes)
+    total_blocks = math.prod(grid)
+    sim = Simulation(kernel, launch, [], simulated_blocks=blocks, total_blocks=total_blocks)
+    try:
+        with np.errstate(all="ignore"):
+            for start in range(0, len(blocks), batch):
+                interp.run(kernel, args, blocks[start:start + batch])
+    except StepBudgetExceeded as err:
+        where = "a loop" if err.loop is not None else "the kernel"
+        sim.stopped = (f"step budget of {err.steps:,} thread-statements exceeded in {where}"
+                       + (f" after {err.iterations:,} iterations" if err.loop is not None else "")
+                       + ": an endless loop, or pass a smaller grid/--blocks")
+        sim.stopped_span = err.loop or kernel.name_span
+    sim.scaled = len(blocks) < total_blocks and sim.stopped is None
+    sim.barriers = sorted(barriers.values(), key=lambda b: b.span.start)
+    sim.lane_accesses = recorder.lane_accesses
+    sim.out_of_bounds = memory.out_of_bounds
+    sim.steps = interp.steps
+    sim.memory = memory
+    if launch.assumed:
+        notes.add(f"block size unknown: {launch.origin}")
+    if sim.scaled:
+        notes.add(f"{len(blocks)} of {total_blocks} blocks simulated; requests and totals scaled by {total_blocks}/{len(blocks)}")
+    if memory.out_of_bounds:
+        notes.add(f"{memory.out_of_bounds} lane accesses fell outside every buffer (read as 0, stores dropped)")
+    sim.notes = sorted(notes)
+    sim.costs = _costs(kernel, module, recorder, sim)
+    _charge_reused_loads(sim.costs, module, kernel, launch, known)
+    return sim
+
+
+def _charge_reused_loads(costs: list[AccessCost], module: N.Module, kernel: N.Function,
+                         launch: LaunchConfig, known: dict[str, int]) -> None:
+    """Loads whose value the thread holds (nvcc loads `x[tid]` once in `x[tid] * x[tid]`)
+    make no request: the same rule as `check`'s (lanes.reused_loads), as for struct fields."""
+    from analyzer.analysis.lanes import _reuse, reused_loads
+
+    try:
+        reused = reused_loads(module, kernel, launch, known)
+    except (Exception, RecursionError):  # noqa: BLE001 - then every load is charged as written
+        return
+    for c in costs:
+        holder = reused.get(c.access.uid)
+        if holder is not None and c.op == "load":
+            _reuse(c, holder)
+            if hasattr(c, "mean_per_request"):
+                c.mean_per_request = None  # type: ignore[attr-defined]
+
+
+def _costs(kernel: N.Function, module: N.Module, recorder: SiteRecorder, sim: Simulation) -> list[AccessCost]:
+    """One `AccessCost` per access site of the kernel and the functions it calls."""
+    from analyzer.analysis.lanes import _merge_struct_fields, _struct_of
+
+    sites: list[N.Access] = []
+    seen: set[int] = set()
+    stack = [kernel]
+    names: set[str] = set()
+    while stack:  # the kernel's accesses, then those of every function it reaches
+        fn = stack.pop()
+        if fn.name in names:
+            continue
+        names.add(fn.name)
+        for acc in fn.accesses:
+            if acc.uid not in seen:
+                seen.add(acc.uid)
+                sites.append(acc)
+        stack.extend(module.functions[c] for c in fn.calls if c in module.functions)
+    for uid, site in recorder.sites.items():
+        if uid not in seen:
+            seen.add(uid)
+            sites.append(site.access)
+    scale = sim.total_blocks / len(sim.simulated_blocks) if sim.scaled and sim.simulated_blocks else 1
+    costs = []
+    for acc in sorted(sites, key=lambda a: (a.span.start, a.uid)):
+        s = recorder.sites.get(acc.uid) or recorder.site(acc)
+        space = s.space if s.space != "unknown" else acc.space
+        size = acc.element.size or 0
+        c = AccessCost(acc, kernel.display_name, space, acc.op, s.pieces[0][1] if s.pieces else size, size,
+                       max(1, len(s.pieces)), "wavefronts" if space == "shared" else "sectors",
+                       s.worst if space in COSTED else None, s.worst_ideal if space in COSTED else None)
+        c.struct_type = _struct_of(acc.address)  # type: ignore[attr-defined]
+        costed = space in COSTED and bool(s.pieces)
+        if costed and s.worst is None:  # never executed by an active lane
+            c.per_request = c.ideal_per_request = 0
+        c.best_per_request = s.best
+        c.requests = round(s.requests * scale) if sim.stopped is None else None
+        c.total = round(s.total * scale) if sim.stopped is None and costed else None
+        c.exact = sim.stopped is None and not sim.scaled and costed
+        c.lane_addresses = s.worst_addresses
+        if not costed:
+            c.assumptions.append(f"{space} memory is not costed")
+        costs.append(c)
+    _merge_struct_fields(costs)
+    for c in costs:  # after merging: a field moved by another access's wide load has no request
+        c.mean_per_request = (round(c.total / c.requests, 3)  # type: ignore[attr-defined]
+                              if c.requests and c.total is not None else None)
+    return costs

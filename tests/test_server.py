@@ -1,0 +1,313 @@
+"""`warplint server` driven over stdio as an editor drives it: JSON-RPC messages with
+Content-Length framing on the server's stdin and stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import importlib.util
+
+import pytest
+
+from analyzer.api import check_source
+from analyzer.cli import main
+from analyzer.server import code_actions, document_diagnostics, utf16_position
+
+# the server needs pygls (`warplint[lsp]`); everything else here runs without it
+needs_pygls = pytest.mark.skipif(importlib.util.find_spec("pygls") is None, reason="pygls is not installed")
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 120  # seconds for one answer: the first analysis builds the parser
+
+# Line 9 has a character outside the BMP before the conflicting read: 1 code point but
+# 2 UTF-16 code units, so LSP characters there are one more than warplint's column - 1.
+TRANSPOSE = """\
+__global__ void transpose(float *out, const float *in, int n)
+{
+    __shared__ float tile[32][32];
+    int x = blockIdx.x * 32 + threadIdx.x;
+    int y = blockIdx.y * 32 + threadIdx.y;
+    tile[threadIdx.y][threadIdx.x] = in[y * n + x];
+    __syncthreads();
+    x = blockIdx.y * 32 + threadIdx.x;
+    y = blockIdx.x * 32 + threadIdx.y;
+    /* \U0001d70b */ out[y * n + x] = tile[threadIdx.x][threadIdx.y];
+}
+
+void launch(float *out, const float *in)
+{
+    dim3 grid(32, 32), block(32, 32);
+    transpose<<<grid, block>>>(out, in, 1024);
+}
+"""
+
+# The padding is checked by re-analysing the kernel when that works; either way the fix
+# (and so the quick fix) pads the last dimension by one element.
+FIX_CHECKED = ("pad the last dimension: `__shared__ float tile[32][32 + 1]` (33 floats per row) "
+               "makes this access conflict-free without making another access to `tile` worse")
+FIX_UNCHECKED = ("padding the last dimension (`tile[...][32 + 1]`) or an XOR swizzle (index the column "
+                 "as `col ^ row`) may help; warplint could not re-analyse the kernel to check either")
+
+NORM = """\
+struct vec3d { float x, y, z; };
+
+__global__ void norm(const vec3d *v, float *out)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[i] = v[i].x + v[i].y + v[i].z;
+}
+
+void launch(const vec3d *v, float *out)
+{
+    norm<<<4, 256>>>(v, out);
+}
+"""
+
+
+class Client:
+    """A minimal LSP client: frames messages, reads the server's in a thread."""
+
+    def __init__(self, *args: str) -> None:
+        env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "analyzer", "server", *args],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=env,
+        )
+        self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        stream = self.proc.stdout
+        assert stream is not None
+        while True:
+            headers = {}
+            while True:
+                line = stream.readline()
+                if not line:
+                    self.messages.put(None)
+                    return
+                line = line.strip()
+                if not line:
+                    break
+                name, _, value = line.decode("ascii").partition(":")
+                headers[name.strip().lower()] = value.strip()
+            body = stream.read(int(headers["content-length"]))
+            self.messages.put(json.loads(body.decode("utf-8")))
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8")
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def notify(self, method: str, params: Any) -> None:
+        self.send({"method": method, "params": params})
+
+    def request(self, method: str, params: Any) -> Any:
+        self.next_id += 1
+        self.send({"id": self.next_id, "method": method, "params": params})
+        answer = self.wait(lambda m: m.get("id") == self.next_id and "method" not in m)
+        assert "error" not in answer, answer
+        return answer["result"]
+
+    def wait(self, wanted: Any) -> dict[str, Any]:
+        while True:
+            try:
+                message = self.messages.get(timeout=TIMEOUT)
+            except queue.Empty:
+                pytest.fail(f"no answer from the server in {TIMEOUT} s; stderr: {self.stderr()}")
+            if message is None:
+                pytest.fail(f"the server closed its output; stderr: {self.stderr()}")
+            if wanted(message):
+                return message
+
+    def diagnostics(self, uri: str) -> list[dict[str, Any]]:
+        message = self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                            and m["params"]["uri"] == uri)
+        return message["params"]["diagnostics"]
+
+    def stderr(self) -> str:
+        if self.proc.poll() is None:
+            return "(still running)"
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read().decode("utf-8", "replace")[-3000:]
+
+    def close(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        return self.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def client(tmp_path: Path):
+    c = Client()
+    result = c.request("initialize", {"processId": os.getpid(), "rootUri": tmp_path.as_uri(),
+                                      "capabilities": {}})
+    assert result["serverInfo"]["name"] == "warplint"
+    c.notify("initialized", {})
+    yield c
+    c.close()
+
+
+def open_document(client: Client, path: Path, text: str) -> str:
+    uri = path.as_uri()
+    client.notify("textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": "cuda-cpp", "version": 1, "text": text}})
+    return uri
+
+
+def rng(line: int, start: int, end_line: int, end: int) -> dict[str, Any]:
+    return {"start": {"line": line, "character": start}, "end": {"line": end_line, "character": end}}
+
+
+@needs_pygls
+def test_server_publishes_a_bank_conflict_with_utf16_ranges_and_fixes_it(client: Client, tmp_path: Path) -> None:
+    # the buffer is never saved: the server analyses the text it was sent
+    uri = open_document(client, tmp_path / "transpose.cu", TRANSPOSE)
+    diagnostics = client.diagnostics(uri)
+    assert [(d["code"], d["source"], d["severity"], d["range"]) for d in diagnostics] == [
+        ("WL101", "warplint", 2, rng(9, 30, 9, 60)),  # `tile[threadIdx.x][threadIdx.y]`
+    ]
+    d = diagnostics[0]
+    assert d["message"] == "32-way bank conflict on `tile`: 32 wavefronts per request, ideal 1"
+    # the first reference of `warplint explain WL101`
+    assert d["codeDescription"] == {
+        "href": "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#shared-memory-7-x"}
+    related = [(r["location"]["range"], r["message"]) for r in d["relatedInformation"]]
+    title = "warplint: pad `tile` (`32` -> `33`) [WL101]"
+    assert related == [
+        (rng(9, 30, 9, 60), "in kernel `transpose`"),
+        (rng(9, 30, 9, 60), "lanes 0, 1, 2, …, 31 (32 lanes) hit bank 0 at 32 different words (0, 32, 64, …, 992)"),
+        (rng(9, 30, 9, 60), "fix: " + (FIX_CHECKED if "pad the" in related[2][1] else FIX_UNCHECKED)),
+        # the declarator `tile[32][32]`, when the analysis records the shared arrays
+        *([(rng(2, 21, 2, 33), "`tile` declared here")] if len(related) == 5 else []),
+        (rng(2, 30, 2, 32), title),  # its last dimension, that the quick fix changes
+    ]
+
+    actions = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": rng(9, 35, 9, 35),
+        "context": {"diagnostics": diagnostics}})
+    assert len(actions) == 1
+    action = actions[0]
+    assert action["kind"] == "quickfix"
+    assert action["title"] == title
+    assert action["edit"] == {"changes": {uri: [{"range": rng(2, 30, 2, 32), "newText": "33"}]}}
+    assert action["diagnostics"][0]["code"] == "WL101"
+
+    # nothing to fix elsewhere: no action on the first line
+    assert client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": rng(0, 0, 0, 5), "context": {"diagnostics": []}}) == []
+
+    # the editor applies the edit as an incremental change: the conflict is gone
+    edit = action["edit"]["changes"][uri][0]
+    client.notify("textDocument/didChange", {
+        "textDocument": {"uri": uri, "version": 2},
+        "contentChanges": [{"range": edit["range"], "text": edit["newText"]}]})
+    assert client.diagnostics(uri) == []
+
+    # saving publishes again (still clean)
+    client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    assert client.diagnostics(uri) == []
+
+    assert client.request("shutdown", None) is None
+    client.notify("exit", None)
+    assert client.proc.wait(timeout=30) == 0
+
+
+@needs_pygls
+def test_server_offers_align_16_for_a_misaligned_struct(client: Client, tmp_path: Path) -> None:
+    uri = open_document(client, tmp_path / "norm.cu", NORM)
+    diagnostics = client.diagnostics(uri)
+    wl301 = [d for d in diagnostics if d["code"] == "WL301"]
+    assert [d["range"] for d in wl301] == [rng(5, 13, 5, 19)]  # `v[i].x`
+    actions = client.request("textDocument/codeAction", {
+        "textDocument": {"uri": uri}, "range": rng(5, 13, 5, 13), "context": {"diagnostics": wl301}})
+    assert [(a["title"], a["edit"]) for a in actions] == [(
+        "warplint: align `struct vec3d` (insert `__align__(16)`) [WL301]",
+        {"changes": {uri: [{"range": rng(0, 6, 0, 6), "newText": " __align__(16)"}]}},
+    )]
+    # applied, the struct is 16 bytes, one load per element: no WL301 any more
+    client.notify("textDocument/didChange", {
+        "textDocument": {"uri": uri, "version": 2},
+        "contentChanges": [{"text": NORM.replace("struct vec3d", "struct __align__(16) vec3d")}]})
+    assert [d["code"] for d in client.diagnostics(uri) if d["code"] == "WL301"] == []
+    client.request("shutdown", None)
+    client.notify("exit", None)
+    assert client.proc.wait(timeout=30) == 0
+
+
+@needs_pygls
+def test_server_reports_a_syntax_error_of_the_buffer(client: Client, tmp_path: Path) -> None:
+    uri = open_document(client, tmp_path / "broken.cu", "__global__ void k(float *a) { a[threadIdx.x] = ; }\n")
+    diagnostics = client.diagnostics(uri)
+    assert [(d["code"], d["severity"], d["range"]["start"]) for d in diagnostics] == [
+        ("WL901", 1, {"line": 0, "character": 47})]  # the stray `;`
+
+
+# ----------------------------------------------------------------------------- without a client
+
+
+def test_utf16_positions_count_surrogate_pairs_and_clamp_to_the_text() -> None:
+    lines = ["a\U0001d70bb", "xy"]
+    assert utf16_position(lines, 1, 1) == {"line": 0, "character": 0}
+    assert utf16_position(lines, 1, 3) == {"line": 0, "character": 3}  # after the pair
+    assert utf16_position(lines, 9, 1) == {"line": 1, "character": 0}
+
+
+def test_an_edit_is_not_offered_when_a_macro_stands_for_the_dimension(tmp_path: Path) -> None:
+    text = TRANSPOSE.replace("__global__", "#define W 32\n__global__", 1).replace("tile[32][32]", "tile[W][W]")
+    path = str(tmp_path / "macro.cu")
+    fixed = document_diagnostics(check_source(path, text), text, "file:///macro.cu")
+    assert [(f.diagnostic["code"], f.diagnostic["range"]) for f in fixed] == [("WL101", rng(10, 30, 10, 60))]
+    # the edit would replace `32`, but the document reads `W` there: no edit rather than a wrong one
+    assert fixed[0].edits == []
+    assert code_actions(fixed, "file:///macro.cu", rng(0, 0, 20, 0)) == []
+
+
+def test_a_dimension_written_as_an_expression_gets_plus_padding(tmp_path: Path) -> None:
+    text = TRANSPOSE.replace("tile[32][32]", "tile[32][16 * 2]")
+    fixed = document_diagnostics(check_source(str(tmp_path / "e.cu"), text), text, "file:///e.cu")
+    assert [f.edits for f in fixed] == [[{"range": rng(2, 36, 2, 36), "newText": " + 1"}]]
+    assert [a["title"] for a in code_actions(fixed, "file:///e.cu", rng(9, 40, 9, 40))] == [
+        "warplint: pad `tile` (insert `+ 1`) [WL101]"]
+
+
+# ----------------------------------------------------------------------------- the rules' edits
+
+
+def _wl301_edits(text: str, tmp_path: Path) -> list[tuple[str, tuple]]:
+    report = check_source(str(tmp_path / "s.cu"), text)
+    return [(f.code, tuple((report.locate(e.span).line, report.locate(e.span).column, e.text, e.old)
+                           for e in f.edits)) for f in report.findings if f.code == "WL301"]
+
+
+def test_align_edit_goes_after_the_keyword_of_the_one_definition(tmp_path: Path) -> None:
+    for keyword in ("struct", "class"):
+        text = NORM.replace("struct vec3d {", f"{keyword} vec3d {{ public:")
+        assert _wl301_edits(text, tmp_path) == [("WL301", ((1, len(keyword) + 1, " __align__(16)", ""),))]
+    # a 24-byte struct: the fix and the edit say 16 (two 16-byte loads for 32 bytes)
+    text = NORM.replace("float x, y, z;", "float x, y, z, a, b, c;")
+    assert _wl301_edits(text, tmp_path) == [("WL301", ((1, 7, " __align__(16)", ""),))]
+
+
+def test_no_align_edit_where_the_definition_is_not_one_plain_struct(tmp_path: Path) -> None:
+    typedef = NORM.replace("struct vec3d { float x, y, z; };", "typedef struct { float x, y, z; } vec3d;")
+    assert _wl301_edits(typedef, tmp_path) == [("WL301", ())]
+    aligned4 = NORM.replace("struct vec3d", "struct __align__(4) vec3d", 1)
+    assert _wl301_edits(aligned4, tmp_path) == [("WL301", ())]
+    float3 = NORM.replace("struct vec3d { float x, y, z; };\n", "").replace("vec3d", "float3")
+    assert _wl301_edits(float3, tmp_path) == [("WL301", ())]  # the fix is `float4`, not an edit
+
+
+def test_server_without_pygls_is_a_clear_error_with_exit_2(monkeypatch, capsys) -> None:
+    monkeypatch.setitem(sys.modules, "pygls", None)  # `import pygls` raises ImportError
+    assert main(["server"]) == 2
+    assert capsys.readouterr().err == "warplint: error: `warplint server` needs pygls: pip install 'warplint[lsp]'\n"
