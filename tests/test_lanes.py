@@ -381,3 +381,61 @@ int main() { float *b; const int P = 4096; run(b, P); }
     assert (analysis.launch.block, analysis.launch.grid, analysis.launch.params) == ((256, 1, 1), (16, 1, 1), (("P", 4096),))
     c = cost_of(src, "b[3 * P + y]")
     assert (c.per_request, c.ideal_per_request, c.exact, c.requests, c.total) == (4, 4, True, 128, 512)
+
+
+def test_a_value_read_twice_by_a_thread_is_one_request_the_second_read_reuses_it():
+    # nvcc loads `x[tid]` once in `x[tid] * x[tid]` (000_vec3d_three_arrays.cu, measured on
+    # an H200: 64 sectors, not 128)
+    src = """
+__global__ void k(const float *x, float *out) {
+    int tid = threadIdx.x;
+    out[tid] = x[tid] * x[tid];
+}
+"""
+    analysis = analyse(src, block=(256, 1, 1), grid=(1, 1, 1))
+    loads = [c for c in analysis.costs if c.text == "x[tid]"]
+    assert [(c.per_request, c.requests, c.total, c.reuses is not None) for c in loads] == [
+        (4, 8, 32, False), (4, 0, 0, True)]
+
+
+def test_a_value_just_stored_is_read_back_from_the_register_and_a_barrier_forgets_it():
+    src = """
+__global__ void k(float3 *in, float3 *out) {
+    __shared__ float s[256];
+    int i = threadIdx.x;
+    in[i].x = 1.0f; in[i].y = 2.0f; in[i].z = 3.0f;
+    out[i] = in[i];
+    s[i] = 1.0f;
+    float a = s[i];
+    __syncthreads();
+    out[i].x = a + s[i];
+}
+"""
+    analysis = analyse(src, block=(32, 1, 1), grid=(1, 1, 1))
+    by_text = {}
+    for c in analysis.costs:
+        by_text.setdefault((c.text, c.op), []).append(c)
+    # the three stored fields cover the float3 read back: no request
+    (copy,) = by_text[("in[i]", "load")]
+    assert (copy.requests, copy.total) == (0, 0) and copy.reuses is not None
+    # s[i] right after storing it: reused; after the barrier: loaded again
+    s_loads = by_text[("s[i]", "load")]
+    assert [c.reuses is not None for c in s_loads] == [True, False]
+
+
+def test_consecutive_shared_loads_of_an_unrolled_loop_are_not_exact():
+    # Cvalue += As[ty][e] * Bs[e][tx] for e = 0..15: nvcc loads As[ty][e..e+3] with one LDS.128
+    src = """
+__global__ void k(float *out) {
+    __shared__ float As[16][16];
+    __shared__ float Bs[16][16];
+    float sum = 0.0f;
+    for (int e = 0; e < 16; ++e)
+        sum += As[threadIdx.y][e] * Bs[e][threadIdx.x];
+    out[threadIdx.y * 16 + threadIdx.x] = sum;
+}
+"""
+    a = cost_of(src, "As[threadIdx.y][e]", block=(16, 16, 1), grid=(1, 1, 1))
+    b = cost_of(src, "Bs[e][threadIdx.x]", block=(16, 16, 1), grid=(1, 1, 1))
+    assert (a.per_request, a.exact) == (1, False) and "16-byte load" in a.assumptions[-1]
+    assert (b.per_request, b.exact) == (1, True)
