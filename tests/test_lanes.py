@@ -439,3 +439,66 @@ __global__ void k(float *out) {
     b = cost_of(src, "Bs[e][threadIdx.x]", block=(16, 16, 1), grid=(1, 1, 1))
     assert (a.per_request, a.exact) == (1, False) and "16-byte load" in a.assumptions[-1]
     assert (b.per_request, b.exact) == (1, True)
+
+
+def test_a_value_loaded_before_an_if_is_reused_inside_it():
+    # bitonicSort's Comparator: `if ((keyA > keyB) == dir) { t = keyA; ... }` reloads nothing
+    src = """
+__global__ void k(float *out, int dir) {
+    __shared__ float s[64];
+    int tid = threadIdx.x;
+    float a = s[2 * tid];
+    float b = s[2 * tid + 1];
+    if ((a > b) == dir) {
+        float t = s[2 * tid];
+        out[tid] = t;
+    }
+}
+"""
+    analysis = analyse(src, block=(32, 1, 1), grid=(1, 1, 1))
+    loads = [c for c in analysis.costs if c.text == "s[2 * tid]"]
+    assert [c.reuses is not None for c in loads] == [False, True]
+
+
+def test_a_thread_blocks_thread_rank_is_the_linear_thread_index():
+    src = """
+namespace cg = cooperative_groups;
+__global__ void k(const float *g, float *o) {
+    cg::thread_block cta = cg::this_thread_block();
+    unsigned int r = cta.thread_rank();
+    o[r] = g[r];
+}
+"""
+    c = cost_of(src, "g[r]", block=(16, 16, 1), grid=(1, 1, 1))
+    assert (c.per_request, c.ideal_per_request, c.exact) == (4, 4, True)
+
+
+def test_data_dependent_cost_for_a_tiles_thread_rank_never_one_value_for_the_warp():
+    src = """
+namespace cg = cooperative_groups;
+__global__ void k(const float *g, float *o) {
+    cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cg::this_thread_block());
+    unsigned int r = tile.thread_rank();
+    o[r] = g[r];
+}
+"""
+    c = cost_of(src, "g[r]", block=(32, 1, 1), grid=(1, 1, 1))
+    assert (c.per_request, c.data_dependent) == (None, True)
+
+
+def test_a_loop_whose_bounds_share_a_block_dependent_start_has_a_trip_count():
+    # matrixMul: for (a = aBegin; a <= aEnd; a += aStep) with aBegin = wA * 32 * blockIdx.y and
+    # aEnd = aBegin + wA - 1: the block index cancels, 10 trips for wA = 320
+    src = """
+__global__ void k(float *A, int wA) {
+    __shared__ float As[32][32];
+    int aBegin = wA * 32 * blockIdx.y;
+    int aEnd = aBegin + wA - 1;
+    for (int a = aBegin; a <= aEnd; a += 32) {
+        As[threadIdx.y][threadIdx.x] = A[a + wA * threadIdx.y + threadIdx.x];
+        __syncthreads();
+    }
+}
+"""
+    c = cost_of(src, "A[a + wA * threadIdx.y + threadIdx.x]", block=(32, 32, 1), grid=(10, 20, 1), params={"wA": 320})
+    assert (c.per_request, c.requests) == (4, 32 * 10 * 200)

@@ -32,6 +32,7 @@ COMPILE_SCENARIOS = 2  # lane expressions are compiled to Python when walked mor
 MAX_TRIP = 100_000
 MAX_MULTIPLICATIVE = 64
 MAX_INLINE_DEPTH = 16
+MAX_INLINED_STATEMENTS = 50_000  # per kernel; past it, calls are not followed (and it is said)
 PARAM_SAMPLES = tuple(range(1, 65))
 # Several unknown parameters at once are sampled more sparsely, so that their product stays
 # below 150 scenarios: small values, powers of two and their neighbours, where costs change.
@@ -93,6 +94,8 @@ class Interpreter:
         self.loop_uid = 0
         self.notes: list[str] = []
         self.depth = 0
+        self.work = 0  # statements interpreted inside inlined calls
+        self.stopped_inlining = False
         # values a thread holds in registers: (region, offset, bytes, mask) -> the access that
         # loaded or stored them. nvcc loads `data[tid].x` once in `data[tid].x * data[tid].x`
         # and reads back a value it has just stored from the register (measured on an H200)
@@ -211,6 +214,9 @@ class Interpreter:
             for op in e.operands:
                 self.eval(op, env, ctx)
             self.held.clear()  # a barrier, or a call warplint does not follow
+            if e.reason.startswith("method call"):
+                # `tile.thread_rank()`, `g.meta_group_rank()`: may differ between lanes
+                return S.unknown(f"{LANE_VARYING}{e.reason}")
             return S.unknown(e.reason)
         return S.unknown(type(e).__name__)
 
@@ -301,8 +307,10 @@ class Interpreter:
         if exact is not None:
             return exact
         covered: list[tuple[int, int, N.Access]] = []
+        conditions = S.conjuncts(mask)
         for (region, offset, nbytes, m), acc in self.held.items():
-            if region != ptr.region or m != mask:
+            # held by every lane that runs now: loaded under a condition this one implies
+            if region != ptr.region or not S.conjuncts(m) <= conditions:
                 continue
             delta = offset - ptr.offset
             if delta.is_const and delta.value < size and delta.value + nbytes > 0:
@@ -325,6 +333,14 @@ class Interpreter:
     def inline(self, fn: N.Function, args: list[Any], ctx: "Ctx") -> Any:
         if self.depth >= MAX_INLINE_DEPTH:
             return S.unknown(f"call {fn.name} (inlining too deep)")
+        if self.work >= MAX_INLINED_STATEMENTS:
+            # helpers calling helpers many times over (interval arithmetic) multiply: stop
+            # following calls rather than run for minutes, and say so
+            if not self.stopped_inlining:
+                self.stopped_inlining = True
+                self.notes.append(f"calls past the first {MAX_INLINED_STATEMENTS:,} statements of inlined code "
+                                  "were not followed: their accesses are not checked and their results are unknown")
+            return S.unknown(f"call {fn.name} (not followed)")
         env: dict[int, Any] = {}
         for p, a in zip(fn.params, args):
             env[p.uid] = a if a is not None else self.param_value(p, False)
@@ -356,6 +372,8 @@ class Interpreter:
         return flow
 
     def stmt(self, s: N.Stmt, env: dict[int, Any], ctx: "Ctx") -> "Flow":
+        if ctx.via is not None:
+            self.work += 1
         if isinstance(s, N.Assign):
             value = self.eval(s.value, env, ctx)
             if s.field:
@@ -707,6 +725,14 @@ def _trip_count(conds: list[S.Expr], counter: str, limit: int = MAX_TRIP) -> int
     when a condition is not a number or the loop runs `limit` times or more. The conditions
     are compiled, so a loop of 100,000 trips costs milliseconds, not seconds."""
     if any(c.free_symbols - {counter} for c in conds):
+        # other symbols may cancel once the counter is known (`aBegin + 32 k <= aBegin + wA - 1`
+        # with aBegin = wA * 32 * blockIdx.y): substitute, slowly
+        for k in range(limit):
+            values = [c.subs({counter: k}) for c in conds]
+            if any(not v.is_const for v in values):
+                return None
+            if not any(v.value for v in values):
+                return k
         return None
     evaluate = S.compile_values(conds, [counter])
     try:

@@ -54,6 +54,7 @@ __all__ = [
     "logical_or",
     "logical_not",
     "is_unknown",
+    "conjuncts",
     "affine_in",
     "residues",
     "coefficient_gcd",
@@ -1261,6 +1262,24 @@ _REBUILD: dict[str, Callable[..., Expr]] = {
 
 
 # ---------------------------------------------------------------------------- queries
+
+
+def conjuncts(e: Expr) -> frozenset[Expr]:
+    """The conditions ``e`` is the conjunction of: ``a && b && c`` -> {a, b, c}; a constant
+    true has none, any other expression is its own single conjunct."""
+    e = _as_expr(e)
+    if e._c is not None and e._c:
+        return frozenset()
+    out: set[Expr] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        atom = _single_atom(x)
+        if atom is not None and atom.__class__ is Term and atom.op == "&&":
+            stack.extend(atom.args)
+        else:
+            out.add(x)
+    return frozenset(out)
 
 
 def is_unknown(e: Expr) -> bool:

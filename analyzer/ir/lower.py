@@ -1065,6 +1065,17 @@ class Lowerer:
         acc = self.make_access("load", addr, elem, e.span, array)
         return N.Load(acc, elem, e.span)
 
+    def is_thread_block(self, e: A.Expr) -> bool:
+        """`cta` declared `cg::thread_block cta = ...`, or `cg::this_thread_block()` itself."""
+        if isinstance(e, A.Call):
+            callee = _callee_name(e.func)
+            return callee is not None and callee.rsplit("::", 1)[-1] == "this_thread_block"
+        if isinstance(e, A.Identifier):
+            var = self.lookup(e.name)
+            t = getattr(var, "type", None)
+            return str(getattr(t, "name", "") or t or "").rsplit("::", 1)[-1] == "thread_block"
+        return False
+
     def reference_params(self, name: str) -> set[int]:
         """The positions of the mutable reference parameters (`T &x`) of a device function."""
         fd = self.function_defs.get(name)
@@ -1087,6 +1098,8 @@ class Lowerer:
         if name is None:
             # a method call on an object: cta.sync(), tile.thread_rank(), ...
             if isinstance(e.func, A.Member):
+                if e.func.name in _BLOCK_METHODS and not e.args and self.is_thread_block(e.func.base):
+                    return _block_method(e.func.name, e.span)
                 return N.Opaque(f"method call .{e.func.name}()", T.UnknownType("?"), e.span)
             return N.Opaque("indirect call", T.UnknownType("?"), e.span)
         short = name.rsplit("::", 1)[-1]
@@ -1253,6 +1266,26 @@ def build_call_graph(module: N.Module) -> Any:
             Severity.WARNING, f"recursion through {' -> '.join(cycle + [cycle[0]])}: calls on the cycle are not inlined",
             "WL905", span))
     return graph
+
+
+_BLOCK_METHODS = frozenset({"thread_rank", "size", "num_threads"})
+
+
+def _block_method(name: str, span: Span) -> N.Expr:
+    """A cooperative-groups `thread_block`'s rank of the thread (its linear index in the
+    block, x fastest) or its size, in terms of threadIdx and blockDim."""
+    def b(n: str) -> N.Expr:
+        return N.Builtin(n, T.UINT, span)
+
+    def mul(x: N.Expr, y: N.Expr) -> N.Expr:
+        return N.Binary("*", x, y, T.UINT, span)
+
+    def add(x: N.Expr, y: N.Expr) -> N.Expr:
+        return N.Binary("+", x, y, T.UINT, span)
+
+    if name == "thread_rank":
+        return add(b("threadIdx.x"), mul(b("blockDim.x"), add(b("threadIdx.y"), mul(b("blockDim.y"), b("threadIdx.z")))))
+    return mul(b("blockDim.x"), mul(b("blockDim.y"), b("blockDim.z")))
 
 
 def _through_volatile(addr: N.Expr) -> bool:
