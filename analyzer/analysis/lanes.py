@@ -30,6 +30,7 @@ THREAD_SYMBOLS = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
 MAX_SCENARIOS = 2048  # iterations walked per warp and access before sampling instead
 COMPILE_SCENARIOS = 2  # lane expressions are compiled to Python when walked more often than this
 MAX_TRIP = 100_000
+MAX_SUBSTITUTED_TRIPS = 4096  # trips counted by substitution when a bound is not compiled
 MAX_MULTIPLICATIVE = 64
 MAX_INLINE_DEPTH = 16
 MAX_INLINED_STATEMENTS = 50_000  # per kernel; past it, calls are not followed (and it is said)
@@ -726,8 +727,8 @@ def _trip_count(conds: list[S.Expr], counter: str, limit: int = MAX_TRIP) -> int
     are compiled, so a loop of 100,000 trips costs milliseconds, not seconds."""
     if any(c.free_symbols - {counter} for c in conds):
         # other symbols may cancel once the counter is known (`aBegin + 32 k <= aBegin + wA - 1`
-        # with aBegin = wA * 32 * blockIdx.y): substitute, slowly
-        for k in range(limit):
+        # with aBegin = wA * 32 * blockIdx.y): substitute, slowly, and only so far
+        for k in range(min(limit, MAX_SUBSTITUTED_TRIPS)):
             values = [c.subs({counter: k}) for c in conds]
             if any(not v.is_const for v in values):
                 return None
@@ -806,6 +807,7 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
     undecided_mask = False
     unaligned: set[str] = set()
     ideal_if_aligned = True
+    per_value: dict[int, tuple[int, int]] = {}  # value of the one unknown -> (worst, its ideal)
     depends: set[str] = set()
     affine = S.affine_in(offset, THREAD_SYMBOLS)
     loops = occ.loops
@@ -962,6 +964,10 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
             request_worst = max(charges, key=lambda c: c.per_request)
             if worst is None or request_worst.per_request > worst.per_request:
                 worst = request_worst
+            if len(others) == 1:  # the cost at each value of the one unknown, for `cases`
+                seen = per_value.get(assign[others[0]])
+                if seen is None or request_worst.per_request > seen[0]:
+                    per_value[assign[others[0]]] = (request_worst.per_request, request_worst.ideal)
             low = min(c.per_request for c in charges)
             best = low if best is None else min(best, low)
             if factor is not None:
@@ -1023,7 +1029,11 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
             base.exact = False
             assumptions.append(note)
     if len(depends) == 1 and describe:
-        base.cases = _describe_cases(occ, kernel, launch, arch, known, next(iter(depends)))
+        name = next(iter(depends))
+        if all(v in per_value for v in CASE_VALUES):  # seen while sampling: no second pass
+            base.cases = _cases_text({v: per_value[v] for v in CASE_VALUES}, name)
+        else:
+            base.cases = _describe_cases(occ, kernel, launch, arch, known, name)
     return base
 
 
@@ -1176,11 +1186,19 @@ def _stride(addresses: tuple[int | None, ...]) -> int | None:
 def _describe_cases(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Architecture,
                     known: dict[str, int], name: str) -> str | None:
     costs: dict[int, tuple[int, int]] = {}
-    for v in (1, 2, 3, 4, 5, 8, 16, 17, 31, 32, 33, 64):
+    for v in CASE_VALUES:
         c = cost_occurrence(occ, kernel, launch, arch, {**known, name: v}, describe=False)
         if c.per_request is None or c.ideal_per_request is None:
             return None
         costs[v] = (c.per_request, c.ideal_per_request)
+    return _cases_text(costs, name)
+
+
+CASE_VALUES = (1, 2, 3, 4, 5, 8, 16, 17, 31, 32, 33, 64)
+
+
+def _cases_text(costs: dict[int, tuple[int, int]], name: str) -> str | None:
+    """How the cost of an access depends on one unknown, from its cost at `CASE_VALUES`."""
     ideal_values = {v for v, (p, i) in costs.items() if p <= i}
     odd = {v for v in costs if v % 2}
     if ideal_values == set(costs):
