@@ -140,20 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="never colour the text report (it is coloured only on a terminal; NO_COLOR is honoured)")
     out.add_argument("--exit-zero", action="store_true",
                      help="exit 0 even when there are findings (2 is still returned for tool errors)")
-    launch = check.add_argument_group("launch configuration (overrides what the file's host code says)")
-    launch.add_argument("--block", type=_dims("--block", MAX_BLOCK, MAX_BLOCK_THREADS), metavar="X[,Y[,Z]]",
-                        help="blockDim of every kernel, e.g. 32,8")
-    launch.add_argument("--grid", type=_dims("--grid", MAX_GRID, None), metavar="X[,Y[,Z]]",
-                        help="gridDim of every kernel")
-    launch.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
-                        help="value of a kernel's integer parameter (repeatable)")
-    launch.add_argument("--arch", type=_arch, default=None,
-                        help="GPU architecture (default: the configuration's, else sm_90)")
-    pre = check.add_argument_group("preprocessor")
-    pre.add_argument("-D", dest="defines", type=_define, action="append", default=[], metavar="NAME[=VALUE]",
-                     help="define a macro (repeatable)")
-    pre.add_argument("-I", dest="include_paths", action="append", default=[], metavar="DIR",
-                     help="search DIR for #include \"...\" files (repeatable)")
+    pre = _analysis_options(check, arch_default=None,
+                            arch_help="GPU architecture (default: the configuration's, else sm_90)")
     pre.add_argument("--via-ptx", action="store_true",
                      help="compile each .cu file with `nvcc -ptx -lineinfo` and analyse the PTX "
                           "(findings at the CUDA lines; .ptx files are always analysed as PTX)")
@@ -484,8 +472,10 @@ def _rules() -> int:
 # ----------------------------------------------------------------------------- show and server
 
 
-def _analysis_options(parser: argparse.ArgumentParser) -> None:
-    """The launch and preprocessor options of `check`, for `show` and `server`."""
+def _analysis_options(parser: argparse.ArgumentParser, arch_default: str | None = "sm_90",
+                      arch_help: str = "GPU architecture (default sm_90)") -> Any:
+    """The launch and preprocessor options of `check`, `show` and `server`; returns the
+    preprocessor group (`check` adds `--via-ptx` to it)."""
     launch = parser.add_argument_group("launch configuration (overrides what the file's host code says)")
     launch.add_argument("--block", type=_dims("--block", MAX_BLOCK, MAX_BLOCK_THREADS), metavar="X[,Y[,Z]]",
                         help="blockDim of every kernel, e.g. 32,8")
@@ -493,12 +483,13 @@ def _analysis_options(parser: argparse.ArgumentParser) -> None:
                         help="gridDim of every kernel")
     launch.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
                         help="value of a kernel's integer parameter (repeatable)")
-    launch.add_argument("--arch", type=_arch, default="sm_90", help="GPU architecture (default sm_90)")
+    launch.add_argument("--arch", type=_arch, default=arch_default, help=arch_help)
     pre = parser.add_argument_group("preprocessor")
     pre.add_argument("-D", dest="defines", type=_define, action="append", default=[], metavar="NAME[=VALUE]",
                      help="define a macro (repeatable)")
     pre.add_argument("-I", dest="include_paths", action="append", default=[], metavar="DIR",
                      help="search DIR for #include \"...\" files (repeatable)")
+    return pre
 
 
 def _analysis_of(ns: argparse.Namespace) -> Any:

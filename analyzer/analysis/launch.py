@@ -14,6 +14,7 @@ from typing import Any
 from analyzer.analysis.results import LaunchConfig
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.ir.lower import fold_binary
 
 DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 4)}
 MAX_HOST_LOOP = 0  # loops in host code are not iterated: what they assign becomes unknown
@@ -145,7 +146,7 @@ class HostInterpreter:
             a, b = self.expr(e.left), self.expr(e.right)
             if a is None or b is None or isinstance(a, dict) or isinstance(b, dict):
                 return None
-            return _binary(e.op, a, b, e.type)
+            return fold_binary(e.op, a, b)
         if isinstance(e, N.Unary):
             a = self.expr(e.operand)
             if a is None or isinstance(a, dict):
@@ -173,27 +174,6 @@ class HostInterpreter:
                     return int(math.ceil(v) if "ceil" in name else math.floor(v))
             return None
         return None
-
-
-def _binary(op: str, a: Any, b: Any, t: T.CType) -> Any:
-    is_float = isinstance(a, float) or isinstance(b, float)
-    if op == "/":
-        if is_float:
-            return a / b
-        q = abs(a) // abs(b)
-        return q if (a >= 0) == (b >= 0) else -q
-    if op == "%":
-        r = abs(int(a)) % abs(int(b))
-        return r if a >= 0 else -r
-    table = {
-        "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-        "<<": lambda: int(a) << int(b), ">>": lambda: int(a) >> int(b), "&": lambda: int(a) & int(b),
-        "|": lambda: int(a) | int(b), "^": lambda: int(a) ^ int(b), "<": lambda: int(a < b),
-        "<=": lambda: int(a <= b), ">": lambda: int(a > b), ">=": lambda: int(a >= b),
-        "==": lambda: int(a == b), "!=": lambda: int(a != b), "&&": lambda: int(bool(a) and bool(b)),
-        "||": lambda: int(bool(a) or bool(b)),
-    }
-    return table[op]()
 
 
 def _base_name(name: str) -> str:

@@ -296,7 +296,7 @@ class Lowerer:
             a, b = self._const(e.left), self._const(e.right)
             if a is None or b is None:
                 return None
-            return _fold(e.op, a, b)
+            return fold_binary(e.op, a, b)
         if isinstance(e, A.UnaryOp):
             a = self._const(e.operand)
             if a is None:
@@ -1181,13 +1181,17 @@ class Lowerer:
 # ----------------------------------------------------------------------------- helpers
 
 
-def _fold(op: str, a: Any, b: Any) -> Any:
+def fold_binary(op: str, a: Any, b: Any) -> Any:
+    """`a op b` for two constants with C's semantics: integer division truncates toward
+    zero and `%` takes the dividend's sign; comparisons and logical operators give 0 or 1.
+    Used by lowering (constant folding) and by the host-code interpreter (launch sizes)."""
     if op == "/":
-        if isinstance(a, int) and isinstance(b, int):
-            q = abs(a) // abs(b)
-            return q if (a >= 0) == (b >= 0) else -q
-        return a / b
+        if isinstance(a, float) or isinstance(b, float):
+            return a / b
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b >= 0) else -q
     if op == "%":
+        a, b = int(a), int(b)
         r = abs(a) % abs(b)
         return r if a >= 0 else -r
     return {
