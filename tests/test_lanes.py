@@ -315,13 +315,42 @@ __global__ void k(unsigned int *out, unsigned int start) {
 """
 
 
-def test_a_lane_dependent_value_a_loop_updates_by_modulo_is_unknown_never_taken_as_uniform():
-    # pos = tx, then (tx + 1) % 32: the lanes' words differ per lane; warplint does not follow
-    # `%` updates across iterations, so it must say unknown (it once took pos as one value
-    # for all lanes and reported an exact 32-way conflict where the hardware has none)
-    c = cost_of(LOOP_CARRIED.replace("START", "threadIdx.x"), "s[32 * threadIdx.x + pos]", block=(32, 1, 1))
+def test_a_short_counted_loop_carrying_a_per_lane_value_is_unrolled_and_exact():
+    # pos = tx, then (tx + 1) % 32: each iteration's words are distinct per lane -> 1 wavefront
+    # (warplint once took pos as one value for all lanes and reported an exact 32-way conflict)
+    c = cost_of(LOOP_CARRIED.replace("START", "threadIdx.x"), "s[32 * threadIdx.x + pos]",
+                block=(32, 1, 1), grid=(1, 1, 1))
+    assert (c.per_request, c.exact, c.requests, c.total) == (1, True, 2, 2)
+
+
+def test_data_dependent_cost_when_a_loop_of_unknown_length_carries_a_per_lane_value():
+    # the same update in a loop whose trip count is a parameter: not unrolled, so unknown
+    src = LOOP_CARRIED.replace("START", "threadIdx.x").replace("i < 2", "i < start")
+    c = cost_of(src, "s[32 * threadIdx.x + pos]", block=(32, 1, 1))
     assert (c.per_request, c.exact, c.data_dependent) == (None, False, True)
     assert "a loop updates in a way warplint does not follow" in c.assumptions[-1]
+
+
+def test_histogram64s_rotating_start_is_a_two_way_conflict_on_every_iteration():
+    # cuda-samples histogram64.cu:117: pos = 4 * (tx & 15), then (pos + 4) & 63, 16 times;
+    # lanes t and t + 16 read the same bank at different words: 2 wavefronts (as simulated)
+    src = """
+typedef unsigned int uint;
+typedef unsigned char uchar;
+__global__ void k(uint *d) {
+    __shared__ uchar s_Hist[64 * 64];
+    uchar *s_HistBase = s_Hist + threadIdx.x * 64;
+    uint sum = 0;
+    uint pos = 4 * (threadIdx.x & 15);
+    for (uint i = 0; i < 16; i++) {
+        sum += s_HistBase[pos + 0] + s_HistBase[pos + 1];
+        pos = (pos + 4) & 63;
+    }
+    d[threadIdx.x] = sum;
+}
+"""
+    c = cost_of(src, "s_HistBase[pos + 0]", block=(64, 1, 1), grid=(1, 1, 1))
+    assert (c.per_request, c.ideal_per_request, c.exact, c.requests, c.total) == (2, 1, True, 32, 64)
 
 
 def test_a_uniform_value_a_loop_updates_by_modulo_keeps_the_exact_cost():

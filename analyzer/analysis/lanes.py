@@ -33,6 +33,7 @@ MAX_TRIP = 100_000
 MAX_SUBSTITUTED_TRIPS = 4096  # trips counted by substitution when a bound is not compiled
 MAX_MULTIPLICATIVE = 64
 MAX_INLINE_DEPTH = 16
+MAX_UNROLL = 64  # counted loops up to this many trips are unrolled when an address needs it
 MAX_INLINED_STATEMENTS = 50_000  # per kernel; past it, calls are not followed (and it is said)
 PARAM_SAMPLES = tuple(range(1, 65))
 # Several unknown parameters at once are sampled more sparsely, so that their product stays
@@ -458,9 +459,56 @@ class Interpreter:
     def loop(self, s: N.Loop, env: dict[int, Any], ctx: "Ctx") -> None:
         self.held.clear()  # each iteration loads again (the body is interpreted once for all)
         try:
-            self._loop(s, env, ctx)
+            if not self.unrolled(s, env, ctx):
+                self._loop(s, env, ctx)
         finally:
             self.held.clear()
+
+    def unrolled(self, s: N.Loop, env: dict[int, Any], ctx: "Ctx") -> bool:
+        """Run a short counted loop iteration by iteration when an address in it depends on a
+        value the loop carries other than by a constant step (histogram64's
+        `pos = (pos + 4) & 63`): each iteration's accesses are then exact. False (and nothing
+        done) when the loop is not such a loop."""
+        if not s.test_first or s.cond is None:
+            return False
+        if any(isinstance(x, (N.Break, N.Continue, N.Return, N.Skipped)) for x in N.walk_statements(s.body + s.step)):
+            return False
+        written = _written(s.body + s.step)
+        inductions = _inductions(s.step + s.body, written)
+        carried = {uid: v for uid, v in written.items() if v not in inductions}
+        if not carried or _mentions(s.cond, carried):
+            return False
+        if not any(_mentions(acc.address, carried) for acc in _accesses_in(s.body)):
+            return False
+        # the trip count, from the initialisation and the inductions alone
+        trial = dict(env)
+        for st in s.init:
+            if not isinstance(st, N.Assign) or st.field or _mentions(st.value, {}):
+                return False
+            trial[st.var.uid] = self.eval(st.value, trial, ctx)
+        trips = 0
+        while True:
+            c = self.eval(s.cond, trial, ctx)
+            if not isinstance(c, S.Expr) or not c.is_const:
+                return False
+            if not c.value:
+                break
+            trips += 1
+            if trips > MAX_UNROLL:
+                return False
+            for var, (op, step_expr) in inductions.items():
+                current, step = trial.get(var.uid), self.eval(step_expr, trial, ctx)
+                if not (isinstance(current, S.Expr) and isinstance(step, S.Expr)):
+                    return False
+                trial[var.uid] = _step(op, current, step)
+        for st in s.init:
+            self.stmt(st, env, ctx)
+        for _ in range(trips):
+            self.held.clear()
+            self.block(s.body, env, ctx)
+            for st in s.step:
+                self.stmt(st, env, ctx)
+        return True
 
     def _loop(self, s: N.Loop, env: dict[int, Any], ctx: "Ctx") -> None:
         self.loop_uid += 1
@@ -608,6 +656,30 @@ def _written(stmts: list[N.Stmt]) -> dict[int, N.Variable]:
             for v in s.writes:
                 out[v.uid] = v
     return out
+
+
+def _step(op: str, value: S.Expr, step: S.Expr) -> S.Expr:
+    """`value op step` for an induction variable's update."""
+    return {"+": lambda: value + step, "-": lambda: value - step, "*": lambda: value * step,
+            "/": lambda: S.floordiv(value, step), "<<": lambda: S.shl(value, step),
+            ">>": lambda: S.shr(value, step)}[op]()
+
+
+def _accesses_in(stmts: list[N.Stmt]) -> Iterable[N.Access]:
+    """The memory accesses of statements (stores, and loads inside their expressions)."""
+    for st in N.walk_statements(stmts):
+        if isinstance(st, N.Store):
+            yield st.access
+        stack: list[Any] = [getattr(st, name, None) for name in getattr(type(st), "__slots__", ())]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, N.Load):
+                yield x.access
+                stack.append(x.access.address)
+            elif isinstance(x, N.Call) and x.atomic is not None:
+                yield x.atomic
+            if isinstance(x, N.Expr):
+                stack.extend(N.sub_expressions(x))
 
 
 def _inductions(stmts: list[N.Stmt], written: dict[int, N.Variable]) -> dict[N.Variable, tuple[str, N.Expr]]:
