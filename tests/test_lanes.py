@@ -531,3 +531,21 @@ __global__ void k(float *A, int wA) {
 """
     c = cost_of(src, "A[a + wA * threadIdx.y + threadIdx.x]", block=(32, 32, 1), grid=(10, 20, 1), params={"wA": 320})
     assert (c.per_request, c.requests) == (4, 32 * 10 * 200)
+
+
+def test_inlining_stops_past_its_budget_and_says_so_at_the_kernel():
+    # five levels of helpers each calling the next ten times: 10^5 inlined statements
+    levels = ["__device__ int f0(int x) { return x + 1; }"]
+    for i in range(1, 6):
+        calls = " + ".join(f"f{i - 1}(x + {j})" for j in range(10))
+        levels.append(f"__device__ int f{i}(int x) {{ return {calls}; }}")
+    src = "\n".join(levels) + """
+__global__ void k(int *out) { out[threadIdx.x] = f5(threadIdx.x); }
+"""
+    analysis = analyse(src, block=(32, 1, 1), grid=(1, 1, 1))
+    (d,) = analysis.diagnostics
+    assert (d.code, d.severity.value) == ("WL903", "warning")
+    assert d.message == ("in kernel `k`: calls past the first 50,000 statements of inlined code were not "
+                         "followed: their accesses are not checked and their results are unknown")
+    store = cost_of(src, "out[threadIdx.x]", block=(32, 1, 1), grid=(1, 1, 1))
+    assert (store.per_request, store.exact) == (4, True)

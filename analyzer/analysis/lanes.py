@@ -22,6 +22,7 @@ from typing import Any, Iterable
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.cost import global_cost, shared_cost, split_access
 from analyzer.analysis.results import AccessCost, Collision, KernelAnalysis, LaunchConfig
+from analyzer.diagnostics import Diagnostic, Severity
 from analyzer.arch import Architecture
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
@@ -1362,7 +1363,11 @@ def analyze_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, a
     costs = [cost_occurrence(o, kernel.display_name, launch, arch, known) for o in interp.occurrences]
     merged = merge_costs(costs)
     _merge_struct_fields(merged)
-    return KernelAnalysis(kernel, launch, merged, [], interp.notes, shared_arrays=_shared_arrays(module, kernel))
+    # a limit the analysis hit is said where every report format shows it
+    diagnostics = [Diagnostic(Severity.WARNING, f"in kernel `{kernel.display_name}`: {note}", "WL903",
+                              kernel.name_span) for note in interp.notes]
+    return KernelAnalysis(kernel, launch, merged, diagnostics, interp.notes,
+                          shared_arrays=_shared_arrays(module, kernel))
 
 
 def reused_loads(module: N.Module, kernel: N.Function, launch: LaunchConfig,
