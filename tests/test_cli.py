@@ -492,3 +492,13 @@ def test_folders_are_searched_in_order_and_each_file_counts_once(tmp_path):
         (str(tmp_path / "b.cu"), None),
         (str(tmp_path / "missing.cu"), "no such file or folder"),
     ]
+
+
+def test_the_readmes_example_output_is_what_warplint_prints():
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("## Example output", 1)[1].split("```", 2)[1]
+    command, *expected = block.strip("\n").splitlines()
+    assert command.startswith("$ warplint check ")
+    result = warplint(*command.removeprefix("$ warplint ").split(), cwd=REPO)
+    # stdout, then the summary line that goes to stderr
+    assert (result.stdout + result.stderr).splitlines() == expected

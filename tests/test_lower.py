@@ -660,3 +660,19 @@ def test_an_explicitly_instantiated_host_template_launches_its_kernels_with_real
     sizes = [[a.element.size for a in k.accesses] for k in module.kernels]
     assert sizes == [[4, 4], [8, 8]]
     assert not lowering_warnings(module)
+
+
+def test_no_call_graph_is_built_when_no_called_function_calls_another():
+    # kernels calling leaf device functions cannot recurse: networkx is not even imported
+    module = lowered("""
+__device__ float twice(float x) { return 2.0f * x; }
+__global__ void k(float *p) { p[threadIdx.x] = twice(p[threadIdx.x]); }
+""")
+    assert module.call_graph is None and not [d for d in module.diagnostics if d.code == "WL905"]
+    chain = lowered("""
+__device__ float leaf(float x) { return x; }
+__device__ float mid(float x) { return leaf(x); }
+__global__ void k(float *p) { p[threadIdx.x] = mid(p[threadIdx.x]); }
+""")
+    assert chain.call_graph is not None and chain.call_graph.has_edge("mid", "leaf")
+    assert not [d for d in chain.diagnostics if d.code == "WL905"]
