@@ -185,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--column", type=int, metavar="C", help="only the access that covers this 1-based column")
     show.add_argument("--no-color", action="store_true",
                       help="never colour (colour is used only on a terminal, and not when NO_COLOR is set)")
-    _analysis_options(show)
+    _analysis_options(show, arch_default=None, arch_help="GPU architecture (default: the configuration's, else sm_90)")
 
     server = commands.add_parser(
         "server", help="run the language server (LSP over stdio; needs `pip install warplint[lsp]`)",
@@ -213,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--format", choices=("text", "json"), default="text",
                           help="text (a table per kernel) or json (check's access schema plus "
                           "mean_per_request and simulated_blocks)")
-    _analysis_options(simulate)
+    _analysis_options(simulate, arch_default=None, arch_help="GPU architecture (default: the configuration's, else sm_90)")
     parser.commands = dict(commands.choices)  # type: ignore[attr-defined]
     return parser
 
@@ -492,11 +492,31 @@ def _analysis_options(parser: argparse.ArgumentParser, arch_default: str | None 
     return pre
 
 
-def _analysis_of(ns: argparse.Namespace) -> Any:
+def _analysis_of(ns: argparse.Namespace, path: str | None = None) -> Any:
+    """The analysis options of `show`, `server` and `simulate`: the command line's, and for a
+    file (`show`, `simulate`) merged with its configuration file as `check` merges them.
+    May raise `analyzer.config.ConfigError`."""
     from analyzer.api import Options
 
-    return Options(arch=ns.arch, block=ns.block, grid=ns.grid, params=dict(ns.param),
-                   defines=dict(ns.defines), include_paths=list(ns.include_paths))
+    if path is None:
+        return Options(arch=ns.arch or "sm_90", block=ns.block, grid=ns.grid, params=dict(ns.param),
+                       defines=dict(ns.defines), include_paths=list(ns.include_paths))
+    from analyzer.config import Resolver, Settings
+
+    cli = Settings(arch=ns.arch, block=ns.block, grid=ns.grid, params=dict(ns.param),
+                   defines=dict(ns.defines), include_paths=tuple(os.path.abspath(p) for p in ns.include_paths))
+    return Resolver(cli, Options())(path)
+
+
+def _configured(ns: argparse.Namespace, path: str) -> Any:
+    """`_analysis_of(ns, path)`, or None after printing a broken configuration's error."""
+    from analyzer.config import ConfigError
+
+    try:
+        return _analysis_of(ns, path)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return None
 
 
 def _show(ns: argparse.Namespace) -> int:
@@ -511,7 +531,10 @@ def _show(ns: argparse.Namespace) -> int:
         _error(f"argument --column: {ns.column}: columns start at 1")
         return EXIT_ERROR
     line = int(line_text)
-    report = check_file(path, _analysis_of(ns))
+    options = _configured(ns, path)
+    if options is None:
+        return EXIT_ERROR
+    report = check_file(path, options)
     if report.linemap is None:  # the file could not be read
         for d in report.diagnostics:
             _error(f"{path}: {d.message}")
@@ -545,12 +568,15 @@ def _simulate(ns: argparse.Namespace) -> int:
     from analyzer.sim.run import DEFAULT_BLOCKS, SimOptions
 
     blocks = 0 if ns.all_blocks else (ns.blocks or DEFAULT_BLOCKS)
-    report = simulate_file(ns.file, _analysis_of(ns), SimOptions(max_blocks=blocks, seed=ns.seed, fill=ns.fill),
+    options = _configured(ns, ns.file)
+    if options is None:
+        return EXIT_ERROR
+    report = simulate_file(ns.file, options, SimOptions(max_blocks=blocks, seed=ns.seed, fill=ns.fill),
                            kernel=ns.kernel)
     if ns.format == "json":
         from analyzer.report.json import render as render_json
 
-        text = render_json([report], arch=ns.arch)
+        text = render_json([report], arch=options.arch)
     else:
         from analyzer.sim.text import render as render_text
 

@@ -200,3 +200,15 @@ def test_accesses_at_finds_each_access_of_a_line_once() -> None:
     assert [(s.cost.text, s.cost.space, s.location.column) for s in found] == [
         ("data[tid]", "shared", 5), ("global_data[tid]", "global", 17)]
     assert render_show(report, []) == ""
+
+
+def test_show_reads_the_files_configuration_and_reports_a_broken_one(monkeypatch, capsys, tmp_path) -> None:
+    source = tmp_path / "k.cu"
+    source.write_text((ROOT / "samples" / "000_bank_stride4.cu").read_text())
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\nblock = [64]\n")
+    status, out, _ = show(monkeypatch, capsys, f"{source}:23")
+    assert status == 0 and "block 64x1x1" in out.splitlines()[0]
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\nblock = \"x\"\n")
+    status, out, err = show(monkeypatch, capsys, f"{source}:23")
+    assert (status, out) == (2, "")
+    assert err.startswith(f"{tmp_path / 'pyproject.toml'}:2:1: error: `tool.warplint.block` must be")
