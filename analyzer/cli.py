@@ -583,4 +583,6 @@ def _simulate(ns: argparse.Namespace) -> int:
         text = render_text([report])
     sys.stdout.write(text)
     sys.stdout.flush()
+    if not report.kernels and not report.has_tool_error:
+        print(f"warplint: no kernel to simulate in {ns.file}", file=sys.stderr)
     return EXIT_ERROR if report.has_tool_error else EXIT_CLEAN

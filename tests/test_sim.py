@@ -409,3 +409,11 @@ __global__ void k(int* c, int* got, int* mx) {
     assert sim.memory.buffer("got", T.INT).tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
     assert sim.memory.buffer("c", T.INT).tolist() == [4, 4, -16]
     assert sim.memory.buffer("mx", T.INT).tolist() == [21]
+
+
+def test_simulate_a_file_without_kernels_says_so_and_exits_0(tmp_path, capsys):
+    source = tmp_path / "host.cu"
+    source.write_text("int answer() { return 42; }\n")
+    assert main(["simulate", str(source)]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"warplint: no kernel to simulate in {source}\n"
