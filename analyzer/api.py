@@ -284,49 +284,34 @@ def _mappingproxy(data: dict[Any, Any]) -> Any:
 
 def check_file(path: str, options: Options | None = None) -> FileReport:
     """Analyse one CUDA file. Never raises (KeyboardInterrupt aside)."""
-    options = options or Options()
     path = os.fspath(path)
-    report = FileReport(path)
     problem = _input_problem(path)
     if problem is not None:
-        report.diagnostics.append(_at_top(path, problem, INPUT_ERROR))
-        return report
-    collected: list[Diagnostic] = []
-    comments: list[Any] = []
-    try:
-        _run_pipeline(path, options, report, collected, comments=comments)
-    except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - never a traceback
-        collected.append(_internal_error(path, err, "while analysing this file"))
-    try:
-        collected = _selected(collected, options)
-    except (Exception, RecursionError) as err:  # noqa: BLE001 - report everything rather than crash
-        collected.append(_internal_error(path, err, "while selecting diagnostics"))
-    try:
-        report.diagnostics = _resolved(collected, report)
-    except Exception as err:  # noqa: BLE001 - a broken line map: keep the messages at 1:1
-        report.linemap = None
-        report.diagnostics = _resolved(collected, report)
-        report.diagnostics.append(_internal_error(path, err, "while resolving positions"))
-    _suppress(report, comments, options)
-    return report
+        return FileReport(path, [_at_top(path, problem, INPUT_ERROR)])
+    return _checked(path, options or Options(), None)
 
 
 def check_source(path: str, text: str, options: Options | None = None) -> FileReport:
     """Analyse CUDA source text that may not be on disk (an editor's unsaved buffer), as
     if it were the file `path`: `#include "..."` is searched from `path`'s folder. Never
     raises (KeyboardInterrupt aside)."""
-    options = options or Options()
-    path = os.fspath(path)
+    return _checked(os.fspath(path), options or Options(), text)
+
+
+def _checked(path: str, options: Options, text: str | None) -> FileReport:
+    """The pipeline on `path` (or on `text` standing for it), then selection, positions and
+    suppressions; an exception at any step becomes an internal-error diagnostic."""
     report = FileReport(path)
     collected: list[Diagnostic] = []
     comments: list[Any] = []
     try:
         _run_pipeline(path, options, report, collected, text=text, comments=comments)
     except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - never a traceback
-        collected.append(_internal_error(path, err, "while analysing this text"))
+        what = "this file" if text is None else "this text"
+        collected.append(_internal_error(path, err, f"while analysing {what}"))
     try:
         collected = _selected(collected, options)
-    except (Exception, RecursionError) as err:  # noqa: BLE001
+    except (Exception, RecursionError) as err:  # noqa: BLE001 - report everything rather than crash
         collected.append(_internal_error(path, err, "while selecting diagnostics"))
     try:
         report.diagnostics = _resolved(collected, report)
@@ -437,24 +422,10 @@ def _run_pipeline(path: str, options: Options, report: FileReport, diagnostics: 
         run_ptx_pipeline(path, options, report, diagnostics, text=text)
         return
     from analyzer.arch import get_arch
-    from analyzer.source.preprocess import preprocess, preprocess_file
-    from analyzer.syntax.parse import parse
-    from analyzer.ir.lower import lower
+    from analyzer.ir.lower import lower  # again, to check padding fixes
 
     arch = get_arch(options.arch)
-    if text is None:
-        pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
-    else:
-        pre = preprocess(text, path, defines=options.defines, include_paths=options.include_paths)
-    report.linemap = pre.linemap
-    diagnostics.extend(pre.diagnostics)
-    if comments is not None:  # for the suppression comments, applied once everything is resolved
-        comments.extend(pre.comments)
-
-    parsed = parse(pre.text)
-    diagnostics.extend(parsed.diagnostics)
-    module = lower(parsed.unit, pre.text, path)
-    diagnostics.extend(module.diagnostics)
+    pre, parsed, module = _lowered(path, options, report, diagnostics, text=text, comments=comments)
 
     if module.kernels:
         from analyzer.analysis.launch import launch_configs
@@ -549,7 +520,7 @@ def simulate_file(path: str, options: Options | None = None, sim_options: Any = 
         return report
     collected: list[Diagnostic] = []
     try:
-        module = _lowered(path, options, report, collected)
+        _, _, module = _lowered(path, options, report, collected)
         from analyzer.arch import get_arch
         from analyzer.analysis.launch import launch_configs
         from analyzer.sim.run import simulate_kernel
@@ -574,20 +545,28 @@ def simulate_file(path: str, options: Options | None = None, sim_options: Any = 
     return report
 
 
-def _lowered(path: str, options: Options, report: FileReport, diagnostics: list[Diagnostic]) -> Any:
-    """preprocess -> parse -> lower, as `_run_pipeline` does, for the simulator."""
-    from analyzer.source.preprocess import preprocess_file
+def _lowered(path: str, options: Options, report: FileReport, diagnostics: list[Diagnostic],
+             text: str | None = None, comments: list[Any] | None = None) -> tuple[Any, Any, Any]:
+    """preprocess -> parse -> lower one file (or `text` standing for it), for `check` and the
+    simulator: `(preprocessed, parsed, module)`, with `report.linemap` set and every stage's
+    diagnostics added to `diagnostics` (and the comments to `comments`, for suppressions)."""
+    from analyzer.source.preprocess import preprocess, preprocess_file
     from analyzer.syntax.parse import parse
     from analyzer.ir.lower import lower
 
-    pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
+    if text is None:
+        pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
+    else:
+        pre = preprocess(text, path, defines=options.defines, include_paths=options.include_paths)
     report.linemap = pre.linemap
     diagnostics.extend(pre.diagnostics)
+    if comments is not None:  # for the suppression comments, applied once everything is resolved
+        comments.extend(pre.comments)
     parsed = parse(pre.text)
     diagnostics.extend(parsed.diagnostics)
     module = lower(parsed.unit, pre.text, path)
     diagnostics.extend(module.diagnostics)
-    return module
+    return pre, parsed, module
 
 
 VERIFY_MISMATCH = "WL930"

@@ -1354,12 +1354,7 @@ def analyze_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, a
     known_params.update(params or {})
     interp = Interpreter(module, launch, known_params)
     interp.run_kernel(kernel)
-    known: dict[str, int] = {}
-    if launch.block is not None:
-        known.update({f"blockDim.{a}": v for a, v in zip("xyz", launch.block)})
-    if launch.grid is not None:
-        known.update({f"gridDim.{a}": v for a, v in zip("xyz", launch.grid)})
-    known.update(known_params)
+    known = launch_values(launch, known_params)
     costs = [cost_occurrence(o, kernel.display_name, launch, arch, known) for o in interp.occurrences]
     merged = merge_costs(costs)
     _merge_struct_fields(merged)
@@ -1368,6 +1363,18 @@ def analyze_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, a
                               kernel.name_span) for note in interp.notes]
     return KernelAnalysis(kernel, launch, merged, diagnostics, interp.notes,
                           shared_arrays=_shared_arrays(module, kernel))
+
+
+def launch_values(launch: LaunchConfig, params: dict[str, int]) -> dict[str, int]:
+    """The symbols a launch fixes, for costing: blockDim, gridDim (when known) and the
+    kernel parameters whose values are known (`params`, which already holds the launch's)."""
+    known: dict[str, int] = {}
+    if launch.block is not None:
+        known.update({f"blockDim.{a}": v for a, v in zip("xyz", launch.block)})
+    if launch.grid is not None:
+        known.update({f"gridDim.{a}": v for a, v in zip("xyz", launch.grid)})
+    known.update(params)
+    return known
 
 
 def reused_loads(module: N.Module, kernel: N.Function, launch: LaunchConfig,

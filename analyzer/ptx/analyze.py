@@ -264,17 +264,12 @@ def _access(kernel: PtxKernel, acc: PtxAccess, linemap: PtxLineMap) -> N.Access:
 def analyze_entry(kernel: PtxKernel, module: PtxModule, linemap: PtxLineMap, launch: LaunchConfig,
                   arch: Architecture, params: Mapping[str, int] | None = None) -> KernelAnalysis:
     """Cost every shared and global access of one `.entry` for one launch configuration."""
-    from analyzer.analysis.lanes import Occurrence, cost_occurrence, merge_costs
+    from analyzer.analysis.lanes import Occurrence, cost_occurrence, launch_values, merge_costs
 
     known_params = dict(launch.params)
     known_params.update(params or {})
     flow = evaluate(kernel.entry, module, launch=launch, params=known_params, naming=kernel.naming)
-    known: dict[str, int] = {}
-    if launch.block is not None:
-        known.update({f"blockDim.{a}": v for a, v in zip("xyz", launch.block)})
-    if launch.grid is not None:
-        known.update({f"gridDim.{a}": v for a, v in zip("xyz", launch.grid)})
-    known.update(known_params)
+    known = launch_values(launch, known_params)
     costs = []
     name = kernel.function.display_name
     for acc in flow.accesses:

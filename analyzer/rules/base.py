@@ -281,30 +281,6 @@ def layout_fix(t: T.StructType, arch: Architecture) -> str:
 
 
 # ----------------------------------------------------------------------------- IR walks
-def _children(e: N.Expr) -> Iterator[N.Expr]:
-    if isinstance(e, N.Binary):
-        yield e.left
-        yield e.right
-    elif isinstance(e, (N.Unary, N.Cast)):
-        yield e.operand
-    elif isinstance(e, N.Select):
-        yield e.cond
-        yield e.then
-        yield e.otherwise
-    elif isinstance(e, N.PtrAdd):
-        yield e.base
-        yield e.offset
-    elif isinstance(e, N.Call):
-        yield from e.args
-    elif isinstance(e, N.Opaque):
-        yield from e.operands
-    elif isinstance(e, N.FieldRef):
-        yield e.base
-    elif isinstance(e, N.StructValue):
-        yield from e.fields.values()
-    # Load: a value read from memory is data, not a thread index; not followed.
-
-
 def _statement_exprs(s: N.Stmt) -> Iterator[N.Expr]:
     if isinstance(s, N.Assign):
         yield s.value
@@ -349,7 +325,7 @@ class ThreadIndexUse:
             elif isinstance(x, N.VarRef):
                 found |= self.variable_builtins(x.var)
             else:
-                stack.extend(_children(x))
+                stack.extend(N.sub_expressions(x))
         return frozenset(found)
 
     def variable_builtins(self, var: N.Variable) -> frozenset[str]:
@@ -373,7 +349,7 @@ class ThreadIndexUse:
                     seen.add(k)
                     stack.extend(self.defs.get(k, ()))
             else:
-                stack.extend(_children(x))
+                stack.extend(N.sub_expressions(x))
         result = frozenset(found)
         self._memo[key] = result
         return result
@@ -399,7 +375,7 @@ class ThreadIndexUse:
                 if deeper is not None and deeper != builtin:
                     return deeper
             return e.var.name
-        for child in _children(e):
+        for child in N.sub_expressions(e):
             hit = self._carrier(child, builtin, seen)
             if hit is not None:
                 return hit
@@ -430,7 +406,7 @@ def _direct_builtins(e: N.Expr, follow_loads: bool = True) -> set[str]:
             if follow_loads:
                 stack.append(x.access.address)
         else:
-            stack.extend(_children(x))
+            stack.extend(N.sub_expressions(x))
     return found
 
 
