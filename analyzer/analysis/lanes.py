@@ -667,20 +667,8 @@ def _step(op: str, value: S.Expr, step: S.Expr) -> S.Expr:
 
 
 def _accesses_in(stmts: list[N.Stmt]) -> Iterable[N.Access]:
-    """The memory accesses of statements (stores, and loads inside their expressions)."""
-    for st in N.walk_statements(stmts):
-        if isinstance(st, N.Store):
-            yield st.access
-        stack: list[Any] = [getattr(st, name, None) for name in getattr(type(st), "__slots__", ())]
-        while stack:
-            x = stack.pop()
-            if isinstance(x, N.Load):
-                yield x.access
-                stack.append(x.access.address)
-            elif isinstance(x, N.Call) and x.atomic is not None:
-                yield x.atomic
-            if isinstance(x, N.Expr):
-                stack.extend(N.sub_expressions(x))
+    """The memory accesses of statements (stores, loads and atomics, at any depth)."""
+    return (x for x in N.walk_nodes(stmts) if isinstance(x, N.Access))
 
 
 def _inductions(stmts: list[N.Stmt], written: dict[int, N.Variable]) -> dict[N.Variable, tuple[str, N.Expr]]:

@@ -182,19 +182,8 @@ def _base_name(name: str) -> str:
 
 def _host_calls(stmts: list[N.Stmt]) -> set[str]:
     """The names of the functions that host code calls (`call to NAME` opaque values)."""
-    names: set[str] = set()
-    stack: list[Any] = list(stmts)
-    while stack:
-        x = stack.pop()
-        if isinstance(x, N.Opaque) and x.reason.startswith("call to "):
-            names.add(x.reason.removeprefix("call to "))
-        if isinstance(x, (list, tuple)):
-            stack.extend(x)
-        elif isinstance(x, (N.Expr, N.Stmt)):
-            for slot in getattr(type(x), "__slots__", ()):
-                if slot not in ("type", "span", "var"):
-                    stack.append(getattr(x, slot, None))
-    return names
+    return {x.reason.removeprefix("call to ") for x in N.walk_nodes(stmts)
+            if isinstance(x, N.Opaque) and x.reason.startswith("call to ")}
 
 
 def uses_dimensions(kernel: N.Function, module: N.Module) -> int:
@@ -217,28 +206,7 @@ def uses_dimensions(kernel: N.Function, module: N.Module) -> int:
 
 
 def _builtins_in(stmts: list[N.Stmt]) -> set[str]:
-    found: set[str] = set()
-
-    def visit(x: Any) -> None:
-        if isinstance(x, N.Builtin):
-            found.add(x.name)
-            return
-        if isinstance(x, (list, tuple)):
-            for y in x:
-                visit(y)
-            return
-        if isinstance(x, dict):
-            for y in x.values():
-                visit(y)
-            return
-        if isinstance(x, (N.Expr, N.Stmt, N.Access)):
-            for slot in getattr(type(x), "__slots__", ()):
-                if slot in ("type", "span", "var"):
-                    continue
-                visit(getattr(x, slot, None))
-
-    visit(stmts)
-    return found
+    return {x.name for x in N.walk_nodes(stmts) if isinstance(x, N.Builtin)}
 
 
 def launch_configs(

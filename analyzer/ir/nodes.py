@@ -339,6 +339,22 @@ def sub_expressions(e: "Expr") -> Iterator["Expr"]:
             yield from (v for v in val.values() if isinstance(v, Expr))
 
 
+def walk_nodes(root: Any) -> Iterator[Any]:
+    """Every statement, expression and access in `root` (a node, or a list of them), at any
+    depth: branches, loop bodies, operands, the address of each access."""
+    stack: list[Any] = [root]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, (Expr, Stmt, Access)):
+            yield x
+            stack.extend(getattr(x, slot, None) for slot in getattr(type(x), "__slots__", ())
+                         if slot not in ("type", "span", "var"))
+
+
 def walk_statements(stmts: Iterable[Stmt]) -> Iterator[Stmt]:
     """Every statement in `stmts` and in the branches and loops below them, in source order."""
     for s in stmts:
