@@ -140,8 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="never colour the text report (it is coloured only on a terminal; NO_COLOR is honoured)")
     out.add_argument("--exit-zero", action="store_true",
                      help="exit 0 even when there are findings (2 is still returned for tool errors)")
-    pre = _analysis_options(check, arch_default=None,
-                            arch_help="GPU architecture (default: the configuration's, else sm_90)")
+    pre = _analysis_options(check, arch_default=None)
     pre.add_argument("--via-ptx", action="store_true",
                      help="compile each .cu file with `nvcc -ptx -lineinfo` and analyse the PTX "
                           "(findings at the CUDA lines; .ptx files are always analysed as PTX)")
@@ -185,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--column", type=int, metavar="C", help="only the access that covers this 1-based column")
     show.add_argument("--no-color", action="store_true",
                       help="never colour (colour is used only on a terminal, and not when NO_COLOR is set)")
-    _analysis_options(show, arch_default=None, arch_help="GPU architecture (default: the configuration's, else sm_90)")
+    _analysis_options(show, arch_default=None)
 
     server = commands.add_parser(
         "server", help="run the language server (LSP over stdio; needs `pip install warplint[lsp]`)",
@@ -213,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--format", choices=("text", "json"), default="text",
                           help="text (a table per kernel) or json (check's access schema plus "
                           "mean_per_request and simulated_blocks)")
-    _analysis_options(simulate, arch_default=None, arch_help="GPU architecture (default: the configuration's, else sm_90)")
+    _analysis_options(simulate, arch_default=None)
     parser.commands = dict(commands.choices)  # type: ignore[attr-defined]
     return parser
 
@@ -472,8 +471,7 @@ def _rules() -> int:
 # ----------------------------------------------------------------------------- show and server
 
 
-def _analysis_options(parser: argparse.ArgumentParser, arch_default: str | None = "sm_90",
-                      arch_help: str = "GPU architecture (default sm_90)") -> Any:
+def _analysis_options(parser: argparse.ArgumentParser, arch_default: str | None = "sm_90") -> Any:
     """The launch and preprocessor options of `check`, `show` and `server`; returns the
     preprocessor group (`check` adds `--via-ptx` to it)."""
     launch = parser.add_argument_group("launch configuration (overrides what the file's host code says)")
@@ -483,6 +481,9 @@ def _analysis_options(parser: argparse.ArgumentParser, arch_default: str | None 
                         help="gridDim of every kernel")
     launch.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
                         help="value of a kernel's integer parameter (repeatable)")
+    # None: the configuration file's architecture, else sm_90 (`server` reads no configuration)
+    arch_help = ("GPU architecture (default sm_90)" if arch_default else
+                 "GPU architecture (default: the configuration's, else sm_90)")
     launch.add_argument("--arch", type=_arch, default=arch_default, help=arch_help)
     pre = parser.add_argument_group("preprocessor")
     pre.add_argument("-D", dest="defines", type=_define, action="append", default=[], metavar="NAME[=VALUE]",
