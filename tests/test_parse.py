@@ -12,10 +12,9 @@ import dataclasses
 from typing import Any, Iterator
 
 import pytest
-from lark import Token, Tree
-
 from analyzer.diagnostics import Span
 from analyzer.syntax import ast as A
+from analyzer.syntax.lalr import Inlined, Meta, Token
 from analyzer.syntax.parse import ParseResult, parse
 
 # ----------------------------------------------------------------------------- helpers
@@ -177,9 +176,9 @@ def test_a_file_with_every_construct_parses_clean():
     parse_clean(ALL_CONSTRUCTS)
 
 
-def test_no_lark_tree_or_token_is_left_in_the_ast():
+def test_no_token_or_parser_object_is_left_in_the_ast():
     unit = parse_clean(ALL_CONSTRUCTS)
-    leaked = [v for v in deep_nodes(unit) if isinstance(v, (Tree, Token))]
+    leaked = [v for v in deep_nodes(unit) if isinstance(v, (Token, Inlined, Meta))]
     assert leaked == []
 
 

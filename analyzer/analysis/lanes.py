@@ -1147,6 +1147,10 @@ def _substituted_value(e: S.Expr | None, assign: dict[str, int], names: list[str
         return e.value
     if not e.free_symbols.issubset(names):
         return None
+    try:  # a number straight away, without building the substituted expression
+        return e.evaluate(assign)
+    except (ArithmeticError, ValueError, LookupError):
+        pass  # a division by zero or an undefined shift: as `subs` leaves it
     v = e.subs(assign) if assign else e
     return v.value if v.is_const else None
 

@@ -1438,12 +1438,16 @@ def _fmt_expr(e: Expr) -> str:
 
 
 def _cc_div(a: int, b: int) -> int:
+    if b > 0 and a >= 0:  # the common case, where C and Python agree
+        return a // b
     if b == 0:
         raise ZeroDivisionError("division by zero")
     return _c_div(a, b)
 
 
 def _cc_mod(a: int, b: int) -> int:
+    if b > 0 and a >= 0:
+        return a % b
     if b == 0:
         raise ZeroDivisionError("modulo by zero")
     return _c_mod(a, b)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from analyzer.diagnostics import Diagnostic, Severity, Span
+from analyzer.gc_pause import gc_paused
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.syntax import ast as A
@@ -1321,6 +1322,7 @@ def _may_recurse(module: N.Module) -> bool:
     return any(fn.calls and name in called for name, fn in module.functions.items())
 
 
+@gc_paused
 def lower(unit: A.TranslationUnit, text: str, path: str, padding: dict[str, int] | None = None) -> N.Module:
     """The IR of a translation unit. `padding` widens the last dimension of the named
     `__shared__` arrays (array name -> extra elements), to check a padding fix: lowering

@@ -13,14 +13,17 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator
-
-from lark import Lark, Token, Transformer, Tree, v_args
-from lark.exceptions import UnexpectedInput, LarkError
+from typing import TYPE_CHECKING, Any, Iterator
 
 from analyzer.diagnostics import Diagnostic, Severity, Span
+from analyzer.gc_pause import gc_paused
 from analyzer.grammar_files import cache_file, grammar_path
 from analyzer.syntax import ast as A
+from analyzer.syntax import tables as parse_tables
+from analyzer.syntax.lalr import Meta, ParseError, Parser, Token
+
+if TYPE_CHECKING:
+    from lark import Lark
 
 MAX_RETRIES_PER_DECLARATION = 64
 MAX_NESTING = 256  # braces/parens deeper than this are refused before the LALR parser sees them
@@ -34,15 +37,30 @@ LARGE_INITIALIZER_CHARS = 64_000
 
 
 @functools.lru_cache(maxsize=None)
-def cuda_parser(strict: bool = False) -> Lark:
-    """The LALR parser for cuda.lark, its tables cached on disk keyed by the grammar's hash."""
+def cuda_tables() -> parse_tables.Tables:
+    """The LALR tables of cuda.lark: loaded from the cache, or built with lark once and cached."""
+    return parse_tables.load("cuda.lark", CudaPostLexer.always_accept)
+
+
+@functools.lru_cache(maxsize=None)
+def _driver() -> Parser:
+    return Parser(cuda_tables(), with_extents=_OPERATOR_CHAINS)
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_parser(strict: bool = False) -> "Lark":
+    """lark's own LALR parser for cuda.lark, with positions and the postlexer: what the tables
+    are taken from, and what tests compare the table driver with (`parse` does not use it)."""
+    from lark import Lark
+    from lark import Token as LarkToken
+
     text = grammar_path("cuda.lark").read_text()
     options: dict[str, Any] = dict(
         parser="lalr",
         lexer="contextual",
         propagate_positions=True,
         maybe_placeholders=True,
-        postlex=CudaPostLexer(),
+        postlex=CudaPostLexer(LarkToken),
         strict=strict,
     )
     if not strict:
@@ -50,38 +68,10 @@ def cuda_parser(strict: bool = False) -> Lark:
         if cache is not None:
             options["cache"] = cache
     try:
-        parser = Lark(text, **options)
+        return Lark(text, **options)
     except (OSError, EOFError, ValueError):  # an unwritable or damaged cache: build without it
         options.pop("cache", None)
-        parser = Lark(text, **options)
-    _pass_single_children_through(parser)
-    return parser
-
-
-def _first_child(children: list[Any]) -> Any:
-    return children[0]
-
-
-def _pass_single_children_through(parser: Lark) -> None:
-    """Make the reductions of `?rule: other_rule` return their child as it is.
-
-    Lark wraps each reduction in a tree builder, a child filter and position propagation;
-    for a `?` rule with one symbol that is all a no-op that returns the child (its positions
-    are the child's), yet the expression chain primary -> postfix -> unary -> cast -> ...
-    runs it several times per operand: a quarter of the parse. Skipped if lark's internals
-    are not where lark 1.1 - 1.3 keeps them."""
-    try:
-        callbacks = parser.parser.parser.parser.callbacks
-    except AttributeError:
-        return
-    for rule in list(callbacks):
-        options = getattr(rule, "options", None)
-        if options is None or not options.expand1 or rule.alias or len(rule.expansion) != 1:
-            continue
-        symbol = rule.expansion[0]
-        if symbol.is_term and getattr(symbol, "filter_out", True):
-            continue
-        callbacks[rule] = _first_child
+        return Lark(text, **options)
 
 
 # ----------------------------------------------------------------------------- type-name table
@@ -139,13 +129,16 @@ class CudaPostLexer:
 
     always_accept = ("IDENTIFIER",)
 
-    def __init__(self) -> None:
+    def __init__(self, token_class: type = Token) -> None:
         self.table = TypeTable()
         self.text = ""
+        self.token_class = token_class  # lark's Token when lark's own parser drives it
+
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
         table = self.table
         text = self.text
+        retyped = self.token_class.new_borrow_pos
         local_types: set[str] = set()
         table.scopes.append(local_types)  # template parameters of this declaration
         depth_at_start = len(table.scopes)
@@ -168,7 +161,7 @@ class CudaPostLexer:
                         if value in table.templates and self._followed_by_template_args(tok):
                             # `template <> struct SharedMemory<int> {`: a specialization
                             struct_pending = False
-                            tok = Token.new_borrow_pos("TEMPLATE_NAME", value, tok)
+                            tok = retyped("TEMPLATE_NAME", value, tok)
                             prev = tok
                             yield tok
                             continue
@@ -182,7 +175,7 @@ class CudaPostLexer:
                         continue
                     if prev is not None and prev.value == "typename" and in_template_params:
                         local_types.add(value)
-                        tok = Token.new_borrow_pos("TYPE_NAME", value, tok)
+                        tok = retyped("TYPE_NAME", value, tok)
                     elif prev is not None and prev.value == "using":
                         nxt = _NEXT_CHAR.match(text, tok.end_pos)
                         if nxt and nxt.group(1) == "=":
@@ -190,13 +183,13 @@ class CudaPostLexer:
                     elif self._followed_by_template_args(tok) and (
                         value in table.templates or "::" in value or self._looks_like_template_use(tok)
                     ):
-                        tok = Token.new_borrow_pos("TEMPLATE_NAME", value, tok)
+                        tok = retyped("TEMPLATE_NAME", value, tok)
                     elif table.is_type(value) and not self._followed_by_member_access(tok):
                         # (`struct hostData *hostData; hostData->x`: a variable named like its type)
-                        tok = Token.new_borrow_pos("TYPE_NAME", value, tok)
+                        tok = retyped("TYPE_NAME", value, tok)
                     elif self._followed_by_identifier(tok) and value not in _KEYWORDS:
                         # two names in a row only start a declaration: `cg::thread_block cta`
-                        tok = Token.new_borrow_pos("TYPE_NAME", value, tok)
+                        tok = retyped("TYPE_NAME", value, tok)
                     if typedef_depth is not None and paren_depth == 0:
                         typedef_last = value
                     if template_entity_pending and paren_depth == 0:
@@ -216,7 +209,7 @@ class CudaPostLexer:
                         if in_template_params == 0:
                             template_entity_pending = True
                     elif value == "class" and in_template_params > 0:
-                        tok = Token.new_borrow_pos("TYPENAME", "typename", tok)
+                        tok = retyped("TYPENAME", "typename", tok)
                         value = "typename"
                     elif value in ("struct", "class", "union") and tok.type != "IDENTIFIER":
                         nxt = _WORD.match(text, tok.end_pos)
@@ -336,54 +329,25 @@ _PRECEDENCE = {
 }
 
 
-@v_args(meta=True, inline=True)
-class ToAst(Transformer):
-    """Builds AST nodes from the parse tree; spans are shifted by `offset` (the chunk's start)."""
+class ToAst:
+    """Builds AST nodes as the parser reduces rules; spans are shifted by `offset` (the
+    chunk's start). A rule's method is called with (meta, *kept children), the operator
+    chains with `extents` too."""
 
     def __init__(self, offset: int) -> None:
-        super().__init__(visit_tokens=False)
         self.offset = offset
+        self.methods = _ast_methods()
 
-    def build(self, tree: Tree) -> Any:
-        """`transform(tree)` without lark's per-node wrapper objects (a third of the parse
-        time): bottom-up, iteratively (deep expressions), each rule's method called with
-        (meta, *children) as `v_args(meta=True, inline=True)` would."""
-        methods = _ast_methods()
-        default = self.__default__
-        out: list[Any] = []
-        stack: list[tuple[Tree, bool]] = [(tree, False)]
-        while stack:
-            node, done = stack.pop()
-            if not done:
-                stack.append((node, True))
-                for child in reversed(node.children):
-                    if isinstance(child, Tree):
-                        stack.append((child, False))
-                continue
-            children = node.children
-            args = [out.pop() if isinstance(c, Tree) else c for c in reversed(children)]
-            args.reverse()
-            method = methods.get(node.data)
-            if method is None:
-                out.append(default(node.data, args, node.meta))
-            elif node.data in _OPERATOR_CHAINS:
-                out.append(method(self, node.meta, *args, extents=[self._extent(c) for c in children]))
-            else:
-                out.append(method(self, node.meta, *args))
-        return out[0]
+    def reduce(self, rule: parse_tables.RuleSpec, children: list[Any], meta: Meta,
+               extents: list[tuple[int | None, int | None]] | None) -> Any:
+        method = self.methods[rule.name]
+        if extents is not None:
+            offset = self.offset
+            return method(self, meta, *children, extents=[(s + offset, e + offset) for s, e in extents])
+        return method(self, meta, *children)
 
-    def _extent(self, child: Any) -> tuple[int, int]:
-        """Where a child of a rule starts and ends, parentheses that were dropped included
-        (lark's "container" positions), in the preprocessed text."""
-        if isinstance(child, Token):
-            return child.start_pos + self.offset, child.end_pos + self.offset
-        meta = child.meta
-        start = getattr(meta, "container_start_pos", meta.start_pos)
-        end = getattr(meta, "container_end_pos", meta.end_pos)
-        return start + self.offset, end + self.offset
-
-    def _span(self, meta: Any) -> Span:
-        if getattr(meta, "empty", True):
+    def _span(self, meta: Meta) -> Span:
+        if meta.empty:
             return Span(self.offset, self.offset)
         return Span(meta.start_pos + self.offset, meta.end_pos + self.offset)
 
@@ -1117,15 +1081,15 @@ def _ast_methods() -> dict[str, Any]:
         attr = ToAst.__dict__.get(name)
         if attr is None:
             continue
-        methods[name] = getattr(attr, "base_func", attr)
+        methods[name] = attr
     return methods
 
 
+@gc_paused
 def parse(text: str) -> ParseResult:
     """Parse preprocessed CUDA text. Never raises for bad input: problems become diagnostics."""
-    parser = cuda_parser()
-    postlex: CudaPostLexer = parser.options.postlex  # type: ignore[assignment]
-    postlex.table = TypeTable()
+    parser = _driver()
+    postlex = CudaPostLexer()
     diagnostics: list[Diagnostic] = []
     skipped: list[A.Unsupported] = []
     decls: list[A.Node] = []
@@ -1154,10 +1118,10 @@ def parse(text: str) -> ParseResult:
             piece = working[chunk.start : chunk.end]
             postlex.text = piece  # the postlexer peeks at the text after a token
             try:
-                unit = ToAst(chunk.start).build(parser.parse(piece))
+                unit = parser.parse(piece, ToAst(chunk.start).reduce, postlex.process)
                 decls.extend(unit.decls)
                 break
-            except UnexpectedInput as err:
+            except ParseError as err:
                 pos = chunk.start + (err.pos_in_stream if err.pos_in_stream is not None else 0)
                 tries += 1
                 # A type from a header that is never read (`curandState *s`, `(cufftComplex *)p`):
@@ -1197,11 +1161,8 @@ def parse(text: str) -> ParseResult:
                 skipped.append(A.Unsupported(what or "syntax error", stext, Span(chunk.start, chunk.end)))
                 diagnostics.append(_diagnostic_for(err, what, pos, stext, working))
                 break
-            except (LarkError, RecursionError) as err:
-                if isinstance(err, RecursionError) or isinstance(getattr(err, "orig_exc", None), RecursionError):
-                    message = "declaration nested too deeply to analyse; skipped"
-                else:
-                    message = f"cannot parse this declaration: {type(err).__name__}"
+            except RecursionError:
+                message = "declaration nested too deeply to analyse; skipped"
                 diagnostics.append(Diagnostic(Severity.ERROR, message, "WL901", Span(chunk.start, chunk.start + 1)))
                 skipped.append(A.Unsupported("nested too deeply", text[chunk.start : chunk.start + 200], Span(chunk.start, chunk.end)))
                 break
@@ -1221,7 +1182,7 @@ _PARAM_WITH_POINTER = re.compile(
     r"\s*[*&]+\s*(?:(?:const|__restrict__|__restrict)\b\s*)*(?:[A-Za-z_]\w*)?\s*(?:=.*)?$", re.S)
 
 
-def _unknown_type_name(err: UnexpectedInput, text: str, pos: int, table: TypeTable, tried: set[str]) -> str | None:
+def _unknown_type_name(err: ParseError, text: str, pos: int, table: TypeTable, tried: set[str]) -> str | None:
     """A name that, read as a type, may get the parser past `err`, if the text says so.
 
     The shapes: an unexpected name followed by a declarator (`(curandState *s` in a
@@ -1309,7 +1270,7 @@ def _blank_initializers(text: str, start: int, end: int) -> str:
     return text
 
 
-def _diagnostic_for(err: UnexpectedInput, what: str | None, pos: int, stext: str, text: str) -> Diagnostic:
+def _diagnostic_for(err: ParseError, what: str | None, pos: int, stext: str, text: str) -> Diagnostic:
     if text.startswith("/*", pos) and "*/" not in text[pos:]:
         return Diagnostic(Severity.ERROR, "unterminated comment: '/*' without '*/'", "WL901", Span(pos, pos + 2))
     if text[pos : pos + 1] in ('"', "'") or text[pos : pos + 3] in ('u8"', "u8'") or text[pos : pos + 2] in ('L"', 'u"', 'U"'):

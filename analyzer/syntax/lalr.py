@@ -1,0 +1,265 @@
+"""An LALR(1) driver with a contextual lexer, running the tables lark builds from cuda.lark.
+
+lark's own LALR parser builds a parse tree, propagates positions through it and then a
+Transformer walks it again; warplint needs none of the tree, only the AST. This driver runs
+the same tables (`analyzer.syntax.tables`) and calls the builder once per reduction with the
+kept children and the reduction's extent in the text, so the AST is built as the input is
+read. It parses about half as fast again as lark's parser and needs lark only to build the
+tables once.
+
+The lexer is lark's contextual lexer, done faster: the text is scanned with one regular
+expression of all terminals (lark's order: priority, then longest possible match), and the
+match is taken when the current state accepts its terminal. Among the terminals a state
+accepts, in the same order, the same alternative matches first, so the token is the one that
+state's own scanner would give; only when it is not accepted is that scanner compiled and
+asked (`<` inside `a<b>`, a keyword a state does not allow). Tests compare tokens, trees and
+positions with lark's parser.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Iterable, Iterator
+
+from analyzer.syntax.tables import CALL, INLINE, PASS, LexContext, RuleSpec, Tables
+
+
+class Token(str):
+    """A terminal's text, with its type and where it starts and ends in the parsed text
+    (as lark's Token, whose attributes the postlexer and the builder use)."""
+
+    type: str
+    value: str
+    start_pos: int
+    end_pos: int
+
+    def __new__(cls, type_: str, value: str, start_pos: int, end_pos: int) -> "Token":
+        tok = str.__new__(cls, value)
+        tok.type = type_
+        tok.value = value
+        tok.start_pos = start_pos
+        tok.end_pos = end_pos
+        return tok
+
+    @classmethod
+    def new_borrow_pos(cls, type_: str, value: str, borrow: "Token") -> "Token":
+        return cls(type_, value, borrow.start_pos, borrow.end_pos)
+
+    def __repr__(self) -> str:
+        return f"Token({self.type!r}, {self.value!r})"
+
+    def __reduce__(self):
+        return (Token, (self.type, self.value, self.start_pos, self.end_pos))
+
+
+class ParseError(Exception):
+    """Input the grammar does not accept: `token` is the unexpected token (type "$END" at the
+    end of the text), or None where no terminal matches the text at `pos_in_stream`."""
+
+    def __init__(self, pos_in_stream: int, token: Token | None, expected: Iterable[str] = ()) -> None:
+        shown = f"{token.value!r} ({token.type})" if token is not None else "character"
+        super().__init__(f"unexpected {shown} at offset {pos_in_stream}")
+        self.pos_in_stream = pos_in_stream
+        self.token = token
+        self.expected = frozenset(expected)
+
+
+class Meta:
+    """Where a reduction's text starts and ends (what the builder's `meta` argument holds,
+    as lark's `Meta` with propagated positions: the first kept or dropped symbol's start to the
+    last one's end; `empty` for a rule that matched nothing)."""
+
+    __slots__ = ("start_pos", "end_pos", "empty")
+
+    def __init__(self, start_pos: int | None, end_pos: int | None) -> None:
+        self.start_pos = start_pos
+        self.end_pos = end_pos
+        self.empty = start_pos is None
+
+
+class Inlined:
+    """The kept children of a `_rule` (with their extents), spliced into the parent's children."""
+
+    __slots__ = ("children", "extents")
+
+    def __init__(self, children: list[Any], extents: list[tuple[int | None, int | None]]) -> None:
+        self.children = children
+        self.extents = extents
+
+
+Builder = Callable[[RuleSpec, list[Any], Meta, list[tuple[int | None, int | None]] | None], Any]
+
+
+class Lexer:
+    """The contextual lexer over `tables` (see the module's docstring)."""
+
+    def __init__(self, tables: Tables) -> None:
+        self.tables = tables
+        self._all = _scanner(tables.order, tables.patterns)
+        self._own: dict[int, Callable[..., Any]] = {}
+
+    def _scanner_of(self, index: int) -> Callable[..., Any]:
+        scan = self._own.get(index)
+        if scan is None:
+            scan = self._own[index] = _scanner(self.tables.contexts[index].order, self.tables.patterns)
+        return scan
+
+    def tokens(self, text: str, state_stack: list[int]) -> Iterator[Token]:
+        """The tokens of `text`, each lexed in the context of the state on top of
+        `state_stack` when it is asked for (the parser feeds each token before the next)."""
+        tables = self.tables
+        scan_all = self._all
+        ignore = tables.ignore
+        contexts = tables.contexts
+        context_of_state = tables.context_of_state
+        pos = 0
+        end = len(text)
+        while pos < end:
+            m = scan_all(text, pos)
+            kind = None
+            if m is not None:
+                kind = m.lastgroup
+                if kind in ignore:
+                    pos = m.end()
+                    continue
+            index = context_of_state[state_stack[-1]]
+            context: LexContext = contexts[index]
+            if kind is None or kind not in context.allowed:
+                mine = self._scanner_of(index)(text, pos)
+                if mine is None:
+                    token = None
+                    if m is not None:  # a terminal of another context: name it (as lark does)
+                        value = m.group()
+                        token = Token(tables.retype.get(kind, {}).get(value, kind), value, pos, pos + len(value))
+                    raise ParseError(pos, token, context.allowed - ignore)
+                m = mine
+                kind = m.lastgroup
+                if kind in ignore:
+                    pos = m.end()
+                    continue
+            value = m.group()
+            retype = context.retype.get(kind)
+            if retype is not None:
+                kind = retype.get(value, kind)
+            stop = pos + len(value)
+            yield Token(kind, value, pos, stop)
+            pos = stop
+
+
+def _scanner(order: tuple[str, ...], patterns: dict[str, str]) -> Callable[..., Any]:
+    return re.compile("|".join(f"(?P<{name}>{patterns[name]})" for name in order)).match
+
+
+class Parser:
+    """Runs the tables on one text, calling `build(rule, children, meta, extents)` for each
+    reduction that builds a node; `extents` (each child's start and end, parentheses it was
+    read through included) is given for the rules named in `with_extents`."""
+
+    def __init__(self, tables: Tables, with_extents: frozenset[str] = frozenset()) -> None:
+        self.tables = tables
+        self.lexer = Lexer(tables)
+        self.with_extents = with_extents
+
+    def parse(self, text: str, build: Builder,
+              postlex: Callable[[Iterator[Token]], Iterator[Token]] | None = None) -> Any:
+        tables = self.tables
+        actions = tables.actions
+        rules = tables.rules
+        end_state = tables.end_state
+        with_extents = self.with_extents
+        states: list[int] = [tables.start_state]
+        values: list[Any] = []
+        starts: list[int | None] = []
+        ends: list[int | None] = []
+        stream = self.lexer.tokens(text, states)
+        if postlex is not None:
+            stream = postlex(stream)
+        token: Token | None = None
+        for token in _with_end(stream):
+            kind = token.type
+            while True:
+                row = actions[states[-1]]
+                action = row.get(kind)
+                if action is None:
+                    raise ParseError(token.start_pos, token, (s for s in row if s.isupper()))
+                if action >= 0:  # shift
+                    states.append(action)
+                    values.append(token)
+                    starts.append(token.start_pos)
+                    ends.append(token.end_pos)
+                    break
+                rule = rules[~action]
+                size = rule.size
+                if size:
+                    children = values[-size:]
+                    child_starts = starts[-size:]
+                    child_ends = ends[-size:]
+                    del states[-size:], values[-size:], starts[-size:], ends[-size:]
+                    start = child_starts[0]
+                    if start is None:
+                        start = next((s for s in child_starts if s is not None), None)
+                    stop = child_ends[-1]
+                    if stop is None:
+                        stop = next((e for e in reversed(child_ends) if e is not None), None)
+                else:
+                    children = []
+                    child_starts = child_ends = []
+                    start = stop = None
+                kind_of_rule = rule.kind
+                if kind_of_rule == PASS:
+                    value = children[0]
+                elif kind_of_rule == INLINE:
+                    value = Inlined(*_kept(rule, children, child_starts, child_ends, True))
+                else:
+                    wants = rule.name in with_extents
+                    kept, extents = _kept(rule, children, child_starts, child_ends, wants)
+                    if rule.expand1 and len(kept) == 1:
+                        value = kept[0]
+                    else:
+                        value = build(rule, kept, Meta(start, stop), extents)
+                goto = actions[states[-1]][rule.origin]
+                states.append(goto)
+                values.append(value)
+                starts.append(start)
+                ends.append(stop)
+                if kind == "$END" and goto == end_state:
+                    return value
+        raise ParseError(len(text), token)  # not reached: $END either reduces to the start or fails
+
+
+def _kept(rule: RuleSpec, children: list[Any], starts: list[int | None], ends: list[int | None],
+          with_extents: bool) -> tuple[list[Any], list[tuple[int | None, int | None]] | None]:
+    """lark's child filter: the kept children, `_rule` children spliced in, and a None for each
+    `[optional]` that was left out; with each one's extent if asked."""
+    if rule.plain:
+        return children, (list(zip(starts, ends)) if with_extents else None)
+    kept: list[Any] = []
+    extents: list[tuple[int | None, int | None]] | None = [] if with_extents else None
+    for i, splice, nones in rule.keep:
+        if nones:
+            kept.extend([None] * nones)
+            if extents is not None:
+                extents.extend([(None, None)] * nones)
+        child = children[i]
+        if splice:
+            kept.extend(child.children)
+            if extents is not None:
+                extents.extend(child.extents)
+        else:
+            kept.append(child)
+            if extents is not None:
+                extents.append((starts[i], ends[i]))
+    if rule.nones_after:
+        kept.extend([None] * rule.nones_after)
+        if extents is not None:
+            extents.extend([(None, None)] * rule.nones_after)
+    return kept, extents
+
+
+def _with_end(stream: Iterator[Token]) -> Iterator[Token]:
+    """The tokens, then "$END" placed at the last token (where lark places it, so an error at
+    the end is reported where the text stops making sense)."""
+    last = None
+    for last in stream:
+        yield last
+    yield Token("$END", "", 0, 1) if last is None else Token.new_borrow_pos("$END", "", last)

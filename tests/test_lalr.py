@@ -1,0 +1,207 @@
+"""Specification of analyzer.syntax.lalr and analyzer.syntax.tables: warplint's LALR driver
+runs the tables lark builds from cuda.lark and must read every text exactly as lark's own
+parser (contextual lexer, propagated positions, maybe_placeholders) reads it: the same tree,
+the same tokens at the same offsets, the same spans, and errors at the same place."""
+
+from __future__ import annotations
+
+import marshal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lark import Token as LarkToken
+from lark import Tree
+from lark.exceptions import UnexpectedInput
+
+from analyzer.syntax import tables as T
+from analyzer.syntax.lalr import Inlined, Meta, ParseError, Parser, Token
+from analyzer.syntax.parse import (_OPERATOR_CHAINS, CudaPostLexer, TypeTable, _ast_methods, _fix_misspelled_align,
+                                   cuda_parser, cuda_tables)
+
+SAMPLES = sorted((Path(__file__).resolve().parents[1] / "samples").glob("*.cu"))
+
+# texts where the contextual lexer's choice matters, or positions are easy to get wrong
+TRICKY = [
+    "template <class T, int N> __global__ void k(T *p) { p[threadIdx.x >> 1] = (T)N; }",
+    "__global__ void k(float *a) { if (a[0] < 1 && a[1] > 2) a[2] = a[3] >> 2; }",
+    "template <typename T> struct S { T v; }; __global__ void k(S<S<int>> *p) { p->v.v = 1; }",
+    "void h() { k<float, 4><<<dim3(2, 2), 64, 0, 0>>>(0); }",
+    "__global__ void k(int *a) { int x = ((a[1])) * (2 + a[0]) % 3, y; y = x ? x : -x; a[y] = sizeof(int); }",
+    "typedef struct { float x, y, z; } __align__(16) vec3; __shared__ vec3 s[32];",
+    "__global__ void k(float *o) { for (int i = 0, j; i < 4; ++i) { if (i) continue; else break; } do {} while (0); }",
+    "enum E { A = 1, B, C = A << 3 }; static_assert(sizeof(E) == 4, \"e\");",
+    "__global__ void __launch_bounds__(256, 2) k(const float *__restrict__ a) { extern __shared__ float s[]; s[0] = a[0]; }",
+    "__device__ int f(int a, int b = 2) { return a + b; }",
+]
+
+
+def _lark_tree(text: str) -> Any:
+    parser = cuda_parser()
+    postlex = parser.options.postlex
+    postlex.table = TypeTable()
+    postlex.text = text
+    return _plain_lark(parser.parse(text))
+
+
+def _plain_lark(node: Any) -> Any:
+    if isinstance(node, Tree):
+        meta = node.meta
+        span = (None, None) if meta.empty else (meta.start_pos, meta.end_pos)
+        return (str(node.data), tuple(_plain_lark(c) for c in node.children), span)
+    if isinstance(node, LarkToken):
+        return (node.type, str(node), node.start_pos, node.end_pos)
+    return node
+
+
+def _driver_tree(text: str) -> Any:
+    postlex = CudaPostLexer()
+    postlex.text = text
+
+    def build(rule: T.RuleSpec, children: list[Any], meta: Meta, extents: Any) -> Any:
+        span = (None, None) if meta.empty else (meta.start_pos, meta.end_pos)
+        return (rule.name, tuple(_plain_driver(c) for c in children), span)
+
+    return Parser(cuda_tables()).parse(text, build, postlex.process)
+
+
+def _plain_driver(node: Any) -> Any:
+    if isinstance(node, Token):
+        return (node.type, str(node), node.start_pos, node.end_pos)
+    return node
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_the_driver_builds_the_tree_lark_builds_with_the_same_spans(text):
+    assert _driver_tree(text) == _lark_tree(text)
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_every_sample_reads_the_same_through_the_driver_and_through_lark(path):
+    from analyzer.source.preprocess import preprocess
+
+    text = preprocess(path.read_text(), str(path)).text
+    text = _fix_misspelled_align(text, [])  # as `parse` does before parsing
+    assert _driver_tree(text) == _lark_tree(text)
+
+
+def test_a_keyword_is_a_name_where_the_state_does_not_accept_the_keyword():
+    # `final` is a keyword after a member function's parameters (read as IDENTIFIER there, the
+    # suffix would not parse) and a plain name as an operand
+    text = "struct B { __device__ int g() const final { return 0; } }; __device__ int f(int a) { return a + final; }"
+    tree = _driver_tree(text)
+    operand = text.rindex("final")
+    assert [t for t in _tokens_of(tree) if t[1] == "final"] == [("IDENTIFIER", "final", operand, operand + 5)]
+    assert tree == _lark_tree(text)
+
+
+def _tokens_of(node: Any) -> list[tuple]:
+    if isinstance(node, tuple) and len(node) == 4 and isinstance(node[1], str) and isinstance(node[2], int):
+        return [node]
+    if isinstance(node, tuple):
+        return [t for child in node[1] for t in _tokens_of(child)] if len(node) == 3 else []
+    return []
+
+
+def test_an_unexpected_token_is_reported_where_lark_reports_it():
+    text = "__global__ void k(float *a) { a[0] = = 1; }"
+    with pytest.raises(ParseError) as mine:
+        _driver_tree(text)
+    with pytest.raises(UnexpectedInput) as larks:
+        _lark_tree(text)
+    assert mine.value.pos_in_stream == larks.value.pos_in_stream == text.index("= 1")
+    assert (mine.value.token.type, mine.value.token.value) == ("EQUAL", "=")
+    assert {"IDENTIFIER", "INTEGER", "LPAR"} <= mine.value.expected  # an operand was expected
+    assert "SEMICOLON" not in mine.value.expected
+
+
+def test_a_declaration_cut_short_fails_at_its_last_token_with_end():
+    text = "__global__ void k(float *a) { a[0] = 1;"
+    with pytest.raises(ParseError) as err:
+        _driver_tree(text)
+    assert err.value.token.type == "$END"
+    assert err.value.pos_in_stream == text.index(";")
+
+
+def test_a_character_no_terminal_matches_fails_with_no_token():
+    text = "__global__ void k() { @ }"
+    with pytest.raises(ParseError) as err:
+        _driver_tree(text)
+    assert err.value.token is None
+    assert err.value.pos_in_stream == text.index("@")
+
+
+def test_every_rule_that_builds_a_node_has_a_builder_method():
+    methods = _ast_methods()
+    missing = {r.name for r in cuda_tables().rules if r.kind == T.CALL and not (r.expand1 and len(r.keep) == 1)
+               and r.name not in methods}
+    assert missing == set()
+    assert _OPERATOR_CHAINS <= set(methods)
+
+
+def test_a_rule_spec_keeps_what_lark_keeps():
+    rules = {r.name: r for r in cuda_tables().rules if r.name == "conditional"}
+    cond = rules["conditional"]  # binary_expression "?" expression ":" conditional_expression
+    assert cond.kind == T.CALL and cond.size == 5
+    assert [i for i, _, _ in cond.keep] == [0, 2, 4]  # "?" and ":" are dropped
+
+
+def test_an_inlined_rule_carries_its_childrens_extents():
+    inl = Inlined(["a", "b"], [(0, 1), (2, 3)])
+    assert inl.children == ["a", "b"] and inl.extents == [(0, 1), (2, 3)]
+
+
+# ----------------------------------------------------------------------------- the table cache
+
+
+def _same_parser(tables: T.Tables) -> bool:
+    """The same grammar's tables (lark numbers states differently from one build to the next,
+    so they are compared by what they parse)."""
+    text = SAMPLES[0].read_text()
+    postlex = CudaPostLexer()
+    postlex.text = text
+
+    def build(rule, children, meta, extents):
+        return (rule.name, tuple(children), meta.start_pos, meta.end_pos)
+
+    theirs = CudaPostLexer()
+    theirs.text = text
+    return (len(tables.actions) == len(cuda_tables().actions)
+            and Parser(tables).parse(text, build, postlex.process) == Parser(cuda_tables()).parse(text, build, theirs.process))
+
+
+def test_tables_are_cached_per_grammar_text_and_python_and_reloaded(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = T.load("cuda.lark", ("IDENTIFIER",))
+    files = list((tmp_path / "warplint").glob("cuda-*-tables*.marshal"))
+    assert len(files) == 1
+    again = T.load("cuda.lark", ("IDENTIFIER",))
+    assert again == first  # read back from the file: the same numbering, unlike a rebuild
+    assert _same_parser(again)
+
+
+def test_a_damaged_cache_file_is_rebuilt_not_trusted(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    T.load("cuda.lark", ("IDENTIFIER",))
+    (cache,) = (tmp_path / "warplint").glob("cuda-*-tables*.marshal")
+    cache.write_bytes(b"\x00garbage")
+    assert _same_parser(T.load("cuda.lark", ("IDENTIFIER",)))
+    assert marshal.loads(cache.read_bytes())["format"] == T.FORMAT
+
+
+def test_tables_of_another_format_are_ignored(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    T.load("cuda.lark", ("IDENTIFIER",))
+    (cache,) = (tmp_path / "warplint").glob("cuda-*-tables*.marshal")
+    data = marshal.loads(cache.read_bytes())
+    data["format"] = T.FORMAT + 1
+    cache.write_bytes(marshal.dumps(data))
+    assert _same_parser(T.load("cuda.lark", ("IDENTIFIER",)))
+    assert marshal.loads(cache.read_bytes())["format"] == T.FORMAT
+
+
+def test_an_unwritable_cache_folder_still_parses(tmp_path, monkeypatch):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    assert _same_parser(T.load("cuda.lark", ("IDENTIFIER",)))
