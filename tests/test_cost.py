@@ -322,9 +322,17 @@ def test_inactive_lanes_are_not_requested_from_global_memory():
 
 def test_a_global_broadcast_is_one_sector_and_fully_efficient():
     cost = global_cost([BASE] * 32, 4, SM90)
-    # the ideal counts distinct bytes, as Nsight Compute does (measured on an H200)
-    assert (cost.sectors, cost.ideal) == (1, 1)
+    # the ideal is the model's: 32 lanes x 4 bytes packed = 4 sectors; one sector beats it
+    assert (cost.sectors, cost.ideal) == (1, 4)
     assert cost.efficiency == 1.0
+
+
+def test_lanes_sharing_words_count_every_lane_toward_the_ideal():
+    # two half-warps each read one word of its own row (1 KiB apart): 2 sectors, ideal 4
+    cost = global_cost([BASE] * 16 + [BASE + 1024] * 16, 4, SM90)
+    assert (cost.sectors, cost.ideal) == (2, 4)
+    # 16 active lanes of 8 bytes ask for 128 bytes: ideal 4 sectors
+    assert global_cost([BASE + 8 * i for i in range(16)] + [None] * 16, 8, SM90).ideal == 4
 
 
 def test_a_warp_with_no_active_lane_touches_no_sector():

@@ -146,10 +146,11 @@ def test_struct_layout_rule_needs_the_c_types_that_ptx_does_not_have():
 
 
 def test_unrolled_copies_of_one_access_are_one_finding():
-    cuda, ptx = reports("003_matmul_global.cu")
-    (load,) = [f for f in ptx.findings if ptx.locate(f.span).line == 73]
-    (want,) = [f for f in cuda.findings if cuda.locate(f.span).line == 73]
-    assert (load.code, load.args["array"], load.args["sectors"]) == (want.code, "A.elements", want.args["sectors"])
+    # `a[x * N + k]` in the k loop, which nvcc unrolls 4 times: 32 sectors, ideal 4
+    cuda, ptx = reports("001_matmul_v1_naive.cu")
+    (load,) = [f for f in ptx.findings if ptx.locate(f.span).line == 21]
+    (want,) = [f for f in cuda.findings if cuda.locate(f.span).line == 21]
+    assert (load.code, load.args["array"], load.args["sectors"]) == (want.code, "a", want.args["sectors"]) == ("WL201", "a", 32)
     assert load.detail[-1].startswith("nvcc emits 4 instructions for this access")
 
 

@@ -114,8 +114,9 @@ def _lines(cell: str) -> tuple[str, tuple[int, ...]]:
 
 def _costs(cell: str, access_cell: str = "") -> dict[str, Cost]:
     """`**4 wf / 1** (4-way)`, `1 wf / 1; the loads 4 sectors / 4`, `**1 sector** / 4
-    [ncu ideal 1]`: the cost per space. Where lanes share addresses the README gives
-    Nsight's ideal in brackets, and that is the ideal warplint reports. A bare `4 / 4`
+    [ncu ideal 1]`: the cost per space, against the hardware model's ideal, which is what
+    warplint reports. Where lanes share addresses the README also gives Nsight's own ideal
+    in brackets (it counts a shared word once); that one is not warplint's. A bare `4 / 4`
     is in the one space the access column names ("global store `output[tid]`")."""
     text = cell.replace("**", "")
     named = {space for space in ("shared", "global") if space in access_cell}
@@ -126,7 +127,7 @@ def _costs(cell: str, access_cell: str = "") -> dict[str, Cost]:
         else:
             assert len(named) == 1, f"a cost without a unit in {cell!r} and no single space in {access_cell!r}"
             space = next(iter(named))
-        ideal = int(m[5]) if m[5] else int(m[3])
+        ideal = int(m[3])
         assert space not in costs, f"two costs for {space} in {cell!r}"
         costs[space] = Cost(int(m[1]), ideal)
     assert costs, f"no cost in {cell!r}"
@@ -241,12 +242,7 @@ def describe(row: Row, file_report: dict[str, Any]) -> str:
 
 # Rows whose figures warplint does not reach yet (with --param for them, the figures match the README). The key is the row's
 # file:line and first snippet, so that renumbering the README moves no mark to another row.
-KNOWN_SHORTFALLS: dict[str, str] = {
-    "003_matmul_global.cu:73 A.elements[row * A.width + e]": (
-        "one address per half-warp: warplint's ideal is 1 sector (8 distinct bytes), Nsight "
-        "measured 2, so 2 / 1 gets WL201 where the README says 2 / [ncu ideal 2], OK (the same "
-        "with --param A.width=4096: a cost-model question, not a missing value)"),
-}
+KNOWN_SHORTFALLS: dict[str, str] = {}
 
 
 def _marks(row: Row) -> list[Any]:
@@ -296,7 +292,7 @@ def test_verdicts_agree_with_the_costs_the_row_states() -> None:
 def test_the_cost_parser_reads_the_forms_the_table_uses() -> None:
     assert _costs("**4 wf / 1** (4-way)") == {"shared": Cost(4, 1)}
     assert _costs("1 wf / 1; the loads 4 sectors / 4") == {"shared": Cost(1, 1), "global": Cost(4, 4)}
-    assert _costs("**1 sector** / 4 [ncu ideal 1]") == {"global": Cost(1, 1)}
+    assert _costs("**1 sector** / 4 [ncu ideal 1]") == {"global": Cost(1, 4)}
     assert _costs("**12 sectors / 4 per load**, 3 loads → 36 sectors for 12 ideal") == {"global": Cost(12, 4)}
     assert _costs("**4 / 4** each", "global loads `x[tid]`") == {"global": Cost(4, 4)}
     assert literal_launch("`<<<1, THREAD_NUM>>>`, 256") == (1, 256)

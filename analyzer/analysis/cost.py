@@ -95,10 +95,9 @@ class GlobalCost:
     """The cost of one global-memory request.
 
     `sectors`: distinct aligned sectors touched by the active lanes.
-    `ideal`: the sectors the same bytes would need packed and aligned,
-      ceil(distinct bytes / sector bytes); 0 when no lane is active. Lanes that
-      read the same bytes (a broadcast) count once, as in Nsight Compute's
-      "L2 Theoretical Sectors Global Ideal".
+    `ideal`: the sectors the requested bytes would need packed and aligned,
+      ceil(active lanes * access bytes / sector bytes), as hardware-model.md defines
+      it; 0 when no lane is active. A broadcast costs less than this ideal.
     `bytes_requested`: active lanes * access bytes.
     `sector_addresses`: byte address of each sector touched, ascending.
     """
@@ -261,13 +260,14 @@ def global_cost(
         for a in active:
             sectors.update(range(a // sector_bytes, (a + last) // sector_bytes + 1))
     requested = len(active) * access_bytes
-    # Ideal counts the DISTINCT bytes (lanes reading one word need it once), as Nsight
-    # Compute's "L2 Theoretical Sectors Global Ideal" does: measured on an H200 for the
-    # broadcast reads of the samples.
-    distinct = len(set(active)) * access_bytes
+    # Ideal: the sectors the requested bytes (active lanes x access size) would need packed
+    # and aligned, as hardware-model.md defines it (4 for 32 lanes x 4 bytes). Lanes that
+    # share a word still count: two half-warps reading one row each cost 2 sectors, within
+    # the ideal 4, not a coalescing problem. (Nsight Compute's "Ideal" column counts such
+    # shared words once; docs/hardware-validation.md compares costs, not that column.)
     return GlobalCost(
         sectors=len(sectors),
-        ideal=-(-distinct // sector_bytes),
+        ideal=-(-requested // sector_bytes),
         bytes_requested=requested,
         sector_addresses=tuple(sorted(s * sector_bytes for s in sectors)),
     )

@@ -886,7 +886,7 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
             ref = rest + first
             diffs: list[S.Expr | None] = [None if m is None else S.const(m - first) for m in moved]
         else:
-            lane_offsets = [None if env is None else offset.subs(env) for env in lanes]
+            lane_offsets = [None if env is None else _at_lane(offset, env) for env in lanes]
             ref = next((o for o in lane_offsets if o is not None), None)
             if ref is None:
                 continue
@@ -953,6 +953,10 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
         lane_exprs = [*diffs, *lane_masks, *(loop_conds[i][j] for i in walk for j in range(n_lanes))]
         # compiling costs about a millisecond: worth it only for many scenarios
         evaluate = S.compile_values(lane_exprs, names) if n_combos > COMPILE_SCENARIOS else None
+        # where each lane's mask and walked loop conditions sit in `values`
+        mask_at = [n_lanes + j if lane_masks[j] is not None else -1 for j in range(n_lanes)]
+        conds_at = [tuple(2 * n_lanes + i_w * n_lanes + j for i_w in range(len(walk))) for j in range(n_lanes)]
+        present = [j for j, d in enumerate(diffs) if d is not None]
         for combo in combos:
             assign = dict(zip(names, combo))
             try:
@@ -963,41 +967,39 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
                 values = tuple(_substituted_value(e, assign, names) for e in lane_exprs)
             # an entry that is None in `values` mentions a symbol that is not assigned here (a
             # parameter that is not known, a value loaded from memory): it stays undecided
-
-            def value_of(index: int) -> int | None:
-                return values[index]
-
-            active: list[bool] = []
-            rel: list[int | None] = []
+            active = [False] * n_lanes
+            rel: list[int | None] = [None] * n_lanes
             ok = True
-            for j, d in enumerate(diffs):
-                if d is None:
-                    active.append(False)
-                    rel.append(None)
-                    continue
+            for j in present:
                 on = True
-                if lane_masks[j] is not None:
-                    mv = value_of(n_lanes + j)
+                at = mask_at[j]
+                if at >= 0:
+                    mv = values[at]
                     if mv is not None:
                         on = bool(mv)
                     else:
                         undecided_mask = True
-                for i_w in range(len(walk)):
-                    cv = value_of(2 * n_lanes + i_w * n_lanes + j)
+                for at in conds_at[j]:
+                    cv = values[at]
                     if cv is not None:
                         on = on and bool(cv)
-                active.append(on)
-                dv = value_of(j)
+                dv = values[j]
                 if dv is None:
                     ok = False
                     break
-                rel.append(dv)
+                active[j] = on
+                rel[j] = dv
             if not ok:
                 exact = False
                 continue
             if not any(active):
                 continue
-            ref_v = ref.subs(assign) if assign else ref
+            ref_v = ref
+            if assign and not ref.is_const:
+                try:  # a number straight away when the scenario binds every symbol of `ref`
+                    ref_v = S.const(ref.evaluate(assign))
+                except (ArithmeticError, ValueError, LookupError):
+                    ref_v = ref.subs(assign)
             if space == "shared" and pieces[0][1] >= 4:
                 # moving every lane by the same number of words rotates the banks: same cost
                 residues = frozenset({ref_v.value % 128}) if ref_v.is_const else frozenset({0})
