@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import importlib.resources
 import os
 from pathlib import Path
 
@@ -14,6 +12,8 @@ def grammar_path(name: str) -> Path:
     source_tree = Path(__file__).resolve().parents[1] / "grammars" / name
     if source_tree.is_file():
         return source_tree
+    import importlib.resources  # (only for an installed copy: 10 ms of start-up otherwise)
+
     return Path(str(importlib.resources.files("analyzer.grammars") / name))
 
 
@@ -31,6 +31,8 @@ def cache_folder() -> Path | None:
 def cache_file(prefix: str, grammar: str) -> str | None:
     """`<cache folder>/<prefix>-<hash>.lark-cache`, keyed by the grammar's text so an edited
     grammar never meets stale tables; None if it cannot be written."""
+    import hashlib  # (lark's cache only: the table driver's start-up does without it)
+
     digest = hashlib.sha256(grammar.encode("utf-8")).hexdigest()[:16]
     folder = cache_folder()
     if folder is None:
