@@ -17,25 +17,17 @@ def grammar_path(name: str) -> Path:
     return Path(str(importlib.resources.files("analyzer.grammars") / name))
 
 
-def cache_folder() -> Path | None:
-    """`$XDG_CACHE_HOME/warplint` (or `~/.cache/warplint`), made if need be; None if it cannot be."""
+def cache_file(prefix: str, grammar: str, suffix: str = ".lark-cache") -> str | None:
+    """`$XDG_CACHE_HOME/warplint/<prefix>-<hash><suffix>` (or under `~/.cache`), keyed by the
+    grammar's text so an edited grammar never meets stale tables; None if it cannot be written."""
+    import hashlib  # (imported here: `warplint --help` and `version` do without it)
+
+    digest = hashlib.sha256(grammar.encode("utf-8")).hexdigest()[:16]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     folder = Path(base) / "warplint"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None
-    return folder
-
-
-def cache_file(prefix: str, grammar: str) -> str | None:
-    """`<cache folder>/<prefix>-<hash>.lark-cache`, keyed by the grammar's text so an edited
-    grammar never meets stale tables; None if it cannot be written."""
-    import hashlib  # (lark's cache only: the table driver's start-up does without it)
-
-    digest = hashlib.sha256(grammar.encode("utf-8")).hexdigest()[:16]
-    folder = cache_folder()
-    if folder is None:
-        return None
-    path = folder / f"{prefix}-{digest}.lark-cache"
+    path = folder / f"{prefix}-{digest}{suffix}"
     return str(path) if path.exists() or os.access(folder, os.W_OK) else None

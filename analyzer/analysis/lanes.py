@@ -994,12 +994,7 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
                 continue
             if not any(active):
                 continue
-            ref_v = ref
-            if assign and not ref.is_const:
-                try:  # a number straight away when the scenario binds every symbol of `ref`
-                    ref_v = S.const(ref.evaluate(assign))
-                except (ArithmeticError, ValueError, LookupError):
-                    ref_v = ref.subs(assign)
+            ref_v = _evaluated(ref, assign) if assign and not ref.is_const else ref
             if space == "shared" and pieces[0][1] >= 4:
                 # moving every lane by the same number of words rotates the banks: same cost
                 residues = frozenset({ref_v.value % 128}) if ref_v.is_const else frozenset({0})
@@ -1116,14 +1111,7 @@ def _at_lane(e: S.Expr, env: dict[str, int]) -> S.Expr:
     done = _LANE_MEMO.get(key)
     if done is not None:
         return done
-    done = None
-    if e.free_symbols <= _THREAD_SET:
-        try:
-            done = S.const(e.evaluate(env))
-        except (ArithmeticError, ValueError, LookupError):
-            pass
-    if done is None:
-        done = e.subs(env)
+    done = _evaluated(e, env) if e.free_symbols <= _THREAD_SET else e.subs(env)
     if len(_LANE_MEMO) >= _LANE_MEMO_LIMIT:
         _LANE_MEMO.clear()
     _LANE_MEMO[key] = done
@@ -1149,12 +1137,18 @@ def _substituted_value(e: S.Expr | None, assign: dict[str, int], names: list[str
         return e.value
     if not e.free_symbols.issubset(names):
         return None
-    try:  # a number straight away, without building the substituted expression
-        return e.evaluate(assign)
-    except (ArithmeticError, ValueError, LookupError):
-        pass  # a division by zero or an undefined shift: as `subs` leaves it
-    v = e.subs(assign) if assign else e
+    v = _evaluated(e, assign)
     return v.value if v.is_const else None
+
+
+def _evaluated(e: S.Expr, env: dict[str, int]) -> S.Expr:
+    """`e` with `env` put in: a constant computed straight away, without building the
+    substituted expression; as `subs` leaves it where `env` does not bind every symbol, or
+    where evaluating divides by zero or shifts out of range."""
+    try:
+        return S.const(e.evaluate(env))
+    except (ArithmeticError, ValueError, LookupError):
+        return e.subs(env)
 
 
 _DECIDED: dict[tuple, S.Expr] = {}

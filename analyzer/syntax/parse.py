@@ -49,8 +49,9 @@ def _driver() -> Parser:
 
 @functools.lru_cache(maxsize=None)
 def cuda_parser(strict: bool = False) -> "Lark":
-    """lark's own LALR parser for cuda.lark, with positions and the postlexer: what the tables
-    are taken from, and what tests compare the table driver with (`parse` does not use it)."""
+    """lark's own LALR parser for cuda.lark, with positions and the postlexer: what the tests
+    check the grammar with (strict mode) and compare the table driver with. `parse` does not
+    use it; `analyzer.syntax.tables` builds its tables with lark on its own."""
     from lark import Lark
     from lark import Token as LarkToken
 
@@ -133,7 +134,6 @@ class CudaPostLexer:
         self.table = TypeTable()
         self.text = ""
         self.token_class = token_class  # lark's Token when lark's own parser drives it
-
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
         table = self.table

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import marshal
 import os
+import re
 import sys
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from analyzer.grammar_files import cache_folder, grammar_path
+from analyzer.grammar_files import cache_file, grammar_path
 
 FORMAT = 1  # bump when the layout below changes: old cache files are then ignored
 
@@ -65,17 +65,12 @@ class Tables:
     contexts: tuple[LexContext, ...]
 
 
-def grammar_digest(text: str) -> str:
-    """A key for the grammar's text (zlib's CRC and the length: hashlib alone costs 3 ms to import)."""
-    data = text.encode("utf-8")
-    return f"{zlib.crc32(data):08x}{len(data):x}"
-
-
 def load(name: str = "cuda.lark", always_accept: tuple[str, ...] = ("IDENTIFIER",)) -> Tables:
     """The tables for `name`, from the cache when it holds them for this grammar text, else
     built with lark (about a second) and cached."""
     text = grammar_path(name).read_text()
-    path = _cache_path(name, text)
+    python = f"py{sys.version_info[0]}{sys.version_info[1]}"  # marshal's format is Python's own
+    path = cache_file(Path(name).stem, text, f"-tables{FORMAT}-{python}.marshal")
     if path is not None:
         try:
             with open(path, "rb") as f:
@@ -88,24 +83,15 @@ def load(name: str = "cuda.lark", always_accept: tuple[str, ...] = ("IDENTIFIER"
     return _from_data(data)
 
 
-def _cache_path(name: str, text: str) -> Path | None:
-    folder = cache_folder()
-    if folder is None:
-        return None
-    stem = Path(name).stem
-    version = f"py{sys.version_info[0]}{sys.version_info[1]}"
-    return folder / f"{stem}-{grammar_digest(text)}-tables{FORMAT}-{version}.marshal"
-
-
-def _write(path: Path, data: Any) -> None:
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+def _write(path: str, data: Any) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as f:
             marshal.dump(data, f)
         os.replace(tmp, path)  # whole or not at all, also with two warplints starting at once
     except OSError:
         try:
-            tmp.unlink()
+            os.unlink(tmp)
         except OSError:
             pass
 
@@ -146,8 +132,6 @@ def tables_of(parser: Any, always_accept: tuple[str, ...]) -> dict[str, Any]:
         chosen = [t for t in terminals if t.name in names]
         embedded: set[str] = set()
         retype: dict[str, dict[str, str]] = {}
-        import re
-
         for re_t in chosen:
             if not isinstance(re_t.pattern, PatternRE):
                 continue
@@ -176,13 +160,10 @@ def tables_of(parser: Any, always_accept: tuple[str, ...]) -> dict[str, Any]:
             contexts.append((ctx_order, ctx_retype))
         context_of_state[state] = i
 
-    rule_specs = []
-    for r in rules:
-        rule_specs.append(_rule_spec(r))
     return {
         "format": FORMAT,
         "actions": actions,
-        "rules": rule_specs,
+        "rules": [_rule_spec(r) for r in rules],
         "start_state": int(table.start_states["start"]),
         "end_state": int(table.end_states["start"]),
         "patterns": patterns,
