@@ -8,10 +8,10 @@ reported once (WL902, naming it) and the rest of the kernel is still parsed.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Iterator
 
 import pytest
+from analyzer import records
 from analyzer.diagnostics import Span
 from analyzer.syntax import ast as A
 from analyzer.syntax.lalr import Inlined, Meta, Token
@@ -49,7 +49,7 @@ def deep_nodes(value: Any) -> Iterator[Any]:
         v = stack.pop()
         yield v
         if isinstance(v, A.Node):
-            stack.extend(getattr(v, f.name) for f in dataclasses.fields(v))  # type: ignore[arg-type]
+            stack.extend(getattr(v, f.name) for f in records.fields(v))
         elif isinstance(v, (tuple, list)):
             stack.extend(v)
         elif isinstance(v, dict):

@@ -8,7 +8,7 @@ read only this IR, never the AST.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from analyzer.records import field, record
 from typing import Any, Iterable, Iterator
 
 from analyzer.diagnostics import Diagnostic, Span
@@ -17,7 +17,7 @@ from analyzer.ir.types import CType
 SPACES = ("global", "shared", "local", "constant", "unknown")
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Variable:
     """A named value: a parameter, a local, a `__shared__`/`__constant__` array, a file-scope global."""
 
@@ -43,14 +43,14 @@ class Expr:
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Const(Expr):
     value: Any  # int, float or bool
     type: CType
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class VarRef(Expr):
     """The value of a scalar/pointer variable (for arrays: the address of element 0)."""
 
@@ -59,7 +59,7 @@ class VarRef(Expr):
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Builtin(Expr):
     """threadIdx.x, blockIdx.y, blockDim.x, gridDim.z, warpSize, laneid."""
 
@@ -68,7 +68,7 @@ class Builtin(Expr):
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Binary(Expr):
     op: str  # + - * / % << >> & | ^ && || < <= > >= == !=
     left: Expr
@@ -77,7 +77,7 @@ class Binary(Expr):
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Unary(Expr):
     op: str  # - ! ~
     operand: Expr
@@ -85,7 +85,7 @@ class Unary(Expr):
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Select(Expr):
     cond: Expr
     then: Expr
@@ -94,7 +94,7 @@ class Select(Expr):
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class PtrAdd(Expr):
     """A pointer plus a byte offset (`&a[i]`, `a + i`, a field of a struct in memory)."""
 
@@ -104,21 +104,21 @@ class PtrAdd(Expr):
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Cast(Expr):
     operand: Expr
     type: CType
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Load(Expr):
     access: "Access"
     type: CType
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Call(Expr):
     """A call: a device function to inline, or a known built-in (min, max, __shfl_sync ...)."""
 
@@ -129,7 +129,7 @@ class Call(Expr):
     atomic: "Access | None" = None  # atomicAdd(&a[i], v): the memory access it makes
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Opaque(Expr):
     """A value warplint does not model (a float computation, a call it cannot see)."""
 
@@ -139,7 +139,7 @@ class Opaque(Expr):
     operands: tuple[Expr, ...] = ()
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class FieldRef(Expr):
     """A field of a struct value held in registers: `A.width` for a by-value parameter `Matrix A`."""
 
@@ -149,7 +149,7 @@ class FieldRef(Expr):
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class StructValue(Expr):
     """A struct value held in registers (a by-value kernel parameter, a local struct)."""
 
@@ -159,7 +159,7 @@ class StructValue(Expr):
 
 
 # ----------------------------------------------------------------------------- accesses
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Access:
     """One memory access as written in the source."""
 
@@ -186,7 +186,7 @@ class Stmt:
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Assign(Stmt):
     var: Variable
     value: Expr
@@ -194,7 +194,7 @@ class Assign(Stmt):
     field: tuple[str, ...] = ()  # `m.width = 3` assigns field ("width",) of a local struct
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class LaunchStmt(Stmt):
     """`kernel<<<grid, block, smem, stream>>>(args)` in host code."""
 
@@ -206,20 +206,20 @@ class LaunchStmt(Stmt):
     config_text: tuple[str, ...] = ()
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Store(Stmt):
     access: Access
     value: Expr
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Eval(Stmt):
     expr: Expr
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class If(Stmt):
     cond: Expr
     then: list[Stmt]
@@ -227,7 +227,7 @@ class If(Stmt):
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Loop(Stmt):
     """for / while / do. `init` runs once; `cond` is tested before each iteration (after the
     first when `test_first` is False); `step` runs after each iteration."""
@@ -241,28 +241,28 @@ class Loop(Stmt):
     var: Variable | None = None  # the loop variable of a `for`, when there is one
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Return(Stmt):
     value: Expr | None
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Break(Stmt):
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Continue(Stmt):
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Sync(Stmt):
     span: Span
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Skipped(Stmt):
     """A statement warplint could not lower; the variables it writes become unknown."""
 
@@ -272,7 +272,7 @@ class Skipped(Stmt):
 
 
 # ----------------------------------------------------------------------------- functions
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Function:
     name: str
     kind: str  # global device host
@@ -294,7 +294,7 @@ class Function:
         return f"{self.name}<{', '.join(str(a) for a in self.template_args)}>"
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class LaunchSite:
     """`kernel<<<grid, block, smem, stream>>>(args)` in host code, with what it evaluates to."""
 
@@ -309,7 +309,7 @@ class LaunchSite:
     args: tuple[Any, ...] = ()  # known integer values of scalar arguments, else None
 
 
-@dataclass(eq=False, slots=True)
+@record(frozen=False, eq=False)
 class Module:
     path: str
     functions: dict[str, Function]

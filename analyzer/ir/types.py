@@ -6,7 +6,7 @@ The numbers follow the CUDA ABI on 64-bit Linux (LP64): what `nvcc` gives for `s
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from analyzer.records import field, record
 
 
 class CType:
@@ -24,7 +24,7 @@ class CType:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ScalarType(CType):
     name: str
     size: int
@@ -34,14 +34,14 @@ class ScalarType(CType):
     is_bool: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class VoidType(CType):
     name: str = "void"
     size: int | None = None
     align: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class UnknownType(CType):
     """A type whose layout warplint cannot know: a template parameter, an unseen class."""
 
@@ -50,14 +50,14 @@ class UnknownType(CType):
     align: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Field:
     name: str
     type: CType
     offset: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StructType(CType):
     """A struct, union, class, or CUDA vector type (float3 has fields x, y, z)."""
 
@@ -76,7 +76,7 @@ class StructType(CType):
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PointerType(CType):
     pointee: CType
     name: str = ""
@@ -87,7 +87,7 @@ class PointerType(CType):
         return f"{self.pointee}*"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ArrayType(CType):
     element: CType
     length: int | None  # None for `extern __shared__ float s[]` and unknown bounds
@@ -111,7 +111,7 @@ class ArrayType(CType):
         return f"{inner}{''.join(dims)}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FunctionType(CType):
     returns: CType
     params: tuple[CType, ...] = field(default_factory=tuple)

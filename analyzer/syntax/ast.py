@@ -1,13 +1,13 @@
 """The typed syntax tree that `parse` builds from cuda.lark.
 
-Every node is a small frozen dataclass with a mandatory `span` (offsets into the
+Every node is a small frozen record (`analyzer.records`) with a mandatory `span` (offsets into the
 preprocessed text). Fields marked with `child()` hold sub-nodes; the others are attributes.
 `children()` and `dump()` are derived from that marking (pycparser's `_c_ast.cfg` idea).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from analyzer.records import field, fields, record
 from typing import Any, Iterator
 
 from analyzer.diagnostics import Span
@@ -59,13 +59,13 @@ class Node:
 
 
 # ----------------------------------------------------------------------------- types
-@dataclass(frozen=True, slots=True)
+@record
 class Alignment(Node):
     value: "Expr" = child()
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TypeSpec(Node):
     """The type part of declaration specifiers: `unsigned int`, `float3`, `struct vec3d`, `Tile<T, 32>`."""
 
@@ -80,7 +80,7 @@ class TypeSpec(Node):
         return " ".join(self.names)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DeclSpecs(Node):
     storage: tuple[str, ...]  # typedef extern static __shared__ __global__ __device__ ...
     qualifiers: tuple[str, ...]  # const volatile __restrict__
@@ -93,7 +93,7 @@ class DeclSpecs(Node):
         return word in self.storage or word in self.qualifiers
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Declarator(Node):
     """A name with the derivations that apply to it, innermost first.
 
@@ -116,7 +116,7 @@ class Declarator(Node):
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TypeName(Node):
     """A type written in a cast, sizeof or template argument: specifiers plus an abstract declarator."""
 
@@ -125,7 +125,7 @@ class TypeName(Node):
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Param(Node):
     specs: DeclSpecs = child()
     declarator: Declarator | None = child(None)
@@ -136,21 +136,21 @@ class Param(Node):
         return self.declarator.name if self.declarator else None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class InitDeclarator(Node):
     declarator: Declarator = child()
     init: "Expr | None" = child(None)
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Declaration(Node):
     specs: DeclSpecs = child()
     declarators: tuple[InitDeclarator, ...] = child(())
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StructDef(Node):
     kind: str  # struct union class
     name: str | None
@@ -159,21 +159,21 @@ class StructDef(Node):
     alignments: tuple[Alignment, ...] = child(())
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Enumerator(Node):
     name: str
     value: "Expr | None" = child(None)
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EnumDef(Node):
     name: str | None
     enumerators: tuple[Enumerator, ...] | None = child(None)
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TemplateParam(Node):
     kind: str  # "type" or "value"
     name: str | None
@@ -182,7 +182,7 @@ class TemplateParam(Node):
     specs: DeclSpecs | None = child(None)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FunctionDef(Node):
     specs: DeclSpecs = child()
     declarator: Declarator = child()
@@ -199,14 +199,14 @@ class FunctionDef(Node):
         return self.declarator.params or ()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TemplateDecl(Node):
     params: tuple[TemplateParam, ...] = child(())
     decl: Node = child(None)
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ExplicitInstantiation(Node):
     """`template void reduce<int>(int n, int *d);`: the host (or device) function template
     `name` is instantiated with `template_args`."""
@@ -216,13 +216,13 @@ class ExplicitInstantiation(Node):
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StaticAssert(Node):
     condition: "Expr" = child()
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Unsupported(Node):
     """A construct the grammar does not cover; it was skipped with a diagnostic."""
 
@@ -231,7 +231,7 @@ class Unsupported(Node):
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TranslationUnit(Node):
     decls: tuple[Node, ...] = child(())
     span: Span = field(default=Span(0, 0))
@@ -242,25 +242,25 @@ class Stmt(Node):
     pass
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Compound(Stmt):
     items: tuple[Node, ...] = child(())
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ExprStmt(Stmt):
     expr: "Expr | None" = child(None)
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DeclStmt(Stmt):
     decl: Declaration = child()
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class If(Stmt):
     cond: "Expr" = child()
     then: Stmt = child()
@@ -268,7 +268,7 @@ class If(Stmt):
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class For(Stmt):
     init: Stmt | None = child(None)
     cond: "Expr | None" = child(None)
@@ -277,45 +277,45 @@ class For(Stmt):
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class While(Stmt):
     cond: "Expr" = child()
     body: Stmt = child()
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DoWhile(Stmt):
     body: Stmt = child()
     cond: "Expr" = child()
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Switch(Stmt):
     expr: "Expr" = child()
     body: Compound = child()
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CaseLabel(Stmt):
     value: "Expr | None" = child(None)  # None for default
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Return(Stmt):
     value: "Expr | None" = child(None)
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Break(Stmt):
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Continue(Stmt):
     span: Span = field(default=Span(0, 0))
 
@@ -325,13 +325,13 @@ class Expr(Node):
     pass
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Identifier(Expr):
     name: str
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Constant(Expr):
     kind: str  # int float char string bool null
     value: Any
@@ -339,7 +339,7 @@ class Constant(Expr):
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BinaryOp(Expr):
     op: str
     left: Expr = child()
@@ -347,7 +347,7 @@ class BinaryOp(Expr):
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Assign(Expr):
     op: str  # "=", "+=", ...
     target: Expr = child()
@@ -355,14 +355,14 @@ class Assign(Expr):
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class UnaryOp(Expr):
     op: str  # - + ! ~ * & ++ -- (prefix) ; p++ p-- (postfix)
     operand: Expr = child()
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Ternary(Expr):
     cond: Expr = child()
     then: Expr = child()
@@ -370,7 +370,7 @@ class Ternary(Expr):
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Call(Expr):
     func: Expr = child()
     args: tuple[Expr, ...] = child(())
@@ -378,7 +378,7 @@ class Call(Expr):
     template_args: tuple[Node, ...] = child(())
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Launch(Expr):
     """`kernel<<<grid, block, smem, stream>>>(args)`."""
 
@@ -389,14 +389,14 @@ class Launch(Expr):
     template_args: tuple[Node, ...] = child(())
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Index(Expr):
     base: Expr = child()
     index: Expr = child()
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Member(Expr):
     base: Expr = child()
     name: str = ""
@@ -404,7 +404,7 @@ class Member(Expr):
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Cast(Expr):
     to: TypeName = child()
     expr: Expr = child()
@@ -412,26 +412,26 @@ class Cast(Expr):
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SizeOf(Expr):
     op: str  # sizeof alignof
     operand: Node = child()  # TypeName or Expr
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Comma(Expr):
     exprs: tuple[Expr, ...] = child(())
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class InitList(Expr):
     items: tuple[Expr, ...] = child(())
     span: Span = field(default=Span(0, 0))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TemplateId(Expr):
     """`name<args>` used as a value (a function template) or as a type."""
 

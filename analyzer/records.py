@@ -1,0 +1,208 @@
+"""Record classes for the syntax tree, the IR and the types: `dataclasses` without its start-up cost.
+
+`@record` makes a class what ``@dataclass(slots=True)`` makes it (with ``frozen=True``, the
+default, what ``@dataclass(frozen=True, slots=True)`` does): fields from the annotations, in
+order, bases' first; an ``__init__`` taking them with their defaults (`field(default_factory=...)`
+and `field(metadata=...)` as in dataclasses); ``__repr__``, ``__eq__``; for a frozen record
+``__hash__`` over the fields and an error on assignment; ``__slots__``; pickling.
+
+Why not `dataclasses`: it builds each of ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``,
+``__setattr__``, ``__delattr__``, ``__getstate__`` and ``__setstate__`` with its own ``exec``
+and then builds a slots class a second time; for the 82 classes of the AST, the IR and the
+types that was 45 ms of every start-up (it also imports `inspect`). Here only ``__init__`` is
+generated, the other methods are shared functions over the field names, and ``__slots__`` is
+set before the class is built again once. `fields` and `replace` work as dataclasses' do.
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+from types import MappingProxyType
+from typing import Any, Callable
+
+__all__ = ["record", "field", "fields", "replace", "Field", "FrozenInstanceError"]
+
+
+class FrozenInstanceError(AttributeError):
+    """Assignment to a field of a frozen record."""
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+_EMPTY: MappingProxyType = MappingProxyType({})
+
+
+class Field:
+    """One field: its name, its default (or default factory) and its metadata."""
+
+    __slots__ = ("name", "default", "default_factory", "metadata")
+
+    def __init__(self, default: Any = MISSING, default_factory: Callable[[], Any] | Any = MISSING,
+                 metadata: dict | None = None) -> None:
+        if default is not MISSING and default_factory is not MISSING:
+            raise ValueError("cannot specify both default and default_factory")
+        self.name = ""
+        self.default = default
+        self.default_factory = default_factory
+        self.metadata = _EMPTY if not metadata else MappingProxyType(dict(metadata))
+
+    def __repr__(self) -> str:
+        return f"Field(name={self.name!r}, default={self.default!r}, default_factory={self.default_factory!r})"
+
+
+def field(*, default: Any = MISSING, default_factory: Callable[[], Any] | Any = MISSING,
+          metadata: dict | None = None) -> Any:
+    """A field with a default, a default factory or metadata, as `dataclasses.field`."""
+    return Field(default, default_factory, metadata)
+
+
+def fields(obj: Any) -> tuple[Field, ...]:
+    """The fields of a record class or instance, in order."""
+    try:
+        return obj.__record_fields__
+    except AttributeError:
+        raise TypeError(f"{obj!r} is not a record") from None
+
+
+def replace(obj: Any, **changes: Any) -> Any:
+    """A copy of `obj` with some fields changed, as `dataclasses.replace`."""
+    for f in fields(obj):
+        if f.name not in changes:
+            changes[f.name] = getattr(obj, f.name)
+    return obj.__class__(**changes)
+
+
+def record(cls: type | None = None, *, frozen: bool = True, eq: bool = True) -> Any:
+    """Make `cls` a record (see the module docstring); usable as ``@record`` or ``@record(...)``."""
+    if cls is None:
+        return lambda c: _build(c, frozen, eq)
+    return _build(cls, frozen, eq)
+
+
+def _build(cls: type, frozen: bool, eq: bool) -> type:
+    inherited: dict[str, Field] = {}
+    for base in reversed(cls.__mro__[1:]):
+        for f in base.__dict__.get("__record_fields__", ()):
+            inherited[f.name] = f
+    own: dict[str, Field] = {}
+    namespace = dict(cls.__dict__)
+    for name, annotation in namespace.get("__annotations__", {}).items():
+        if isinstance(annotation, str) and annotation.startswith(("ClassVar", "typing.ClassVar")):
+            continue
+        value = namespace.pop(name, MISSING)
+        f = value if isinstance(value, Field) else Field(default=value)
+        f.name = name
+        own[name] = f
+    all_fields = {**inherited, **own}
+    ordered = tuple(all_fields.values())
+    _check_order(cls, ordered)
+
+    slotted = {s for base in cls.__mro__[1:] for s in base.__dict__.get("__slots__", ())}
+    namespace["__slots__"] = tuple(n for n in own if n not in slotted)
+    namespace.pop("__dict__", None)
+    namespace.pop("__weakref__", None)
+    namespace["__record_fields__"] = ordered
+    names = tuple(f.name for f in ordered)
+    namespace["__match_args__"] = names
+    namespace["__record_frozen__"] = frozen
+
+    def give(attr: str, value: Any) -> None:  # what the class body defines itself wins, as in dataclasses
+        if attr not in cls.__dict__:
+            namespace[attr] = value
+
+    give("__init__", _make_init(cls.__qualname__, ordered, frozen))
+    give("__repr__", _repr)
+    namespace["_record_values"] = staticmethod(_values_getter(names))
+    if eq:
+        give("__eq__", _eq)
+        if "__hash__" not in cls.__dict__:
+            namespace["__hash__"] = _hash if frozen else None
+    if frozen:
+        give("__setattr__", _frozen_setattr)
+        give("__delattr__", _frozen_delattr)
+        give("__getstate__", _getstate)
+        give("__setstate__", _setstate)
+    new = type(cls)(cls.__name__, cls.__bases__, namespace)
+    new.__qualname__ = cls.__qualname__
+    return new
+
+
+def _values_getter(names: tuple[str, ...]) -> Callable[[Any], tuple]:
+    """A function giving the tuple of a record's field values (compared, hashed, pickled)."""
+    if len(names) > 1:
+        return attrgetter(*names)
+    if len(names) == 1:
+        one = attrgetter(names[0])
+        return lambda obj: (one(obj),)
+    return lambda obj: ()
+
+
+def _check_order(cls: type, ordered: tuple[Field, ...]) -> None:
+    seen_default = False
+    for f in ordered:
+        has_default = f.default is not MISSING or f.default_factory is not MISSING
+        if seen_default and not has_default:
+            raise TypeError(f"{cls.__name__}: non-default field {f.name!r} follows a default field")
+        seen_default = seen_default or has_default
+
+
+def _make_init(qualname: str, ordered: tuple[Field, ...], frozen: bool) -> Callable[..., None]:
+    """The one generated method: ``__init__`` is on the parser's hot path, so it sets each
+    slot directly, as the ``__init__`` that dataclasses writes does."""
+    env: dict[str, Any] = {"_set": object.__setattr__, "_MISSING": MISSING}
+    params, body = [], []
+    for f in ordered:
+        n = f.name
+        if f.default_factory is not MISSING:
+            env[f"_f_{n}"] = f.default_factory
+            params.append(f"{n}=_MISSING")
+            value = f"_f_{n}() if {n} is _MISSING else {n}"
+        else:
+            if f.default is not MISSING:
+                env[f"_d_{n}"] = f.default
+                params.append(f"{n}=_d_{n}")
+            else:
+                params.append(n)
+            value = n
+        body.append(f"  _set(self, {n!r}, {value})" if frozen else f"  self.{n} = {value}")
+    source = f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "  pass") + "\n"
+    exec(source, env)  # noqa: S102 - the source is built from the class's own field names
+    init = env["__init__"]
+    init.__qualname__ = f"{qualname}.__init__"
+    return init
+
+
+def _repr(self: Any) -> str:
+    shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in self.__record_fields__)
+    return f"{self.__class__.__qualname__}({shown})"
+
+
+def _eq(self: Any, other: Any) -> Any:
+    if other.__class__ is self.__class__:
+        return self is other or self._record_values(self) == other._record_values(other)
+    return NotImplemented
+
+
+def _hash(self: Any) -> int:
+    return hash(self._record_values(self))
+
+
+def _frozen_setattr(self: Any, name: str, value: Any) -> None:
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _frozen_delattr(self: Any, name: str) -> None:
+    raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+def _getstate(self: Any) -> tuple:
+    return self._record_values(self)
+
+
+def _setstate(self: Any, state: tuple) -> None:
+    for f, value in zip(self.__record_fields__, state):
+        object.__setattr__(self, f.name, value)
