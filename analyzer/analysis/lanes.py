@@ -14,10 +14,11 @@ Two steps:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.cost import global_cost, shared_cost, split_access
@@ -710,8 +711,10 @@ def _mentions(e: N.Expr, written: dict[int, N.Variable]) -> bool:
 # ============================================================================ costing
 
 
-def warp_lanes(block: tuple[int, int, int], warp_size: int) -> list[list[dict[str, int] | None]]:
-    """Each warp's lanes as threadIdx values (x fastest), None for lanes past the block's end."""
+@functools.lru_cache(maxsize=64)
+def warp_lanes(block: tuple[int, int, int], warp_size: int) -> tuple[tuple[dict[str, int] | None, ...], ...]:
+    """Each warp's lanes as threadIdx values (x fastest), None for lanes past the block's end.
+    Shared between callers (remembered): not to be changed."""
     bx, by, bz = block
     n = bx * by * bz
     warps = []
@@ -723,8 +726,8 @@ def warp_lanes(block: tuple[int, int, int], warp_size: int) -> list[list[dict[st
                 lanes.append(None)
                 continue
             lanes.append({"threadIdx.x": linear % bx, "threadIdx.y": (linear // bx) % by, "threadIdx.z": linear // (bx * by)})
-        warps.append(lanes)
-    return warps
+        warps.append(tuple(lanes))
+    return tuple(warps)
 
 
 @dataclass
@@ -735,12 +738,12 @@ class _Charge:
     addresses: tuple[int | None, ...]
 
 
-def _charge(addresses: list[int | None], size: int, space: str, arch: Architecture) -> _Charge:
+def _charge(addresses: tuple[int | None, ...], size: int, space: str, arch: Architecture) -> _Charge:
     if space == "shared":
         c = shared_cost(addresses, size, arch)
-        return _Charge(c.wavefronts, c.ideal, c, tuple(addresses))
+        return _Charge(c.wavefronts, c.ideal, c, addresses)
     c = global_cost(addresses, size, arch)
-    return _Charge(c.sectors, c.ideal, c, tuple(addresses))
+    return _Charge(c.sectors, c.ideal, c, addresses)
 
 
 def _iterations(loop: LoopCtx, known: dict[str, int]) -> list[int] | None:
@@ -873,29 +876,28 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
     affine = S.affine_in(offset, THREAD_SYMBOLS)
     loops = occ.loops
     cache: dict[tuple, _Charge] = {}
+    outcomes: dict[tuple, tuple] = {}  # (lane addresses, start residues) -> see _scenario_outcome
 
-    for lanes in lanes_by_warp:
-        lane_masks = [None if env is None else _at_lane(mask, env) for env in lanes]
-        loop_conds = [[None if env is None or lp.cond is None else _at_lane(lp.cond, env) for env in lanes] for lp in loops]
+    for warp, lanes in enumerate(lanes_by_warp):
+        where = (block, arch.warp_size, warp)
+        loop_conds = [_per_lane(lp.cond, lanes, where) for lp in loops]
+        free: set[str] = set()
         if affine is not None:  # the lanes differ by plain numbers
             coeffs, rest = affine
-            moved = [None if env is None else sum(c * env[n] for c, n in zip(coeffs, THREAD_SYMBOLS)) for env in lanes]
-            first = next((m for m in moved if m is not None), None)
+            first, diffs = _affine_lanes(coeffs, lanes, where)
             if first is None:
                 continue
             ref = rest + first
-            diffs: list[S.Expr | None] = [None if m is None else S.const(m - first) for m in moved]
         else:
-            lane_offsets = [None if env is None else _at_lane(offset, env) for env in lanes]
+            lane_offsets = _per_lane(offset, lanes, where)
             ref = next((o for o in lane_offsets if o is not None), None)
             if ref is None:
                 continue
-            diffs = [None if o is None else o - ref for o in lane_offsets]
-        free: set[str] = set()
-        for d in diffs:
-            if d is not None:
-                free |= d.free_symbols
-        lane_masks = [_decide_mask(m, launch, free) for m in lane_masks]
+            diffs = tuple(None if o is None else o - ref for o in lane_offsets)
+            for d in diffs:
+                if d is not None:
+                    free |= d.free_symbols
+        lane_masks = _decided_masks(mask, lanes, where, launch)
         for m in lane_masks:
             if m is not None and not m.is_const:
                 free |= {x for x in m.free_symbols if "@" in x}
@@ -950,83 +952,102 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
         names = [loops[i].counter for i in walk] + others
         # the lane expressions are evaluated once per scenario: compiled, not substituted
         n_lanes = len(diffs)
-        lane_exprs = [*diffs, *lane_masks, *(loop_conds[i][j] for i in walk for j in range(n_lanes))]
-        # compiling costs about a millisecond: worth it only for many scenarios
-        evaluate = S.compile_values(lane_exprs, names) if n_combos > COMPILE_SCENARIOS else None
+        lane_exprs = [*diffs, *lane_masks, *(loop_conds[i][j] for i in walk for j in range(n_lanes)), ref]
         # where each lane's mask and walked loop conditions sit in `values`
         mask_at = [n_lanes + j if lane_masks[j] is not None else -1 for j in range(n_lanes)]
-        conds_at = [tuple(2 * n_lanes + i_w * n_lanes + j for i_w in range(len(walk))) for j in range(n_lanes)]
+        conds_at = [tuple(2 * n_lanes + i_w * n_lanes + j for i_w in range(len(walk))) for j in range(n_lanes)] \
+            if walk else [()] * n_lanes
         present = [j for j, d in enumerate(diffs) if d is not None]
+        # compiling costs about a millisecond: worth it only for many scenarios
+        evaluate = pick = None
+        if n_combos > COMPILE_SCENARIOS:
+            # where every lane's address is a number in each scenario, the addresses are
+            # compiled and subtracted, not their differences: half the source and the work
+            bound = frozenset(names)
+            absolute = affine is None and all(lane_offsets[j].free_symbols <= bound for j in present)
+            compiled_exprs = [*(lane_offsets if absolute else diffs), *lane_exprs[n_lanes:]]
+            evaluate = S.compile_values(compiled_exprs, names)
+            pick = _lane_picker(evaluate.compiled, present, mask_at, conds_at, absolute)
+        one_unknown_at = len(walk) if len(others) == 1 else -1
         for combo in combos:
-            assign = dict(zip(names, combo))
+            lane_rel = ref_value = assign = None
             try:
                 if evaluate is None:
                     raise ValueError("not compiled")
                 values = evaluate(*combo)
+                if pick is not None:
+                    lane_rel = pick[0](values)
+                    undecided_mask = undecided_mask or pick[1]
+                    ref_value = values[-1]
             except (ZeroDivisionError, ValueError):  # one lane divides by zero: the slow way
-                values = tuple(_substituted_value(e, assign, names) for e in lane_exprs)
-            # an entry that is None in `values` mentions a symbol that is not assigned here (a
-            # parameter that is not known, a value loaded from memory): it stays undecided
-            active = [False] * n_lanes
-            rel: list[int | None] = [None] * n_lanes
-            ok = True
-            for j in present:
-                on = True
-                at = mask_at[j]
-                if at >= 0:
-                    mv = values[at]
-                    if mv is not None:
-                        on = bool(mv)
-                    else:
-                        undecided_mask = True
-                for at in conds_at[j]:
-                    cv = values[at]
-                    if cv is not None:
-                        on = on and bool(cv)
-                dv = values[j]
-                if dv is None:
-                    ok = False
-                    break
-                active[j] = on
-                rel[j] = dv
-            if not ok:
-                exact = False
+                assign = dict(zip(names, combo))
+                bound = frozenset(names)
+                values = tuple(_substituted_value(e, assign, bound) for e in lane_exprs) if names else \
+                    tuple(None if e is None or not e.is_const else e.value for e in lane_exprs)
+            if lane_rel is None:
+                # an entry that is None in `values` mentions a symbol that is not assigned here
+                # (a parameter that is not known, a value loaded from memory): it stays undecided
+                rel: list[int | None] = [None] * n_lanes
+                ok = True
+                for j in present:
+                    on = True
+                    at = mask_at[j]
+                    if at >= 0:
+                        mv = values[at]
+                        if mv is not None:
+                            on = bool(mv)
+                        else:
+                            undecided_mask = True
+                    for at in conds_at[j]:
+                        cv = values[at]
+                        if cv is not None:
+                            on = on and bool(cv)
+                    dv = values[j]
+                    if dv is None:
+                        ok = False
+                        break
+                    if on:
+                        rel[j] = dv
+                if not ok:
+                    exact = False
+                    continue
+                lane_rel = tuple(rel)
+            if all(x is None for x in lane_rel):
                 continue
-            if not any(active):
-                continue
-            ref_v = _evaluated(ref, assign) if assign and not ref.is_const else ref
-            if space == "shared" and pieces[0][1] >= 4:
+            ref_v = None  # the first lane's address as an expression, where it is not a number
+            if ref_value is None:
+                if ref.is_const:
+                    ref_value = ref.value
+                else:
+                    if assign is None:
+                        assign = dict(zip(names, combo))
+                    ref_v = _evaluated(ref, assign) if assign else ref
+                    if ref_v.is_const:
+                        ref_value, ref_v = ref_v.value, None
+            if ref_value is not None:
+                residues: tuple[int, ...] = (ref_value % 128,)
+            elif space == "shared" and pieces[0][1] >= 4:
                 # moving every lane by the same number of words rotates the banks: same cost
-                residues = frozenset({ref_v.value % 128}) if ref_v.is_const else frozenset({0})
+                residues = (0,)
             else:
-                residues = S.residues(ref_v, 128) if not ref_v.is_const else frozenset({ref_v.value % 128})
-            charges = []
-            some_start_is_ideal = False
-            for r in sorted(residues):
-                ideal_here = True
-                for poff, psize in pieces:
-                    addrs = [None if not a or x is None else r + x + poff for a, x in zip(active, rel)]
-                    key = (tuple(addrs), psize)
-                    ch = cache.get(key)
-                    if ch is None:
-                        ch = _charge(addrs, psize, space, arch)
-                        cache[key] = ch
-                    charges.append(ch)
-                    ideal_here = ideal_here and ch.per_request <= ch.ideal
-                some_start_is_ideal = some_start_is_ideal or ideal_here
+                residues = tuple(sorted(S.residues(ref_v, 128)))
+            key = (lane_rel, residues)
+            outcome = outcomes.get(key)
+            if outcome is None:
+                outcome = outcomes[key] = _scenario_outcome(lane_rel, residues, pieces, space, arch, cache)
+            charges, some_start_is_ideal, request_worst, low, alignment_matters = outcome
             # False once a request costs more than ideal whatever the alignment of its start
             ideal_if_aligned = ideal_if_aligned and some_start_is_ideal
-            if len(residues) > 1 and len({c.per_request for c in charges}) > 1:
+            if alignment_matters:
                 exact = False  # the cost really depends on the unknown alignment
                 unaligned.add(str(ref_v))
-            request_worst = max(charges, key=lambda c: c.per_request)
             if worst is None or request_worst.per_request > worst.per_request:
                 worst = request_worst
-            if len(others) == 1:  # the cost at each value of the one unknown, for `cases`
-                seen = per_value.get(assign[others[0]])
+            if one_unknown_at >= 0:  # the cost at each value of the one unknown, for `cases`
+                value = combo[one_unknown_at]
+                seen = per_value.get(value)
                 if seen is None or request_worst.per_request > seen[0]:
-                    per_value[assign[others[0]]] = (request_worst.per_request, request_worst.ideal)
-            low = min(c.per_request for c in charges)
+                    per_value[value] = (request_worst.per_request, request_worst.ideal)
             best = low if best is None else min(best, low)
             if factor is not None:
                 requests += factor * len(pieces)
@@ -1095,11 +1116,73 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
     return base
 
 
+def _scenario_outcome(lane_rel: tuple[int | None, ...], residues: tuple[int, ...], pieces: list[tuple[int, int]],
+                      space: str, arch: Architecture, cache: dict[tuple, _Charge]) -> tuple:
+    """What one request costs, given each active lane's address relative to the first lane and
+    the possible starts of the first lane (residues modulo 128): the charges of each start and
+    piece, whether some start costs no more than ideal, the worst and the lowest charge, and
+    whether the start changes the cost."""
+    charges = []
+    some_start_is_ideal = False
+    for r in residues:
+        ideal_here = True
+        for poff, psize in pieces:
+            addrs = tuple(None if x is None else r + x + poff for x in lane_rel)
+            key = (addrs, psize)
+            ch = cache.get(key)
+            if ch is None:
+                ch = cache[key] = _charge(addrs, psize, space, arch)
+            charges.append(ch)
+            ideal_here = ideal_here and ch.per_request <= ch.ideal
+        some_start_is_ideal = some_start_is_ideal or ideal_here
+    alignment_matters = len(residues) > 1 and len({c.per_request for c in charges}) > 1
+    request_worst = max(charges, key=lambda c: c.per_request)
+    low = min(c.per_request for c in charges)
+    return charges, some_start_is_ideal, request_worst, low, alignment_matters
+
+
 _THREAD_SET = frozenset(THREAD_SYMBOLS)
 
 
 _LANE_MEMO: dict[tuple, S.Expr] = {}
 _LANE_MEMO_LIMIT = 200_000
+
+
+_WARP_MEMO: dict[tuple, tuple] = {}
+
+
+def _affine_lanes(coeffs: tuple[int, ...], lanes: tuple[dict[str, int] | None, ...],
+                  where: tuple) -> tuple[int | None, tuple[S.Expr | None, ...]]:
+    """For an address whose threadIdx part is `coeffs` (x, y, z), the first lane's threadIdx
+    part and each lane's distance from it (None for a lane the warp does not have)."""
+    key = ("affine", coeffs, where)
+    done = _WARP_MEMO.get(key)
+    if done is None:
+        moved = [None if env is None else sum(c * env[n] for c, n in zip(coeffs, THREAD_SYMBOLS)) for env in lanes]
+        first = next((m for m in moved if m is not None), None)
+        diffs = tuple(None if m is None or first is None else S.const(m - first) for m in moved)
+        done = (first, diffs)
+        _remember(_WARP_MEMO, key, done)
+    return done
+
+
+def _remember(memo: dict, key: tuple, value: Any) -> None:
+    if len(memo) >= _LANE_MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value
+
+
+def _per_lane(e: S.Expr | None, lanes: list[dict[str, int] | None], where: tuple) -> tuple[S.Expr | None, ...]:
+    """`e` at each lane of the warp at `where` (None for a lane the warp does not have, and
+    for every lane when `e` is None). Remembered per warp as well as per lane."""
+    if e is None:
+        return (None,) * len(lanes)
+    key = (e, where)
+    done = _WARP_MEMO.get(key)
+    if done is None:
+        done = tuple(None if env is None else _at_lane(e, env) for env in lanes)
+        _remember(_WARP_MEMO, key, done)
+    return done
 
 
 def _at_lane(e: S.Expr, env: dict[str, int]) -> S.Expr:
@@ -1112,9 +1195,7 @@ def _at_lane(e: S.Expr, env: dict[str, int]) -> S.Expr:
     if done is not None:
         return done
     done = _evaluated(e, env) if e.free_symbols <= _THREAD_SET else e.subs(env)
-    if len(_LANE_MEMO) >= _LANE_MEMO_LIMIT:
-        _LANE_MEMO.clear()
-    _LANE_MEMO[key] = done
+    _remember(_LANE_MEMO, key, done)
     return done
 
 
@@ -1128,17 +1209,20 @@ def _param_samples(count: int) -> tuple[int, ...]:
     return SPARSE_PARAM_SAMPLES[-1]
 
 
-def _substituted_value(e: S.Expr | None, assign: dict[str, int], names: list[str]) -> int | None:
+def _substituted_value(e: S.Expr | None, assign: dict[str, int], bound: frozenset[str]) -> int | None:
     """The value of a lane expression in one scenario, None when it is not a number (as
-    `compile_values` gives it: a symbol other than `names` leaves it undecided)."""
+    `compile_values` gives it: a symbol other than those `bound` leaves it undecided)."""
     if e is None:
         return None
     if e.is_const:
         return e.value
-    if not e.free_symbols.issubset(names):
+    if not e.free_symbols <= bound:
         return None
-    v = _evaluated(e, assign)
-    return v.value if v.is_const else None
+    try:
+        return e.evaluate(assign)
+    except (ArithmeticError, ValueError, LookupError):  # as `_evaluated`: substitute instead
+        v = e.subs(assign)
+        return v.value if v.is_const else None
 
 
 def _evaluated(e: S.Expr, env: dict[str, int]) -> S.Expr:
@@ -1203,7 +1287,55 @@ def _reuse(cost: AccessCost, holder: N.Access) -> None:
         cost.total = 0
 
 
-def _decide_mask(m: S.Expr | None, launch: LaunchConfig, diff_symbols: set[str]) -> S.Expr | None:
+def _lane_picker(compiled: tuple[bool, ...], present: list[int], mask_at: list[int],
+                 conds_at: list[tuple[int, ...]], absolute: bool) -> tuple[Callable[[tuple], tuple], bool] | None:
+    """From the values of a warp's lane expressions (see `cost_occurrence`), the function
+    giving each lane's address relative to the first lane, None for a lane that is off; and
+    whether some lane's mask stays undecided. The values hold the lanes' addresses where
+    `absolute` (the last value is the first lane's), else their distances from the first.
+    None where some lane's address is not compiled: the lanes are then picked one by one.
+    Remembered: warps and accesses share the shape."""
+    key = (compiled, tuple(present), tuple(mask_at), tuple(conds_at), absolute)
+    done = _PICKERS.get(key)
+    if done is None:
+        if not all(compiled[j] for j in present) or (absolute and not compiled[-1]):
+            return None
+        undecided = False
+        items = ["None"] * len(mask_at)
+        for j in present:
+            tests = []
+            at = mask_at[j]
+            if at >= 0:
+                if compiled[at]:
+                    tests.append(f"v[{at}]")
+                else:
+                    undecided = True
+            tests += [f"v[{at}]" for at in conds_at[j] if compiled[at]]
+            value = f"v[{j}] - v[-1]" if absolute else f"v[{j}]"
+            items[j] = f"({value} if {' and '.join(tests)} else None)" if tests else f"({value})"
+        source = f"lambda v: ({', '.join(items)},)"
+        done = (eval(source, {"__builtins__": {}}), undecided)  # noqa: S307 - our own source
+        _remember(_PICKERS, key, done)
+    return done
+
+
+_PICKERS: dict[tuple, tuple] = {}
+
+
+def _decided_masks(mask: S.Expr, lanes: list[dict[str, int] | None], where: tuple,
+                   launch: LaunchConfig) -> tuple[S.Expr | None, ...]:
+    """Each lane's mask in the warp at `where`, decided where it depends only on block
+    indices of a known grid (see `_decide_mask`). Remembered per warp: the accesses under
+    one condition share it."""
+    key = (mask, where, launch.grid)
+    done = _WARP_MEMO.get(key)
+    if done is None:
+        done = tuple(_decide_mask(m, launch) for m in _per_lane(mask, lanes, where))
+        _remember(_WARP_MEMO, key, done)
+    return done
+
+
+def _decide_mask(m: S.Expr | None, launch: LaunchConfig) -> S.Expr | None:
     """Decide a lane's mask when it depends only on block indices of a known grid: the
     condition must hold (or fail) at every corner of the grid, as bounds checks do."""
     if m is None or m.is_const:
@@ -1211,9 +1343,8 @@ def _decide_mask(m: S.Expr | None, launch: LaunchConfig, diff_symbols: set[str])
     key = (m, launch.grid)
     done = _DECIDED.get(key)
     if done is None:
-        if len(_DECIDED) >= _LANE_MEMO_LIMIT:
-            _DECIDED.clear()
-        done = _DECIDED[key] = _decide_mask_at_corners(m, launch)
+        done = _decide_mask_at_corners(m, launch)
+        _remember(_DECIDED, key, done)
     return done
 
 

@@ -1518,17 +1518,22 @@ def compile_values(exprs: Sequence["Expr | None"], names: Sequence[str]) -> Call
     for the inner loops that evaluate the same lane expressions for many values of a few
     symbols.  An entry that is None, or cannot be evaluated from ``names`` alone (another
     symbol, an `Unknown`), is returned as None; the caller substitutes it the slow way.
-    The function raises ZeroDivisionError or ValueError where `evaluate` would."""
+    The function raises ZeroDivisionError or ValueError where `evaluate` would. Its attribute
+    ``compiled`` says, for each entry, whether it was compiled (False: always None)."""
     args = {n: f"a{i}" for i, n in enumerate(names)}
     items = []
+    compiled = []
     for e in exprs:
-        if e is None:
-            items.append("None")
-            continue
-        try:
-            items.append(_cc_expr(e, args))
-        except _NotCompilable:
-            items.append("None")
+        item = "None"
+        if e is not None:
+            try:
+                item = _cc_expr(e, args)
+            except _NotCompilable:
+                pass
+        items.append(item)
+        compiled.append(item != "None")
     params = ", ".join(args[n] for n in names)
     source = f"lambda {params}: ({', '.join(items)}{',' if len(items) == 1 else ''})"
-    return eval(source, _CC_GLOBALS)  # noqa: S307 - source built from our own expression trees
+    function = eval(source, _CC_GLOBALS)  # noqa: S307 - source built from our own expression trees
+    function.compiled = tuple(compiled)
+    return function
