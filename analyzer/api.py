@@ -13,13 +13,13 @@ the other files are still analysed.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import stat
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from analyzer import records
 from analyzer.diagnostics import Diagnostic, Location, Severity, Span
+from analyzer.records import field, record
 
 __all__ = [
     "CUDA_SUFFIXES",
@@ -45,7 +45,7 @@ INPUT_ERROR = "WL910"  # a path that is not a readable CUDA text file
 TOOL_ERRORS = frozenset({INTERNAL_ERROR, INPUT_ERROR})  # error diagnostics that make the exit status 2
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Options:
     """What one run analyses for. Everything has the command line's default."""
 
@@ -64,7 +64,7 @@ class Options:
     verify: bool = False  # --verify: hold every cost to the simulator's (WL930 on a disagreement)
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class FileReport:
     """Everything warplint found in one file.
 
@@ -383,9 +383,9 @@ def _suppress(report: FileReport, comments: Sequence[Any], options: Options, tex
         report.diagnostics.append(_internal_error(report.path, err, "while applying suppression comments"))
     if options.severity:
         levels = options.severity
-        report.findings = [dataclasses.replace(f, severity=levels[f.code]) if f.code in levels else f
+        report.findings = [records.replace(f, severity=levels[f.code]) if f.code in levels else f
                            for f in report.findings]
-        report.diagnostics = [dataclasses.replace(d, severity=Severity(levels[d.code])) if d.code in levels
+        report.diagnostics = [records.replace(d, severity=Severity(levels[d.code])) if d.code in levels
                               and d.code not in TOOL_ERRORS else d for d in report.diagnostics]
 
 
@@ -497,7 +497,7 @@ def _resolved(diagnostics: Iterable[Diagnostic], report: FileReport) -> list[Dia
     out: dict[tuple, Diagnostic] = {}
     for d in diagnostics:
         if d.location is None:
-            d = dataclasses.replace(d, span=None, location=report.locate(d.span))
+            d = records.replace(d, span=None, location=report.locate(d.span))
         key = (d.location, d.code, d.message, d.severity)
         out.setdefault(key, d)
     return sorted(out.values(), key=lambda d: (d.location.path != report.path, d.location.line, d.location.column))

@@ -11,7 +11,8 @@ Adding a GPU generation is a new entry in `ARCHITECTURES`, never new code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from analyzer.records import record
+
 
 __all__ = [
     "ARCHITECTURES",
@@ -22,7 +23,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Architecture:
     """How one GPU generation charges a warp's memory access.
 

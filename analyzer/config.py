@@ -15,12 +15,13 @@ text for its key (`_Locator`).
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 import os
 import re
-from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+from analyzer import records
+from analyzer.records import field, record
 
 __all__ = [
     "CONFIG_NAMES",
@@ -53,7 +54,7 @@ class ConfigError(Exception):
         return f"{display_path(self.path)}:{self.line}:{self.column}: error: {self.message}"
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Settings:
     """What one source of settings says: a configuration file or the command line.
 
@@ -158,7 +159,7 @@ def _parse_toml(path: str, text: str) -> dict[str, Any]:
         raise ConfigError(path, line, column, f"invalid TOML: {message[:1].lower() + message[1:]}") from None
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class _Where:
     """Where the keys of the warplint table are, for error messages."""
 
@@ -455,7 +456,7 @@ def options_for(path: str, file: Settings | None, cli: Settings, base: Any) -> A
     extra_ignore = [*file.extend_ignore, *cli.extend_ignore, *_per_file(path, file)]
     if extra_ignore:
         ignore = [*(ignore or ()), *extra_ignore]
-    return dataclasses.replace(
+    return records.replace(
         base,
         arch=_first(cli.arch, file.arch, base.arch),
         block=_first(cli.block, file.block, base.block),

@@ -8,11 +8,12 @@ line numbers themselves.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import Enum
 
+from analyzer.records import field, record
 
-@dataclass(frozen=True, slots=True, order=True)
+
+@record(order=True)
 class Span:
     start: int  # offset of the first character in the preprocessed text
     end: int  # offset one past the last character
@@ -21,7 +22,7 @@ class Span:
         return Span(min(self.start, other.start), max(self.end, other.end))
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@record(order=True)
 class Location:
     path: str
     line: int  # 1-based
@@ -36,7 +37,7 @@ class Severity(str, Enum):
     NOTE = "note"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Diagnostic:
     """A problem with the input itself: bad syntax, an unsupported construct, a missing include.
 

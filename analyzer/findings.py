@@ -10,14 +10,14 @@ lines and columns.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from analyzer.diagnostics import Span
+from analyzer.records import field, record
 
 __all__ = ["Edit", "Finding", "Related"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Related:
     """Another place that explains a finding: the declaration of the array, a launch."""
 
@@ -25,7 +25,7 @@ class Related:
     message: str  # "`tile` declared here"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Edit:
     """A machine-applicable fix: replace `span` of the preprocessed text with `text`.
 
@@ -40,7 +40,7 @@ class Edit:
     old: str = ""  # the preprocessed text the span covers ("" for an insertion)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Finding:
     code: str  # "WL101"
     rule: str  # "bank-conflict"

@@ -9,10 +9,14 @@ from pathlib import Path
 def grammar_path(name: str) -> Path:
     """`<repo>/grammars/<name>` in a source tree, else the installed `analyzer.grammars` resource
     (pyproject maps the package `analyzer.grammars` to the folder `grammars/`)."""
-    source_tree = Path(__file__).resolve().parents[1] / "grammars" / name
+    here = Path(__file__).resolve().parent
+    source_tree = here.parent / "grammars" / name
     if source_tree.is_file():
         return source_tree
-    import importlib.resources  # (only for an installed copy: 10 ms of start-up otherwise)
+    installed = here / "grammars" / name  # the package's folder in site-packages
+    if installed.is_file():
+        return installed
+    import importlib.resources  # (only for a copy inside a zip file: 10 ms of start-up)
 
     return Path(str(importlib.resources.files("analyzer.grammars") / name))
 

@@ -1,17 +1,20 @@
-"""Record classes for the syntax tree, the IR and the types: `dataclasses` without its start-up cost.
+"""Record classes: what `dataclasses` makes, without its start-up cost.
 
-`@record` makes a class what ``@dataclass(slots=True)`` makes it (with ``frozen=True``, the
-default, what ``@dataclass(frozen=True, slots=True)`` does): fields from the annotations, in
-order, bases' first; an ``__init__`` taking them with their defaults (`field(default_factory=...)`
-and `field(metadata=...)` as in dataclasses); ``__repr__``, ``__eq__``; for a frozen record
-``__hash__`` over the fields and an error on assignment; ``__slots__``; pickling.
+``@record`` makes a class what ``@dataclass(frozen=True, slots=True)`` makes it; its options
+``frozen``, ``eq``, ``slots`` and ``order`` mean what dataclasses' do (so ``@record(frozen=False,
+slots=False)`` is a plain ``@dataclass``). Fields come from the annotations, bases' first;
+``__init__`` takes them with their defaults (`field(default=..., default_factory=...,
+metadata=...)`); there are ``__repr__``, ``__eq__``, ordering, ``__hash__`` for a frozen
+record, an error on assignment to a frozen one, and pickling. `dataclasses.fields`,
+`dataclasses.replace`, `dataclasses.asdict` and `dataclasses.FrozenInstanceError` work on
+records as on dataclasses: they are built when first asked for.
 
-Why not `dataclasses`: it builds each of ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``,
-``__setattr__``, ``__delattr__``, ``__getstate__`` and ``__setstate__`` with its own ``exec``
-and then builds a slots class a second time; for the 82 classes of the AST, the IR and the
-types that was 45 ms of every start-up (it also imports `inspect`). Here only ``__init__`` is
-generated, the other methods are shared functions over the field names, and ``__slots__`` is
-set before the class is built again once. `fields` and `replace` work as dataclasses' do.
+Why not `dataclasses`: it writes each of ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``,
+``__setattr__``, ``__delattr__``, ``__getstate__`` and ``__setstate__`` as source and runs
+``exec`` on each, builds a slots class twice, and imports `inspect`. For the 120 classes on
+the path of ``warplint check`` that was 60 ms of each start-up. Here only ``__init__`` is
+generated (it is on the parser's hot path); the other methods are shared functions over the
+field names.
 """
 
 from __future__ import annotations
@@ -20,11 +23,7 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Callable
 
-__all__ = ["record", "field", "fields", "replace", "Field", "FrozenInstanceError"]
-
-
-class FrozenInstanceError(AttributeError):
-    """Assignment to a field of a frozen record."""
+__all__ = ["record", "field", "fields", "replace", "Field"]
 
 
 class _Missing:
@@ -39,25 +38,28 @@ _EMPTY: MappingProxyType = MappingProxyType({})
 class Field:
     """One field: its name, its default (or default factory) and its metadata."""
 
-    __slots__ = ("name", "default", "default_factory", "metadata")
+    __slots__ = ("name", "default", "default_factory", "metadata", "repr", "compare")
 
     def __init__(self, default: Any = MISSING, default_factory: Callable[[], Any] | Any = MISSING,
-                 metadata: dict | None = None) -> None:
+                 metadata: dict | None = None, repr: bool = True, compare: bool = True) -> None:
         if default is not MISSING and default_factory is not MISSING:
             raise ValueError("cannot specify both default and default_factory")
         self.name = ""
         self.default = default
         self.default_factory = default_factory
         self.metadata = _EMPTY if not metadata else MappingProxyType(dict(metadata))
+        self.repr = repr  # shown by __repr__
+        self.compare = compare  # part of ==, ordering and the hash
 
     def __repr__(self) -> str:
         return f"Field(name={self.name!r}, default={self.default!r}, default_factory={self.default_factory!r})"
 
 
 def field(*, default: Any = MISSING, default_factory: Callable[[], Any] | Any = MISSING,
-          metadata: dict | None = None) -> Any:
-    """A field with a default, a default factory or metadata, as `dataclasses.field`."""
-    return Field(default, default_factory, metadata)
+          metadata: dict | None = None, repr: bool = True, compare: bool = True) -> Any:
+    """A field with a default, a default factory, metadata, or left out of ``__repr__`` or
+    of comparisons, as `dataclasses.field`."""
+    return Field(default, default_factory, metadata, repr, compare)
 
 
 def fields(obj: Any) -> tuple[Field, ...]:
@@ -76,14 +78,15 @@ def replace(obj: Any, **changes: Any) -> Any:
     return obj.__class__(**changes)
 
 
-def record(cls: type | None = None, *, frozen: bool = True, eq: bool = True) -> Any:
+def record(cls: type | None = None, *, frozen: bool = True, eq: bool = True, slots: bool = True,
+           order: bool = False) -> Any:
     """Make `cls` a record (see the module docstring); usable as ``@record`` or ``@record(...)``."""
     if cls is None:
-        return lambda c: _build(c, frozen, eq)
-    return _build(cls, frozen, eq)
+        return lambda c: _build(c, frozen, eq, slots, order)
+    return _build(cls, frozen, eq, slots, order)
 
 
-def _build(cls: type, frozen: bool, eq: bool) -> type:
+def _build(cls: type, frozen: bool, eq: bool, slots: bool, order: bool) -> type:
     inherited: dict[str, Field] = {}
     for base in reversed(cls.__mro__[1:]):
         for f in base.__dict__.get("__record_fields__", ()):
@@ -95,19 +98,25 @@ def _build(cls: type, frozen: bool, eq: bool) -> type:
             continue
         value = namespace.pop(name, MISSING)
         f = value if isinstance(value, Field) else Field(default=value)
+        if not slots and f.default is not MISSING:
+            namespace[name] = f.default  # a class attribute, as dataclasses leaves it
         f.name = name
         own[name] = f
     all_fields = {**inherited, **own}
     ordered = tuple(all_fields.values())
     _check_order(cls, ordered)
 
-    slotted = {s for base in cls.__mro__[1:] for s in base.__dict__.get("__slots__", ())}
-    namespace["__slots__"] = tuple(n for n in own if n not in slotted)
-    namespace.pop("__dict__", None)
-    namespace.pop("__weakref__", None)
+    if slots:
+        slotted = {s for base in cls.__mro__[1:] for s in base.__dict__.get("__slots__", ())}
+        namespace["__slots__"] = tuple(n for n in own if n not in slotted)
+        namespace.pop("__dict__", None)
+        namespace.pop("__weakref__", None)
     namespace["__record_fields__"] = ordered
+    namespace["__dataclass_fields__"] = _DataclassFields()
+    namespace["__dataclass_params__"] = _Params(eq, order, frozen)  # read by a dataclass subclass
     names = tuple(f.name for f in ordered)
     namespace["__match_args__"] = names
+    namespace["__record_repr__"] = tuple(f.name for f in ordered if f.repr)
     namespace["__record_frozen__"] = frozen
 
     def give(attr: str, value: Any) -> None:  # what the class body defines itself wins, as in dataclasses
@@ -116,23 +125,73 @@ def _build(cls: type, frozen: bool, eq: bool) -> type:
 
     give("__init__", _make_init(cls.__qualname__, ordered, frozen))
     give("__repr__", _repr)
-    namespace["_record_values"] = staticmethod(_values_getter(names))
+    namespace["_record_values"] = staticmethod(_values_getter(tuple(f.name for f in ordered if f.compare)))
+    namespace["_record_state"] = staticmethod(_values_getter(names))
     if eq:
         give("__eq__", _eq)
         if "__hash__" not in cls.__dict__:
             namespace["__hash__"] = _hash if frozen else None
+    if order:
+        for attr, compare in _ORDER.items():
+            give(attr, compare)
     if frozen:
         give("__setattr__", _frozen_setattr)
         give("__delattr__", _frozen_delattr)
         give("__getstate__", _getstate)
         give("__setstate__", _setstate)
+    if not slots:
+        return _with_methods(cls, namespace)
     new = type(cls)(cls.__name__, cls.__bases__, namespace)
     new.__qualname__ = cls.__qualname__
     return new
 
 
+def _with_methods(cls: type, namespace: dict[str, Any]) -> type:
+    """`cls` itself, given what `namespace` adds (a class without slots is not built again)."""
+    for attr, value in namespace.items():
+        if attr not in ("__dict__", "__weakref__") and cls.__dict__.get(attr, MISSING) is not value:
+            setattr(cls, attr, value)
+    for name in cls.__dict__.get("__annotations__", {}):  # defaults kept as class attributes only
+        if isinstance(cls.__dict__.get(name), Field):
+            delattr(cls, name)
+    return cls
+
+
+class _Params:
+    """``__dataclass_params__``: the options, as a dataclass built on a record reads them."""
+
+    __slots__ = ("init", "repr", "eq", "order", "unsafe_hash", "frozen")
+
+    def __init__(self, eq: bool, order: bool, frozen: bool) -> None:
+        self.init = self.repr = True
+        self.unsafe_hash = False
+        self.eq, self.order, self.frozen = eq, order, frozen
+
+
+class _DataclassFields:
+    """``__dataclass_fields__``, built on first use, so that `dataclasses.fields`, `replace`,
+    `asdict` and `is_dataclass` take records for dataclasses (warplint itself does not use it)."""
+
+    def __get__(self, obj: Any, owner: type) -> dict:
+        import dataclasses
+
+        built = {}
+        for f in owner.__record_fields__:
+            real = dataclasses.field(
+                default=dataclasses.MISSING if f.default is MISSING else f.default,
+                default_factory=dataclasses.MISSING if f.default_factory is MISSING else f.default_factory,
+                metadata=dict(f.metadata) or None, repr=f.repr, compare=f.compare)
+            real.name = f.name
+            real.type = owner.__dict__.get("__annotations__", {}).get(f.name, "")
+            real._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
+            real.kw_only = False
+            built[f.name] = real
+        type.__setattr__(owner, "__dataclass_fields__", built)
+        return built
+
+
 def _values_getter(names: tuple[str, ...]) -> Callable[[Any], tuple]:
-    """A function giving the tuple of a record's field values (compared, hashed, pickled)."""
+    """A function giving the tuple of a record's values of the fields `names`."""
     if len(names) > 1:
         return attrgetter(*names)
     if len(names) == 1:
@@ -177,7 +236,7 @@ def _make_init(qualname: str, ordered: tuple[Field, ...], frozen: bool) -> Calla
 
 
 def _repr(self: Any) -> str:
-    shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in self.__record_fields__)
+    shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__record_repr__)
     return f"{self.__class__.__qualname__}({shown})"
 
 
@@ -191,16 +250,47 @@ def _hash(self: Any) -> int:
     return hash(self._record_values(self))
 
 
+def _lt(self: Any, other: Any) -> Any:
+    if other.__class__ is self.__class__:
+        return self._record_values(self) < other._record_values(other)
+    return NotImplemented
+
+
+def _le(self: Any, other: Any) -> Any:
+    if other.__class__ is self.__class__:
+        return self._record_values(self) <= other._record_values(other)
+    return NotImplemented
+
+
+def _gt(self: Any, other: Any) -> Any:
+    if other.__class__ is self.__class__:
+        return self._record_values(self) > other._record_values(other)
+    return NotImplemented
+
+
+def _ge(self: Any, other: Any) -> Any:
+    if other.__class__ is self.__class__:
+        return self._record_values(self) >= other._record_values(other)
+    return NotImplemented
+
+
+_ORDER = {"__lt__": _lt, "__le__": _le, "__gt__": _gt, "__ge__": _ge}
+
+
 def _frozen_setattr(self: Any, name: str, value: Any) -> None:
+    from dataclasses import FrozenInstanceError  # (only when it is raised: a mistake)
+
     raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
 
 def _frozen_delattr(self: Any, name: str) -> None:
+    from dataclasses import FrozenInstanceError
+
     raise FrozenInstanceError(f"cannot delete field {name!r}")
 
 
 def _getstate(self: Any) -> tuple:
-    return self._record_values(self)
+    return self._record_state(self)
 
 
 def _setstate(self: Any, state: tuple) -> None:

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 from analyzer.diagnostics import Diagnostic, Location, Severity
+from analyzer.records import record
 
 __all__ = [
     "INVALID_SUPPRESSION",
@@ -48,7 +48,7 @@ _DIRECTIVE = re.compile(
 _OUR_CODE = re.compile(r"WL\d+\Z", re.IGNORECASE)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Suppression:
     """One directive in one comment, and the lines it covers.
 
@@ -91,7 +91,7 @@ def _known(selector: str) -> bool:
     return any(_names(selector, code) for code, _ in every)
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Suppressions:
     """The suppressions of one checked file (and its headers), and problems with them."""
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import pickle
 
 import pytest
-from analyzer.records import FrozenInstanceError, field, fields, record, replace
+from analyzer.records import field, fields, record, replace
 
 
 @record
@@ -69,7 +70,7 @@ def test_repr_and_eq_and_hash_as_a_frozen_dataclass():
 
 def test_frozen_records_refuse_assignment():
     p = Point(1)
-    with pytest.raises(FrozenInstanceError):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         p.x = 2  # type: ignore[misc]
     with pytest.raises(AttributeError):
         del p.y  # type: ignore[misc]
@@ -114,3 +115,63 @@ def test_a_field_without_default_after_one_with_is_an_error():
 def test_fields_of_something_else_is_a_type_error():
     with pytest.raises(TypeError, match="is not a record"):
         fields(3)
+
+
+@record(frozen=False, slots=False)
+class Plain:
+    a: int
+    items: list = field(default_factory=list)
+    b: int = 2
+
+
+@record(order=True)
+class Ordered:
+    line: int
+    col: int
+
+
+def test_a_plain_mutable_record_is_unhashable_and_keeps_its_defaults_as_class_attributes():
+    p = Plain(1)
+    p.extra = "allowed without slots"  # type: ignore[attr-defined]
+    assert p == Plain(1) and Plain.b == 2 and "items" not in Plain.__dict__
+    with pytest.raises(TypeError):
+        hash(p)
+
+
+def test_order_compares_field_by_field():
+    assert Ordered(1, 9) < Ordered(2, 0) <= Ordered(2, 0) < Ordered(2, 1)
+    assert sorted([Ordered(3, 1), Ordered(1, 2), Ordered(1, 1)]) == [Ordered(1, 1), Ordered(1, 2), Ordered(3, 1)]
+
+
+def test_dataclasses_functions_take_records():
+    p = Point3(1, 2, ("t",), 4)
+    assert dataclasses.is_dataclass(p)
+    assert [f.name for f in dataclasses.fields(p)] == ["x", "y", "tags", "z"]
+    assert dataclasses.replace(p, x=5) == Point3(5, 2, ("t",), 4)
+    assert dataclasses.asdict(Plain(1)) == {"a": 1, "items": [], "b": 2}
+    assert dataclasses.fields(Marked)[0].metadata["child"] is True
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.x = 0  # type: ignore[misc]
+
+
+@record(frozen=False, slots=False)
+class WithCache:
+    key: int
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+
+def test_fields_left_out_of_repr_and_comparison():
+    a, b = WithCache(1), WithCache(1, {"x": 1})
+    assert a == b and repr(b) == "WithCache(key=1)"
+    assert dataclasses.replace(b, key=2).cache == {"x": 1}
+
+
+def test_a_dataclass_may_extend_a_record():
+    @dataclasses.dataclass
+    class Extended(Plain):
+        c: int = 3
+
+    kinds = {p.kind for p in inspect.signature(Extended).parameters.values()}
+    assert kinds == {inspect.Parameter.POSITIONAL_OR_KEYWORD}  # the record's fields are not keyword-only
+    e = Extended(1, [], 2, 4)
+    assert (e.a, e.b, e.c) == (1, 2, 4) and [f.name for f in dataclasses.fields(e)] == ["a", "items", "b", "c"]

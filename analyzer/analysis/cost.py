@@ -23,9 +23,9 @@ collision detail is only worked out for phases that conflict.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from analyzer.arch import Architecture
+from analyzer.records import record
 
 __all__ = [
     "BankCollision",
@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BankCollision:
     """Lanes of one phase that hit distinct words of the same bank.
 
@@ -56,7 +56,7 @@ class BankCollision:
         return len(self.words)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SharedCost:
     """The cost of one shared-memory request.
 
@@ -90,7 +90,7 @@ class SharedCost:
         return self.wavefronts - self.ideal
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GlobalCost:
     """The cost of one global-memory request.
 

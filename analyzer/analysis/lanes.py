@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
 from analyzer.analysis import symbolic as S
@@ -27,6 +26,7 @@ from analyzer.diagnostics import Diagnostic, Severity
 from analyzer.arch import Architecture
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.records import record, replace
 
 THREAD_SYMBOLS = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
 MAX_SCENARIOS = 2048  # iterations walked per warp and access before sampling instead
@@ -48,7 +48,7 @@ SPARSE_PARAM_SAMPLES = (
 SHARED_BASE_ALIGN = 128  # assumed alignment of a shared array's start (bank 0)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Ptr:
     region: str  # "param:a", "shared:tile#12", "field:A.elements", "unknown"
     space: str
@@ -56,7 +56,7 @@ class Ptr:
     align: int  # alignment of the region's start
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class LoopCtx:
     uid: int
     counter: str  # the symbol walked: "k@12" (additive) or "s@12" (multiplicative)
@@ -67,7 +67,7 @@ class LoopCtx:
     step: int = 0
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Occurrence:
     access: N.Access
     ptr: Ptr | None
@@ -569,14 +569,14 @@ class Interpreter:
             env[var_uid] = S.unknown(f"{LANE_VARYING if var_uid in per_lane else ''}value after a loop")
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Flow:
     returned: S.Expr | None = None  # the condition under which the block returned
     value: Any = None
     broke: bool = False
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Ctx:
     mask: S.Expr
     loops: tuple[LoopCtx, ...]
@@ -730,7 +730,7 @@ def warp_lanes(block: tuple[int, int, int], warp_size: int) -> tuple[tuple[dict[
     return tuple(warps)
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class _Charge:
     per_request: int
     ideal: int

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.diagnostics import Diagnostic, Span
 from analyzer.ir.nodes import Access, Function
+from analyzer.records import field, record
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class LaunchConfig:
     block: tuple[int, int, int] | None
     grid: tuple[int, int, int] | None
@@ -19,7 +19,7 @@ class LaunchConfig:
     span: Span | None = None  # the launch in host code, when there is one
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Collision:
     """Lanes of one warp that hit distinct words of one bank (shared) in one phase."""
 
@@ -28,7 +28,7 @@ class Collision:
     words: tuple[int, ...]
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class AccessCost:
     """The cost of one access site for one launch configuration."""
 
@@ -75,7 +75,7 @@ class AccessCost:
                 and self.per_request > self.ideal_per_request)
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class KernelAnalysis:
     kernel: Function
     launch: LaunchConfig

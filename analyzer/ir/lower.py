@@ -8,13 +8,13 @@ graph (networkx) finds recursion, which is reported.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from analyzer.diagnostics import Diagnostic, Severity, Span
 from analyzer.gc_pause import gc_paused
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.records import field, record
 from analyzer.syntax import ast as A
 
 BUILTIN_VECTORS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
@@ -37,12 +37,12 @@ class LoweringError(Exception):
         self.span = span
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Scope:
     names: dict[str, Any] = field(default_factory=dict)  # Variable | N.Const (enumerators) | CType (typedef)
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Templates:
     functions: dict[str, A.FunctionDef] = field(default_factory=dict)
     structs: dict[str, A.StructDef] = field(default_factory=dict)

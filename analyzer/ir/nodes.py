@@ -8,11 +8,11 @@ read only this IR, never the AST.
 
 from __future__ import annotations
 
-from analyzer.records import field, record
 from typing import Any, Iterable, Iterator
 
 from analyzer.diagnostics import Diagnostic, Span
 from analyzer.ir.types import CType
+from analyzer.records import field, record
 
 SPACES = ("global", "shared", "local", "constant", "unknown")
 

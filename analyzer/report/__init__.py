@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
+
+from analyzer.records import record
 
 __all__ = [
     "FORMATS",
@@ -60,7 +61,7 @@ def render(reports: Sequence[Any], format: str = "text", *, arch: str = "sm_90",
     return module.render(reports)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Record:
     """One diagnostic or finding, resolved to its place in the original file.
 

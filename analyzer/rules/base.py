@@ -11,10 +11,8 @@ and a small def-use walk over the IR to see which thread index an address derive
 
 from __future__ import annotations
 
-import inspect
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import ClassVar
 
 from analyzer.analysis.results import AccessCost, Collision, KernelAnalysis
@@ -23,6 +21,7 @@ from analyzer.diagnostics import Severity, Span
 from analyzer.findings import Finding, Related
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.records import field, record
 
 __all__ = [
     "SECTIONS",
@@ -47,7 +46,7 @@ SECTIONS = (
 Reanalyze = Callable[[dict[str, int]], "KernelAnalysis | None"]
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class CheckContext:
     """What a rule may use besides the analysis of the kernel it checks."""
 
@@ -85,6 +84,8 @@ class Rule:
     @classmethod
     def documentation(cls) -> str:
         """The docstring, dedented (what `warplint explain` prints under the header line)."""
+        import inspect  # (here: `check` does without its 8 ms of imports)
+
         return inspect.cleandoc(cls.__doc__ or "")
 
     # ------------------------------------------------------------------ building findings

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterator
 
+from analyzer import records
 from analyzer.analysis.results import AccessCost, KernelAnalysis
 from analyzer.diagnostics import Span
 from analyzer.findings import Edit, Finding, Related
@@ -149,7 +149,7 @@ class BankConflict(Rule):
                 related=related,
             )
             edits = padding_edits(cost, analysis, ctx, uses)
-            yield dataclasses.replace(finding, edits=edits) if edits else finding
+            yield records.replace(finding, edits=edits) if edits else finding
 
     # ------------------------------------------------------------------ the fix
     def fix(

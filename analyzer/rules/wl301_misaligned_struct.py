@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterator
 
+from analyzer import records
 from analyzer.analysis.cost import split_access
 from analyzer.analysis.results import AccessCost, KernelAnalysis
 from analyzer.diagnostics import Span
@@ -178,7 +178,7 @@ class MisalignedStruct(Rule):
         edit = None
         if wider is None and analysis.source is not None:
             edit = align_edit(analysis.source, struct, new_align)
-        return dataclasses.replace(finding, edits=(edit,)) if edit is not None else finding
+        return records.replace(finding, edits=(edit,)) if edit is not None else finding
 
 
 def align_edit(source: str, struct: T.StructType, align: int) -> Edit | None:

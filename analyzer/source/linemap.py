@@ -20,18 +20,18 @@ segments, never to the number of characters (pycodestyle maps logical lines the 
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
 from itertools import accumulate
 from typing import Sequence
 
 from analyzer.diagnostics import Location, Span
+from analyzer.records import record
 
 VERBATIM = 0
 EXPANSION = 1
 NEWLINES = 2
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SourceFile:
     """One original file: its path and the offset at which each line starts."""
 

@@ -27,11 +27,11 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Callable, Mapping, Sequence
 
 from analyzer.diagnostics import Diagnostic, Location, Severity
+from analyzer.records import record
 from analyzer.source.linemap import EXPANSION, NEWLINES, VERBATIM, LineMap, SourceFile
 
 __all__ = ["Comment", "Preprocessed", "preprocess", "preprocess_file", "PREDEFINED_MACROS"]
@@ -58,7 +58,7 @@ _NO_DEFINES: Mapping[str, str | None] = MappingProxyType({})
 _ERROR, _WARNING = Severity.ERROR, Severity.WARNING
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Comment:
     """A `//` or `/* */` comment, delimiters included, at its original position."""
 
@@ -66,7 +66,7 @@ class Comment:
     location: Location
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Preprocessed:
     """The product of the preprocessor: what the parser reads, and how to map it back."""
 

@@ -7,10 +7,10 @@ preprocessed text). Fields marked with `child()` hold sub-nodes; the others are 
 
 from __future__ import annotations
 
-from analyzer.records import field, fields, record
 from typing import Any, Iterator
 
 from analyzer.diagnostics import Span
+from analyzer.records import field, fields, record
 
 _CHILD = {"child": True}
 

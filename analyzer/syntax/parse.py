@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator
 
 from analyzer.diagnostics import Diagnostic, Severity, Span
 from analyzer.gc_pause import gc_paused
 from analyzer.grammar_files import cache_file, grammar_path
+from analyzer.records import field, record
 from analyzer.syntax import ast as A
 from analyzer.syntax import tables as parse_tables
 from analyzer.syntax.lalr import Meta, ParseError, Parser, Token
@@ -100,7 +100,7 @@ _VECTOR_BASES = ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulo
 _BUILTIN_TYPES |= frozenset(f"{b}{n}" for b in _VECTOR_BASES for n in (1, 2, 3, 4))
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class TypeTable:
     """Names that denote types or templates, in nested scopes (pushed at `{`, popped at `}`)."""
 
@@ -834,7 +834,7 @@ _BODY_TOKENS = re.compile(
 MAX_PAREN_NESTING = 2048  # parentheses deeper than this end the file, like braces past MAX_NESTING
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Chunk:
     start: int
     end: int
@@ -974,7 +974,7 @@ def name_construct(text: str) -> str | None:
 # ----------------------------------------------------------------------------- driver
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class ParseResult:
     unit: A.TranslationUnit
     diagnostics: list[Diagnostic]

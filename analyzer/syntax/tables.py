@@ -14,11 +14,11 @@ import marshal
 import os
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from analyzer.grammar_files import cache_file, grammar_path
+from analyzer.records import record
 
 FORMAT = 1  # bump when the layout below changes: old cache files are then ignored
 
@@ -28,7 +28,7 @@ PASS = 1  # `?rule: child`: the one kept child is the value, as it is
 INLINE = 2  # `_rule` (and lark's `__x_star_0` repetitions): its kept children join the parent's
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class RuleSpec:
     """One grammar rule as the driver reduces it."""
 
@@ -42,7 +42,7 @@ class RuleSpec:
     plain: bool  # every symbol kept as it is: the children need no filtering
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class LexContext:
     """The terminals one group of parser states accepts, as the contextual lexer sees them."""
 
@@ -51,7 +51,7 @@ class LexContext:
     order: tuple[str, ...]  # `allowed` in lark's lexing order, for this context's own scanner
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Tables:
     actions: list[dict[str, int]]  # per state: symbol -> next state (>= 0), or ~rule index (reduce)
     rules: tuple[RuleSpec, ...]
