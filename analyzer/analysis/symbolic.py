@@ -612,14 +612,11 @@ def const(n: int) -> Expr:
     if e is None:
         n = operator.index(n)
         e = _new({(): n} if n else {})
-        if -1024 <= n <= 4096:
+        if -1024 <= n <= 4096:  # remembered as they are met (making all at import took 8 ms)
             _CONSTS[n] = e
     return e
 
 
-for _i in range(-1024, 4097):
-    const(_i)
-del _i
 _ZERO = const(0)
 _ONE = const(1)
 _MINUS_ONE = const(-1)
@@ -1534,6 +1531,14 @@ def compile_values(exprs: Sequence["Expr | None"], names: Sequence[str]) -> Call
         compiled.append(item != "None")
     params = ", ".join(args[n] for n in names)
     source = f"lambda {params}: ({', '.join(items)}{',' if len(items) == 1 else ''})"
-    function = eval(source, _CC_GLOBALS)  # noqa: S307 - source built from our own expression trees
-    function.compiled = tuple(compiled)
+    function = _COMPILED.get(source)
+    if function is None:  # (the same kernel under several launches, template instances)
+        function = eval(source, _CC_GLOBALS)  # noqa: S307 - source built from our own expression trees
+        function.compiled = tuple(compiled)
+        if len(_COMPILED) >= 1000:
+            _COMPILED.clear()
+        _COMPILED[source] = function
     return function
+
+
+_COMPILED: dict[str, Callable[..., tuple]] = {}

@@ -8,7 +8,6 @@ and SARIF can describe them). A retired code is never reused.
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Callable, Iterable
 
 from analyzer.analysis.results import KernelAnalysis
@@ -178,6 +177,8 @@ def check(
 
 
 def _internal_error(rule: Rule, analysis: KernelAnalysis, exc: Exception) -> Finding:
+    import traceback  # (only for an internal error: 5 ms of imports)
+
     kernel = analysis.kernel.display_name
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     return Finding(

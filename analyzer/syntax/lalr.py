@@ -189,6 +189,13 @@ class Parser:
                     ends.append(token.end_pos)
                     break
                 rule = rules[~action]
+                if rule.kind == PASS:  # `?rule: child` (one child): only the state changes
+                    del states[-1]
+                    goto = actions[states[-1]][rule.origin]
+                    states.append(goto)
+                    if kind == "$END" and goto == end_state:
+                        return values[-1]
+                    continue
                 size = rule.size
                 if size:
                     children = values[-size:]
@@ -205,10 +212,7 @@ class Parser:
                     children = []
                     child_starts = child_ends = []
                     start = stop = None
-                kind_of_rule = rule.kind
-                if kind_of_rule == PASS:
-                    value = children[0]
-                elif kind_of_rule == INLINE:
+                if rule.kind == INLINE:
                     value = Inlined(*_kept(rule, children, child_starts, child_ends, True))
                 else:
                     wants = rule.name in with_extents
