@@ -1,6 +1,7 @@
 """How fast the front end is: lines per second, and the wall time of one `check`.
 
     python benchmarks/parse_speed.py [--lines N] [--repeat R] [--check-lines M]
+                                     [--warplint PATH] [--check-file FILE ...]
 
 1. Generates a big .cu file (about N lines, default 20,000) of realistic kernels -- shared
    tiles, reductions through a `SharedMemory<T>` struct, float3 structs, template kernels,
@@ -9,7 +10,9 @@
    for parse + lower together.
 2. Generates a file of about M lines (default 200) and times `python -m analyzer check FILE`
    in a fresh interpreter (start-up included), with the parser-table cache cold (an empty
-   cache directory) and warm; best and median of R runs.
+   cache directory) and warm; best and median of R runs. With `--warplint PATH`, the
+   installed console script at PATH is timed instead (what a user runs after `pip install .`
+   in a virtual environment); `--check-file` times `check` on real files as well.
 """
 
 from __future__ import annotations
@@ -134,20 +137,25 @@ def throughput(lines: int, repeat: int) -> None:
     print(f"all three         {t_pp + t_parse + t_lower:6.2f} s  {n / (t_pp + t_parse + t_lower):10,.0f} lines/s")
 
 
-def check_wall_time(lines: int, repeat: int) -> None:
+def check_wall_time(lines: int, repeat: int, warplint: str | None, files: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "small.cu"
         path.write_text(generate(lines))
         n = path.read_text().count("\n")
-        cmd = [sys.executable, "-m", "analyzer", "check", str(path)]
+        # `--warplint` times an installed console script (as a user runs it after `pip install .`,
+        # in its own environment); by default this tree, run by this interpreter
+        prefix = [warplint] if warplint else [sys.executable, "-m", "analyzer"]
+        cmd = [*prefix, "check", str(path)]
 
-        def run(cache: str) -> float:
+        def run(cache: str, command: list[str] = cmd) -> float:
             # as after `pip install .`: bytecode compiled (pip compiles it at install time; a
             # PYTHONDONTWRITEBYTECODE left in the environment would recompile every module)
-            env = dict(os.environ, XDG_CACHE_HOME=cache, PYTHONPATH=str(ROOT))
+            env = dict(os.environ, XDG_CACHE_HOME=cache)
+            if not warplint:
+                env["PYTHONPATH"] = str(ROOT)
             env.pop("PYTHONDONTWRITEBYTECODE", None)
             t = time.perf_counter()
-            done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+            done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
             elapsed = time.perf_counter() - t
             if done.returncode not in (0, 1):
                 raise SystemExit(f"check failed ({done.returncode}):\n{done.stderr[-2000:]}")
@@ -163,7 +171,9 @@ def check_wall_time(lines: int, repeat: int) -> None:
         run(warm_cache)  # fill the cache
         warm = [run(warm_cache) for _ in range(repeat)]
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True, env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
+        # the script's own interpreter (its first line names it) for an installed script
+        python = Path(warplint).read_text().splitlines()[0][2:].strip() if warplint else sys.executable
+        subprocess.run([python, "-c", "pass"], check=True, env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
         bare = time.perf_counter() - t
         def front_end():
             pp = preprocess(path.read_text(), str(path))
@@ -174,6 +184,10 @@ def check_wall_time(lines: int, repeat: int) -> None:
               f"warm cache: best {min(warm):.2f} s, median {statistics.median(warm):.2f} s")
         print(f"                  of which preprocess + parse + lower in-process: {front:.2f} s; "
               f"a bare `python -c pass`: {bare:.2f} s")
+        for other in files:  # real files, for comparison with the generated one (warm cache)
+            times = [run(warm_cache, [*prefix, "check", other]) for _ in range(repeat)]
+            size = Path(other).read_text(errors="replace").count("\n")
+            print(f"check, {size} lines   {other}: best {min(times):.2f} s, median {statistics.median(times):.2f} s")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,9 +195,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lines", type=int, default=20_000, help="size of the generated file for lines/s")
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement (best and median are shown)")
     ap.add_argument("--check-lines", type=int, default=200, help="size of the file given to `check`")
+    ap.add_argument("--warplint", metavar="PATH", help="time this installed `warplint` script instead of "
+                    "`python -m analyzer` run from this tree")
+    ap.add_argument("--check-file", action="append", default=[], metavar="FILE",
+                    help="also time `check` on this file (repeatable)")
     args = ap.parse_args(argv)
     throughput(args.lines, args.repeat)
-    check_wall_time(args.check_lines, args.repeat)
+    check_wall_time(args.check_lines, args.repeat, args.warplint, args.check_file)
     return 0
 
 
