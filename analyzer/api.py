@@ -467,7 +467,9 @@ def _run_pipeline(path: str, options: Options, report: FileReport, diagnostics: 
                         twin = next((k for k in padded.kernels if k.display_name == name), None)
                         if twin is None:
                             return None
-                        return analyze_kernel(padded, twin, analysis.launch, arch, params=options.params or None)
+                        # only the padded arrays' accesses: the rules compare no others
+                        return analyze_kernel(padded, twin, analysis.launch, arch, params=options.params or None,
+                                              arrays=padding)
                     except (Exception, RecursionError):  # noqa: BLE001 - a fix we cannot verify
                         return None
 

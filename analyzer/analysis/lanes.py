@@ -1031,6 +1031,8 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
                 residues = (0,)
             else:
                 residues = tuple(sorted(S.residues(ref_v, 128)))
+                if space == "global":
+                    residues = _one_per_sector_shift(residues, arch.sector_bytes)
             key = (lane_rel, residues)
             outcome = outcomes.get(key)
             if outcome is None:
@@ -1114,6 +1116,16 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
         else:
             base.cases = _describe_cases(occ, kernel, launch, arch, known, name)
     return base
+
+
+def _one_per_sector_shift(residues: tuple[int, ...], sector_bytes: int) -> tuple[int, ...]:
+    """The first of the sorted `residues` in each class modulo the sector size: moving every
+    lane by whole sectors moves the sectors, so a global request costs the same (and the
+    smallest start of each class, the one that would be reported, is kept)."""
+    kept: dict[int, int] = {}
+    for r in residues:
+        kept.setdefault(r % sector_bytes, r)
+    return tuple(sorted(kept.values()))
 
 
 def _scenario_outcome(lane_rel: tuple[int | None, ...], residues: tuple[int, ...], pieces: list[tuple[int, int]],
@@ -1465,16 +1477,19 @@ def _merge_struct_fields(costs: list[AccessCost]) -> None:
 
 
 def analyze_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, arch: Architecture,
-                   params: dict[str, int] | None = None) -> KernelAnalysis:
-    """Cost every shared and global access of `kernel` for one launch configuration.
-    (A padding fix is checked by lowering the file again with the wider array:
-    `analyzer.ir.lower.lower(..., padding=...)`.)"""
+                   params: dict[str, int] | None = None, arrays: Iterable[str] | None = None) -> KernelAnalysis:
+    """Cost every shared and global access of `kernel` for one launch configuration; with
+    `arrays`, only the accesses to those arrays. (A padding fix is checked by lowering the file
+    again with the wider array, `analyzer.ir.lower.lower(..., padding=...)`, and costing the
+    accesses to that array.)"""
     known_params = dict(launch.params)
     known_params.update(params or {})
     interp = Interpreter(module, launch, known_params)
     interp.run_kernel(kernel)
     known = launch_values(launch, known_params)
-    costs = [cost_occurrence(o, kernel.display_name, launch, arch, known) for o in interp.occurrences]
+    wanted = None if arrays is None else set(arrays)
+    costs = [cost_occurrence(o, kernel.display_name, launch, arch, known) for o in interp.occurrences
+             if wanted is None or o.access.array in wanted]
     merged = merge_costs(costs)
     _merge_struct_fields(merged)
     # a limit the analysis hit is said where every report format shows it
