@@ -19,6 +19,7 @@ field names.
 
 from __future__ import annotations
 
+import operator
 from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Callable
@@ -117,7 +118,6 @@ def _build(cls: type, frozen: bool, eq: bool, slots: bool, order: bool) -> type:
     names = tuple(f.name for f in ordered)
     namespace["__match_args__"] = names
     namespace["__record_repr__"] = tuple(f.name for f in ordered if f.repr)
-    namespace["__record_frozen__"] = frozen
 
     def give(attr: str, value: Any) -> None:  # what the class body defines itself wins, as in dataclasses
         if attr not in cls.__dict__:
@@ -250,31 +250,18 @@ def _hash(self: Any) -> int:
     return hash(self._record_values(self))
 
 
-def _lt(self: Any, other: Any) -> Any:
-    if other.__class__ is self.__class__:
-        return self._record_values(self) < other._record_values(other)
-    return NotImplemented
+def _ordering(compare: Callable[[tuple, tuple], bool]) -> Callable[[Any, Any], Any]:
+    """``__lt__`` and its kin: `compare` on the compared fields, as dataclasses' order=True."""
+    def method(self: Any, other: Any) -> Any:
+        if other.__class__ is self.__class__:
+            return compare(self._record_values(self), other._record_values(other))
+        return NotImplemented
+
+    method.__name__ = f"__{compare.__name__}__"
+    return method
 
 
-def _le(self: Any, other: Any) -> Any:
-    if other.__class__ is self.__class__:
-        return self._record_values(self) <= other._record_values(other)
-    return NotImplemented
-
-
-def _gt(self: Any, other: Any) -> Any:
-    if other.__class__ is self.__class__:
-        return self._record_values(self) > other._record_values(other)
-    return NotImplemented
-
-
-def _ge(self: Any, other: Any) -> Any:
-    if other.__class__ is self.__class__:
-        return self._record_values(self) >= other._record_values(other)
-    return NotImplemented
-
-
-_ORDER = {"__lt__": _lt, "__le__": _le, "__gt__": _gt, "__ge__": _ge}
+_ORDER = {f"__{op.__name__}__": _ordering(op) for op in (operator.lt, operator.le, operator.gt, operator.ge)}
 
 
 def _frozen_setattr(self: Any, name: str, value: Any) -> None:

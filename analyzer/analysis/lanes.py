@@ -950,6 +950,7 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
         if not walk_exact:
             totals_known = False
         names = [loops[i].counter for i in walk] + others
+        bound = frozenset(names)
         # the lane expressions are evaluated once per scenario: compiled, not substituted
         n_lanes = len(diffs)
         lane_exprs = [*diffs, *lane_masks, *(loop_conds[i][j] for i in walk for j in range(n_lanes)), ref]
@@ -963,7 +964,6 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
         if n_combos > COMPILE_SCENARIOS:
             # where every lane's address is a number in each scenario, the addresses are
             # compiled and subtracted, not their differences: half the source and the work
-            bound = frozenset(names)
             absolute = affine is None and all(lane_offsets[j].free_symbols <= bound for j in present)
             compiled_exprs = [*(lane_offsets if absolute else diffs), *lane_exprs[n_lanes:]]
             evaluate = S.compile_values(compiled_exprs, names)
@@ -981,7 +981,6 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
                     ref_value = values[-1]
             except (ZeroDivisionError, ValueError):  # one lane divides by zero: the slow way
                 assign = dict(zip(names, combo))
-                bound = frozenset(names)
                 values = tuple(_substituted_value(e, assign, bound) for e in lane_exprs) if names else \
                     tuple(None if e is None or not e.is_const else e.value for e in lane_exprs)
             if lane_rel is None:
@@ -1184,7 +1183,7 @@ def _remember(memo: dict, key: tuple, value: Any) -> None:
     memo[key] = value
 
 
-def _per_lane(e: S.Expr | None, lanes: list[dict[str, int] | None], where: tuple) -> tuple[S.Expr | None, ...]:
+def _per_lane(e: S.Expr | None, lanes: tuple[dict[str, int] | None, ...], where: tuple) -> tuple[S.Expr | None, ...]:
     """`e` at each lane of the warp at `where` (None for a lane the warp does not have, and
     for every lane when `e` is None). Remembered per warp as well as per lane."""
     if e is None:
@@ -1334,7 +1333,7 @@ def _lane_picker(compiled: tuple[bool, ...], present: list[int], mask_at: list[i
 _PICKERS: dict[tuple, tuple] = {}
 
 
-def _decided_masks(mask: S.Expr, lanes: list[dict[str, int] | None], where: tuple,
+def _decided_masks(mask: S.Expr, lanes: tuple[dict[str, int] | None, ...], where: tuple,
                    launch: LaunchConfig) -> tuple[S.Expr | None, ...]:
     """Each lane's mask in the warp at `where`, decided where it depends only on block
     indices of a known grid (see `_decide_mask`). Remembered per warp: the accesses under
