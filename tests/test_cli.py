@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from analyzer import api
+from kernel_texts import CLEAN_KERNEL  # tests/kernel_texts.py
 
 REPO = Path(__file__).resolve().parents[1]
 GCC_LINE = re.compile(r"^(.*):(\d+):(\d+):\s+(warning|error|note):\s+(.*)$")
@@ -41,22 +42,6 @@ needs_pipeline = pytest.mark.skipif(bool(MISSING), reason=f"pipeline stage not a
 needs_registry = pytest.mark.skipif(
     "analyzer.rules.registry" in MISSING, reason="analyzer.rules.registry not available yet")
 
-CLEAN_KERNEL = """\
-__global__ void copy(const float* in, float* out, int n)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        out[i] = in[i];
-}
-
-int main()
-{
-    float *in, *out;
-    int n = 1 << 20;
-    copy<<<n / 256, 256>>>(in, out, n);
-    return 0;
-}
-"""
 
 CONFLICT_KERNEL = """\
 __global__ void stride32(const float* in, float* out)

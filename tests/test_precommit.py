@@ -21,28 +21,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from kernel_texts import CLEAN_KERNEL  # tests/kernel_texts.py
 
 pytest.importorskip("pre_commit", reason="pre-commit is not installed (pip install '.[test]')")
 
 REPO = Path(__file__).resolve().parents[1]
 STRIDE4 = REPO / "samples" / "000_bank_stride4.cu"
 
-CLEAN_KERNEL = """\
-__global__ void copy(const float* in, float* out, int n)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        out[i] = in[i];
-}
-
-int main()
-{
-    float *in, *out;
-    int n = 1 << 20;
-    copy<<<n / 256, 256>>>(in, out, n);
-    return 0;
-}
-"""
 
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "warplint tests", "GIT_AUTHOR_EMAIL": "tests@warplint.invalid",

@@ -20,6 +20,7 @@ import pytest
 from analyzer.diagnostics import Location
 from analyzer.report import FORMATS, Record, render
 from analyzer.report.github import command, escape_data, escape_property
+from kernel_texts import CLEAN_KERNEL  # tests/kernel_texts.py
 
 REPO = Path(__file__).resolve().parents[1]
 #: the formats this file covers (html, a page, is tested on its own)
@@ -37,22 +38,6 @@ __global__ void k(float* a)
 }
 """
 
-CLEAN_KERNEL = """\
-__global__ void copy(const float* in, float* out, int n)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        out[i] = in[i];
-}
-
-int main()
-{
-    float *in, *out;
-    int n = 1 << 20;
-    copy<<<n / 256, 256>>>(in, out, n);
-    return 0;
-}
-"""
 
 NEVER_LAUNCHED_TEMPLATE = """\
 template <int N>
