@@ -20,17 +20,21 @@ import sys
 from typing import Any, Sequence
 
 from analyzer import __version__
+from analyzer.arch import DEFAULT_ARCH
+from analyzer.launch_limits import (
+    MAX_BLOCK,
+    MAX_BLOCK_THREADS,
+    MAX_GRID,
+    LaunchLimitError,
+    is_macro_name,
+    is_param_name,
+    launch_dims,
+)
 
 __all__ = ["main", "build_parser"]
 
 COMMANDS = ("check", "explain", "rules", "version", "server", "show", "simulate")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-
-MAX_BLOCK = (1024, 1024, 64)
-MAX_BLOCK_THREADS = 1024
-MAX_GRID = (2**31 - 1, 65535, 65535)
-_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")  # `n`, or a struct parameter's field `A.width`
-_MACRO = re.compile(r"[A-Za-z_]\w*(\([\w\s,.]*\))?\Z")
 
 
 # ----------------------------------------------------------------------------- option types
@@ -42,16 +46,10 @@ def _dims(flag: str, limits: tuple[int, int, int], total: int | None) -> Any:
         form = f"expected {flag} X[,Y[,Z]] with positive integers, e.g. {flag} 32,8"
         if not 1 <= len(parts) <= 3 or not all(re.fullmatch(r"\s*\d+\s*", p) for p in parts):
             raise argparse.ArgumentTypeError(f"{text!r}: {form}")
-        dims = [int(p) for p in parts] + [1] * (3 - len(parts))
-        if any(d < 1 for d in dims):
-            raise argparse.ArgumentTypeError(f"{text!r}: every dimension must be at least 1")
-        for axis, d, limit in zip("xyz", dims, limits):
-            if d > limit:
-                raise argparse.ArgumentTypeError(f"{text!r}: {axis} is {d}, the limit is {limit}")
-        if total is not None and dims[0] * dims[1] * dims[2] > total:
-            raise argparse.ArgumentTypeError(
-                f"{text!r}: {dims[0] * dims[1] * dims[2]} threads per block, the limit is {total}")
-        return dims[0], dims[1], dims[2]
+        try:
+            return launch_dims([int(p) for p in parts], limits, total)
+        except LaunchLimitError as err:
+            raise argparse.ArgumentTypeError(f"{text!r}: {err}") from None
 
     return parse
 
@@ -59,7 +57,7 @@ def _dims(flag: str, limits: tuple[int, int, int], total: int | None) -> Any:
 def _param(text: str) -> tuple[str, int]:
     name, sep, value = text.partition("=")
     name, value = name.strip(), value.strip()
-    if not sep or not _NAME.match(name):
+    if not sep or not is_param_name(name):
         raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=VALUE, e.g. --param n=1024")
     try:
         number = int(value.replace("_", ""), 0)
@@ -70,7 +68,7 @@ def _param(text: str) -> tuple[str, int]:
 
 def _define(text: str) -> tuple[str, str | None]:
     name, sep, value = text.partition("=")
-    if not _MACRO.match(name):
+    if not is_macro_name(name):
         raise argparse.ArgumentTypeError(f"{text!r}: expected -D NAME or -D NAME=VALUE")
     return name, (value if sep else None)
 
@@ -176,8 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     show = commands.add_parser(
         "show", help="draw a warp's lanes against the banks or sectors of the access on a line",
-        description="Draw, for the access(es) on FILE:LINE, the warp's 32 lanes against the 32 "
-        "shared-memory banks (each wavefront a row) or the 32-byte sectors of global memory "
+        description="Draw, for the access(es) on FILE:LINE, the lanes of a warp against the "
+        "shared-memory banks (each wavefront a row) or the sectors of global memory "
         "(which lanes fall in which sector), colliding lanes marked.",
     )
     show.add_argument("where", metavar="FILE:LINE", help="a source file and a 1-based line, e.g. kernel.cu:23")
@@ -471,7 +469,7 @@ def _rules() -> int:
 # ----------------------------------------------------------------------------- show and server
 
 
-def _analysis_options(parser: argparse.ArgumentParser, arch_default: str | None = "sm_90") -> Any:
+def _analysis_options(parser: argparse.ArgumentParser, arch_default: str | None = DEFAULT_ARCH) -> Any:
     """The launch and preprocessor options of `check`, `show` and `server`; returns the
     preprocessor group (`check` adds `--via-ptx` to it)."""
     launch = parser.add_argument_group("launch configuration (overrides what the file's host code says)")
@@ -481,9 +479,9 @@ def _analysis_options(parser: argparse.ArgumentParser, arch_default: str | None 
                         help="gridDim of every kernel")
     launch.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
                         help="value of a kernel's integer parameter (repeatable)")
-    # None: the configuration file's architecture, else sm_90 (`server` reads no configuration)
-    arch_help = ("GPU architecture (default sm_90)" if arch_default else
-                 "GPU architecture (default: the configuration's, else sm_90)")
+    # None: the configuration file's architecture, else the default (`server` reads no configuration)
+    arch_help = (f"GPU architecture (default {arch_default})" if arch_default else
+                 f"GPU architecture (default: the configuration's, else {DEFAULT_ARCH})")
     launch.add_argument("--arch", type=_arch, default=arch_default, help=arch_help)
     pre = parser.add_argument_group("preprocessor")
     pre.add_argument("-D", dest="defines", type=_define, action="append", default=[], metavar="NAME[=VALUE]",
@@ -500,7 +498,7 @@ def _analysis_of(ns: argparse.Namespace, path: str | None = None) -> Any:
     from analyzer.api import Options
 
     if path is None:
-        return Options(arch=ns.arch or "sm_90", block=ns.block, grid=ns.grid, params=dict(ns.param),
+        return Options(arch=ns.arch or DEFAULT_ARCH, block=ns.block, grid=ns.grid, params=dict(ns.param),
                        defines=dict(ns.defines), include_paths=list(ns.include_paths))
     from analyzer.config import Resolver, Settings
 
@@ -579,7 +577,7 @@ def _simulate(ns: argparse.Namespace) -> int:
 
         text = render_json([report], arch=options.arch)
     else:
-        from analyzer.sim.text import render as render_text
+        from analyzer.report.simulation import render as render_text
 
         text = render_text([report])
     sys.stdout.write(text)
