@@ -20,11 +20,11 @@ import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 from analyzer.arch import Architecture
 from analyzer.diagnostics import Diagnostic, Location, Severity
-from analyzer.records import record, replace
 
 __all__ = [
     "EntryFailure",
@@ -94,7 +94,7 @@ def _nvcc_errors(path: str, output: str, code: int) -> list[Diagnostic]:
                        location=Location(path, 1, 1, 1, 1))]
 
 
-@record
+@dataclass(frozen=True)
 class PtxSource:
     """The PTX text to analyse and the path its own positions are reported under."""
 
@@ -116,7 +116,7 @@ def ptx_source(path: str, arch: str, options: Any, text: str | None = None) -> P
     return PtxSource(compiled, os.path.splitext(path)[0] + ".ptx")
 
 
-@record
+@dataclass(frozen=True)
 class ParsedPtx:
     """A parsed PTX module (its `diagnostics` are the syntax errors) and its line map, which
     resolves PTX spans to the CUDA lines of the `.loc` directives."""
@@ -136,7 +136,7 @@ def parse_source(source: PtxSource, path: str) -> ParsedPtx:
     return ParsedPtx(path, module, PtxLineMap(source.text, source.ptx_path, locations))
 
 
-@record
+@dataclass(frozen=True)
 class EntryFailure:
     """An exception while analysing one PTX entry; the other entries go on, and `api`
     reports it as an internal error at the entry's name."""
