@@ -403,6 +403,7 @@ def test_a_folder_is_searched_for_cu_and_cuh_files(tmp_path):
     assert [f["path"] for f in json.loads(result.stdout)["files"]] == ["src/a.cu", "src/deep/b.cuh"]
 
 
+@pytest.mark.slow
 def test_the_samples_folder_never_crashes(tmp_path):
     result = warplint("check", str(REPO / "samples"), cwd=REPO)
     assert result.returncode in (0, 1), result.stdout + result.stderr

@@ -73,7 +73,7 @@ def where(result: dict) -> tuple[str, str | None, dict]:
     [STRIDE4],
     ["samples/004_noncoalesced_float3.cu", "samples/000_vec3d_plain.cu"],  # related locations
     ["samples/000_vec3d_misspelled_align.cu"],  # WL906 input errors
-    ["samples"],  # every sample at once
+    pytest.param(["samples"], marks=pytest.mark.slow),  # every sample at once
 ], ids=["stride4", "related", "diagnostics", "samples"])
 def test_real_reports_validate_against_the_sarif_2_1_0_schema(paths):
     validate(sarif(*paths))
