@@ -437,7 +437,7 @@ def _run_pipeline(path: str, options: Options, report: FileReport, diagnostics: 
     report.findings = _in_source_order(findings)
 
 
-def _analyze_kernels(path: str, module: Any, source: str, arch: Any, options: Options, report: FileReport,
+def _analyze_kernels(path: str, module: Any, source: str, arch: Architecture, options: Options, report: FileReport,
                      diagnostics: list[Diagnostic]) -> None:
     """analyze: every kernel of `module` for each of its launch configurations, into
     `report.kernels`; a kernel whose analysis raises is an internal error, the others go on."""
@@ -464,7 +464,7 @@ def _analyze_kernels(path: str, module: Any, source: str, arch: Any, options: Op
                 path, err, f"while analysing kernel `{kernel.display_name}`", location))
 
 
-def _padding_reanalysis(path: str, pre: Any, parsed: Any, arch: Any,
+def _padding_reanalysis(path: str, pre: Any, parsed: Any, arch: Architecture,
                         options: Options) -> Callable[[Any], Callable[[Mapping[str, int]], Any]]:
     """The rules' `reanalyze(analysis)(padding)`: the kernel lowered again with the padded
     arrays wider and analysed for the same launch (only the padded arrays' accesses: the
@@ -495,7 +495,7 @@ def _padding_reanalysis(path: str, pre: Any, parsed: Any, arch: Any,
     return reanalyze_factory
 
 
-def _rule_findings(kernels: list[Any], arch: Any, reanalyze_factory: Callable[[Any], Any], options: Options,
+def _rule_findings(kernels: list[Any], arch: Architecture, reanalyze_factory: Callable[[Any], Any], options: Options,
                    path: str, diagnostics: list[Diagnostic]) -> list[Any]:
     """check: the selected rules' findings on the analyses (none, and an internal error,
     when a rule raises: the analyses stay in the report)."""
@@ -644,7 +644,7 @@ def _lowered(path: str, options: Options, report: FileReport, diagnostics: list[
 VERIFY_MISMATCH = "WL930"
 
 
-def _verify_findings(module: Any, analyses: list[Any], arch: Any, options: Options) -> list[Any]:
+def _verify_findings(module: Any, analyses: list[Any], arch: Architecture, options: Options) -> list[Any]:
     """`check --verify`: run each analysed kernel and launch in the simulator and report every
     access whose simulated cost disagrees with the static one (analyzer.sim.verify)."""
     from analyzer.findings import Finding

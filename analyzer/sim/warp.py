@@ -160,6 +160,7 @@ class BlockInterpreter:
         self.module = module
         self.warp = arch.warp_size
         self.slot_alignment = arch.address_period
+        self.local_alignment = arch.max_access_bytes  # a thread's local array holds the widest access
         self.memory = memory
         self.block_dim = block
         self.grid_dim = grid
@@ -214,9 +215,10 @@ class BlockInterpreter:
             size = t.size
             capacity = self.batch * self.per_block
             if var.kind == "local" or var.space == "local":
-                per_thread = -(-(size or 16) // 16) * 16
+                align = self.local_alignment
+                per_thread = -(-(size or align) // align) * align
                 region = self.memory.add(var.name, "local", per_thread * capacity, elem, fill="zeros",
-                                         stride=per_thread, extent=size or 16)
+                                         stride=per_thread, extent=size or align)
             elif var.space == "shared":
                 extent = EXTERN_SHARED_BYTES if var.extern or not size else size
                 period = self.slot_alignment  # one period of guard: an overrun is out of bounds
