@@ -59,12 +59,12 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cli", ("analyzer.cli", "analyzer.__main__")),
 )
 
-#: TEMPORARY: private names taken across modules in files that other branches of issue 12
-#: are changing (the analysis split makes what `sim.run` and `ptx.dataflow` take public;
-#: the front-end split moves `_arith_type` into `ir.types` and changes `sim.warp`'s import
-#: line). (importing module, module the name is defined in, name). Empty it after merging
-#: those branches: an entry that no longer matches a violation fails
-#: `test_the_allow_list_holds_only_violations_that_still_exist`.
+#: TEMPORARY: private names defined in modules that only the other branches of issue 12 change
+#: (`analysis/lanes.py` and `analysis/symbolic.py`: the analysis split, whose task makes what
+#: other modules take public; `ir/lower.py`: the front-end split, which moves `_arith_type` into
+#: `ir/types.py` and changes `sim/warp.py`'s import line). As (importing module, module the name
+#: is defined in, name). Empty it after merging those branches: an entry that no longer matches a
+#: violation fails `test_the_allow_list_holds_only_violations_that_still_exist`.
 PENDING_ON_OTHER_BRANCHES: frozenset[tuple[str, str, str]] = frozenset({
     ("analyzer.sim.run", "analyzer.analysis.lanes", "_reuse"),  # analysis branch
     ("analyzer.sim.run", "analyzer.analysis.lanes", "_merge_struct_fields"),  # analysis branch
