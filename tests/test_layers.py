@@ -93,6 +93,7 @@ def modules() -> dict[str, Path]:
     return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
 
+@functools.lru_cache(maxsize=None)
 def is_module(dotted: str) -> bool:
     relative = Path(*dotted.split(".")[1:]) if "." in dotted else Path()
     return (PACKAGE / relative).with_suffix(".py").is_file() or (PACKAGE / relative / "__init__.py").is_file()
@@ -168,18 +169,20 @@ def layer_of(module: str) -> int | None:
     return None if best is None else best[1]
 
 
-def every_import() -> list[Import]:
-    return [found for name, path in modules().items() for found in imports_of(name, path)]
+@functools.lru_cache(maxsize=None)
+def every_import() -> tuple[Import, ...]:
+    return tuple(found for name, path in modules().items() for found in imports_of(name, path))
 
 
-def private_uses() -> set[tuple[str, str, str]]:
+@functools.lru_cache(maxsize=None)
+def private_uses() -> frozenset[tuple[str, str, str]]:
     """(importer, module, name) of every private name one module takes from another."""
     found = {(i.importer, i.module, i.name) for i in every_import() if i.name and is_private(i.name)}
     found |= {(i.importer, i.module, i.name or "") for name, path in modules().items()
               for i in private_attributes_of(name, path)}
     found |= {(i.importer, i.module, "") for i in every_import()
               if any(is_private(part) for part in i.module.split("."))}
-    return {(importer, module, name) for importer, module, name in found if importer != module}
+    return frozenset((importer, module, name) for importer, module, name in found if importer != module)
 
 
 # ----------------------------------------------------------------------------- the tests
