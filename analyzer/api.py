@@ -18,6 +18,7 @@ import stat
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from analyzer import records
+from analyzer.arch import DEFAULT_ARCH, Architecture, get_arch
 from analyzer.diagnostics import Diagnostic, Location, Severity, Span
 from analyzer.records import field, record
 
@@ -49,7 +50,7 @@ TOOL_ERRORS = frozenset({INTERNAL_ERROR, INPUT_ERROR})  # error diagnostics that
 class Options:
     """What one run analyses for. Everything has the command line's default."""
 
-    arch: str = "sm_90"
+    arch: str | Architecture = DEFAULT_ARCH  # a name from analyzer.arch.ARCHITECTURES, or a model of one's own
     block: tuple[int, int, int] | None = None
     grid: tuple[int, int, int] | None = None
     params: dict[str, int] = field(default_factory=dict)  # --param NAME=VALUE
@@ -416,81 +417,151 @@ def _run_pipeline(path: str, options: Options, report: FileReport, diagnostics: 
                   text: str | None = None, comments: list[Any] | None = None) -> None:
     """Run every stage on one file (or on `text` standing for it), filling `report` and
     `diagnostics` as it goes, so that what was found before an internal error is still reported."""
-    if path.endswith(".ptx") or (options.via_ptx and path.endswith(".cu")):  # the PTX path (analyzer/ptx/pipeline.py)
-        from analyzer.ptx.pipeline import run_ptx_pipeline
-
-        run_ptx_pipeline(path, options, report, diagnostics, text=text)
+    if path.endswith(".ptx") or (options.via_ptx and path.endswith(".cu")):
+        _run_ptx_pipeline(path, options, report, diagnostics, text)
         return
-    from analyzer.arch import get_arch
-    from analyzer.ir.lower import lower  # again, to check padding fixes
-
     arch = get_arch(options.arch)
     pre, parsed, module = _lowered(path, options, report, diagnostics, text=text, comments=comments)
+    if not module.kernels:
+        return
+    _analyze_kernels(path, module, pre.text, arch, options, report, diagnostics)
+    if not report.kernels:
+        return
+    findings = _rule_findings(report.kernels, arch, _padding_reanalysis(path, pre, parsed, arch, options),
+                              options, path, diagnostics)
+    if options.verify:
+        try:
+            findings = findings + _verify_findings(module, report.kernels, arch, options)
+        except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - keep the rest
+            diagnostics.append(_internal_error(path, err, "while verifying with the simulator"))
+    report.findings = _in_source_order(findings)
 
-    if module.kernels:
-        from analyzer.analysis.launch import launch_configs
-        from analyzer.analysis.lanes import analyze_kernel
 
-        def line_of(span: Span) -> int:
-            return report.locate(span).line
+def _analyze_kernels(path: str, module: Any, source: str, arch: Architecture, options: Options, report: FileReport,
+                     diagnostics: list[Diagnostic]) -> None:
+    """analyze: every kernel of `module` for each of its launch configurations, into
+    `report.kernels`; a kernel whose analysis raises is an internal error, the others go on."""
+    from analyzer.analysis.launch import launch_configs
+    from analyzer.analysis.lanes import analyze_kernel
 
-        for kernel in module.kernels:
+    def line_of(span: Span) -> int:
+        return report.locate(span).line
+
+    for kernel in module.kernels:
+        try:
+            launches = launch_configs(
+                module, kernel, block=options.block, grid=options.grid,
+                params=options.params or None, line_of=line_of,
+            )
+            for launch in launches:
+                analysis = analyze_kernel(module, kernel, launch, arch, params=options.params or None)
+                analysis.source = source  # lets rules turn fixes into exact edits
+                report.kernels.append(analysis)
+                diagnostics.extend(analysis.diagnostics)
+        except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
+            location = report.locate(getattr(kernel, "name_span", None))
+            diagnostics.append(_internal_error(
+                path, err, f"while analysing kernel `{kernel.display_name}`", location))
+
+
+def _padding_reanalysis(path: str, pre: Any, parsed: Any, arch: Architecture,
+                        options: Options) -> Callable[[Any], Callable[[Mapping[str, int]], Any]]:
+    """The rules' `reanalyze(analysis)(padding)`: the kernel lowered again with the padded
+    arrays wider and analysed for the same launch (only the padded arrays' accesses: the
+    rules compare no others), or None when that cannot be done. Each padding is lowered once."""
+    from analyzer.analysis.lanes import analyze_kernel
+    from analyzer.ir.lower import lower
+
+    padded_modules: dict[tuple, Any] = {}
+
+    def reanalyze_factory(analysis: Any) -> Callable[[Mapping[str, int]], Any]:
+        def reanalyze(padding: Mapping[str, int]) -> Any:
             try:
-                launches = launch_configs(
-                    module, kernel, block=options.block, grid=options.grid,
-                    params=options.params or None, line_of=line_of,
-                )
-                for launch in launches:
-                    analysis = analyze_kernel(module, kernel, launch, arch, params=options.params or None)
-                    analysis.source = pre.text  # lets rules turn fixes into exact edits
-                    report.kernels.append(analysis)
-                    diagnostics.extend(analysis.diagnostics)
-            except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
-                location = report.locate(getattr(kernel, "name_span", None))
-                diagnostics.append(_internal_error(
-                    path, err, f"while analysing kernel `{kernel.display_name}`", location))
+                key = tuple(sorted(padding.items()))
+                padded = padded_modules.get(key)
+                if padded is None:
+                    padded = padded_modules[key] = lower(parsed.unit, pre.text, path, padding=dict(padding))
+                name = analysis.kernel.display_name
+                twin = next((k for k in padded.kernels if k.display_name == name), None)
+                if twin is None:
+                    return None
+                return analyze_kernel(padded, twin, analysis.launch, arch, params=options.params or None,
+                                      arrays=padding)
+            except (Exception, RecursionError):  # noqa: BLE001 - a fix we cannot verify
+                return None
 
-        if report.kernels:
-            from analyzer.rules.registry import check
+        return reanalyze
 
-            padded_modules: dict[tuple, Any] = {}
-
-            def reanalyze_factory(analysis: Any) -> Callable[[Mapping[str, int]], Any]:
-                def reanalyze(padding: Mapping[str, int]) -> Any:
-                    # a padding fix is checked on the kernel lowered again with the wider array
-                    try:
-                        key = tuple(sorted(padding.items()))
-                        padded = padded_modules.get(key)
-                        if padded is None:
-                            padded = padded_modules[key] = lower(parsed.unit, pre.text, path, padding=dict(padding))
-                        name = analysis.kernel.display_name
-                        twin = next((k for k in padded.kernels if k.display_name == name), None)
-                        if twin is None:
-                            return None
-                        # only the padded arrays' accesses: the rules compare no others
-                        return analyze_kernel(padded, twin, analysis.launch, arch, params=options.params or None,
-                                              arrays=padding)
-                    except (Exception, RecursionError):  # noqa: BLE001 - a fix we cannot verify
-                        return None
-
-                return reanalyze
-
-            try:
-                findings = check(report.kernels, arch, reanalyze_factory,
-                                 select=options.select, ignore=options.ignore)
-            except (Exception, RecursionError) as err:  # noqa: BLE001 - keep the analyses
-                diagnostics.append(_internal_error(path, err, "while checking the rules"))
-                findings = []
-            if options.verify:
-                try:
-                    findings = findings + _verify_findings(module, report.kernels, arch, options)
-                except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - keep the rest
-                    diagnostics.append(_internal_error(path, err, "while verifying with the simulator"))
-            report.findings = sorted(findings, key=lambda f: (_span_key(f.span), str(f.code)))
+    return reanalyze_factory
 
 
-def _span_key(span: Span | None) -> tuple[int, int]:
-    return (span.start, span.end) if span is not None else (-1, -1)
+def _rule_findings(kernels: list[Any], arch: Architecture, reanalyze_factory: Callable[[Any], Any], options: Options,
+                   path: str, diagnostics: list[Diagnostic]) -> list[Any]:
+    """check: the selected rules' findings on the analyses (none, and an internal error,
+    when a rule raises: the analyses stay in the report)."""
+    from analyzer.rules.registry import check
+
+    try:
+        return check(kernels, arch, reanalyze_factory, select=options.select, ignore=options.ignore)
+    except (Exception, RecursionError) as err:  # noqa: BLE001 - keep the analyses
+        diagnostics.append(_internal_error(path, err, "while checking the rules"))
+        return []
+
+
+def _in_source_order(findings: list[Any]) -> list[Any]:
+    return sorted(findings, key=lambda f: ((f.span.start, f.span.end) if f.span is not None else (-1, -1),
+                                           str(f.code)))
+
+
+def _run_ptx_pipeline(path: str, options: Options, report: FileReport, diagnostics: list[Diagnostic],
+                      text: str | None) -> None:
+    """The PTX path (analyzer.ptx.pipeline): the PTX of a .ptx file, or what nvcc makes of a
+    .cu with `--via-ptx` (then the CUDA-C module gives the launches and parameter names);
+    parse, analyse every entry, check the rules (padding fixes are checked on the CUDA-C
+    path only), one finding for nvcc's copies of an access."""
+    from analyzer.ptx.pipeline import (EntryFailure, NvccProblem, analyze_entries, collapse_copies,
+                                       parse_source, ptx_source)
+
+    arch = get_arch(options.arch)
+    try:
+        source = ptx_source(path, arch.name, options, text)
+    except NvccProblem as problem:
+        diagnostics.extend(problem.diagnostics)
+        return
+    host, host_pre = (None, None) if path.endswith(".ptx") else _host_module(path, options)
+    parsed = parse_source(source, path)
+    diagnostics.extend(parsed.module.diagnostics)
+    report.linemap = parsed.linemap
+    host_linemap = host_pre.linemap if host_pre is not None else None
+    for outcome in analyze_entries(parsed, options, arch, host, host_linemap):
+        if isinstance(outcome, EntryFailure):
+            diagnostics.append(_internal_error(path, outcome.error, f"while analysing kernel `{outcome.kernel}`",
+                                               outcome.location))
+        else:
+            report.kernels.append(outcome)
+    if not report.kernels:
+        return
+    findings = _rule_findings(report.kernels, arch, _no_reanalysis, options, path, diagnostics)
+    report.findings = collapse_copies(_in_source_order(findings), parsed.linemap)
+
+
+def _no_reanalysis(analysis: Any) -> Callable[[Mapping[str, int]], Any]:
+    return lambda padding: None
+
+
+def _host_module(path: str, options: Options) -> tuple[Any, Any]:
+    """preprocess -> parse -> lower the CUDA file a `--via-ptx` run compiled, for its host
+    launches and parameter names: `(module, preprocessed)`, or `(None, None)` when that
+    fails (the PTX is then analysed without them; the file's own diagnostics come from nvcc)."""
+    try:
+        from analyzer.ir.lower import lower
+        from analyzer.source.preprocess import preprocess_file
+        from analyzer.syntax.parse import parse
+
+        pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
+        return lower(parse(pre.text).unit, pre.text, path), pre
+    except (Exception, RecursionError):  # noqa: BLE001 - the PTX is analysed without launches
+        return None, None
 
 
 def _resolved(diagnostics: Iterable[Diagnostic], report: FileReport) -> list[Diagnostic]:
@@ -523,7 +594,6 @@ def simulate_file(path: str, options: Options | None = None, sim_options: Any = 
     collected: list[Diagnostic] = []
     try:
         _, _, module = _lowered(path, options, report, collected)
-        from analyzer.arch import get_arch
         from analyzer.analysis.launch import launch_configs
         from analyzer.sim.run import simulate_kernel
 
@@ -574,7 +644,7 @@ def _lowered(path: str, options: Options, report: FileReport, diagnostics: list[
 VERIFY_MISMATCH = "WL930"
 
 
-def _verify_findings(module: Any, analyses: list[Any], arch: Any, options: Options) -> list[Any]:
+def _verify_findings(module: Any, analyses: list[Any], arch: Architecture, options: Options) -> list[Any]:
     """`check --verify`: run each analysed kernel and launch in the simulator and report every
     access whose simulated cost disagrees with the static one (analyzer.sim.verify)."""
     from analyzer.findings import Finding

@@ -11,6 +11,8 @@ Adding a GPU generation is a new entry in `ARCHITECTURES`, never new code.
 
 from __future__ import annotations
 
+import math
+
 from analyzer.records import record
 
 
@@ -68,6 +70,11 @@ class Architecture:
         """Shared-memory phases of a full warp: 1, 2 and 4 for 4-, 8- and 16-byte accesses."""
         return -(-self.warp_size // self.lanes_per_phase(access_bytes))
 
+    @property
+    def address_period(self) -> int:
+        """The period in bytes under which both costs are invariant: lcm(shared_banks * bank_bytes, sector_bytes)."""
+        return math.lcm(self.shared_banks * self.bank_bytes, self.sector_bytes)
+
 
 def _volta_to_hopper(name: str, description: str) -> Architecture:
     return Architecture(name=name, description=description)
@@ -104,8 +111,15 @@ class UnknownArchitecture(KeyError):
         )
 
 
-def get_arch(name: str = DEFAULT_ARCH) -> Architecture:
-    """The `Architecture` called `name` ("sm_90"); raises `UnknownArchitecture`."""
+def get_arch(name: str | Architecture = DEFAULT_ARCH) -> Architecture:
+    """The `Architecture` called `name` ("sm_90"); raises `UnknownArchitecture`.
+
+    An `Architecture` is returned as it is: that is how a model that is not in the
+    table (a study, a test: `dataclasses.replace(get_arch(), shared_banks=16)`) is
+    given wherever a name is taken (`analyzer.api.Options.arch`).
+    """
+    if isinstance(name, Architecture):
+        return name
     try:
         return ARCHITECTURES[name]
     except (KeyError, TypeError):

@@ -20,17 +20,21 @@ import sys
 from typing import Any, Sequence
 
 from analyzer import __version__
+from analyzer.arch import DEFAULT_ARCH
+from analyzer.launch_limits import (
+    MAX_BLOCK,
+    MAX_BLOCK_THREADS,
+    MAX_GRID,
+    LaunchLimitError,
+    is_macro_name,
+    is_param_name,
+    launch_dims,
+)
 
 __all__ = ["main", "build_parser"]
 
 COMMANDS = ("check", "explain", "rules", "version", "server", "show", "simulate")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-
-MAX_BLOCK = (1024, 1024, 64)
-MAX_BLOCK_THREADS = 1024
-MAX_GRID = (2**31 - 1, 65535, 65535)
-_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")  # `n`, or a struct parameter's field `A.width`
-_MACRO = re.compile(r"[A-Za-z_]\w*(\([\w\s,.]*\))?\Z")
 
 
 # ----------------------------------------------------------------------------- option types
@@ -42,16 +46,10 @@ def _dims(flag: str, limits: tuple[int, int, int], total: int | None) -> Any:
         form = f"expected {flag} X[,Y[,Z]] with positive integers, e.g. {flag} 32,8"
         if not 1 <= len(parts) <= 3 or not all(re.fullmatch(r"\s*\d+\s*", p) for p in parts):
             raise argparse.ArgumentTypeError(f"{text!r}: {form}")
-        dims = [int(p) for p in parts] + [1] * (3 - len(parts))
-        if any(d < 1 for d in dims):
-            raise argparse.ArgumentTypeError(f"{text!r}: every dimension must be at least 1")
-        for axis, d, limit in zip("xyz", dims, limits):
-            if d > limit:
-                raise argparse.ArgumentTypeError(f"{text!r}: {axis} is {d}, the limit is {limit}")
-        if total is not None and dims[0] * dims[1] * dims[2] > total:
-            raise argparse.ArgumentTypeError(
-                f"{text!r}: {dims[0] * dims[1] * dims[2]} threads per block, the limit is {total}")
-        return dims[0], dims[1], dims[2]
+        try:
+            return launch_dims([int(p) for p in parts], limits, total)
+        except LaunchLimitError as err:
+            raise argparse.ArgumentTypeError(f"{text!r}: {err}") from None
 
     return parse
 
@@ -59,7 +57,7 @@ def _dims(flag: str, limits: tuple[int, int, int], total: int | None) -> Any:
 def _param(text: str) -> tuple[str, int]:
     name, sep, value = text.partition("=")
     name, value = name.strip(), value.strip()
-    if not sep or not _NAME.match(name):
+    if not sep or not is_param_name(name):
         raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=VALUE, e.g. --param n=1024")
     try:
         number = int(value.replace("_", ""), 0)
@@ -70,7 +68,7 @@ def _param(text: str) -> tuple[str, int]:
 
 def _define(text: str) -> tuple[str, str | None]:
     name, sep, value = text.partition("=")
-    if not _MACRO.match(name):
+    if not is_macro_name(name):
         raise argparse.ArgumentTypeError(f"{text!r}: expected -D NAME or -D NAME=VALUE")
     return name, (value if sep else None)
 
@@ -120,12 +118,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"warplint {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_check(commands)
+    _add_documentation_commands(commands)
+    _add_show(commands)
+    _add_server(commands)
+    _add_simulate(commands)
+    parser.commands = dict(commands.choices)  # type: ignore[attr-defined]
+    return parser
 
+
+def _add_check(commands: Any) -> None:
     check = commands.add_parser(
         "check", help="analyse .cu/.cuh files (folders are searched)",
         description="Analyse CUDA files; folders are searched for .cu and .cuh files.",
     )
     check.add_argument("paths", nargs="+", metavar="PATH", help="a .cu/.cuh file or a folder")
+    _add_output_options(check)
+    pre = _analysis_options(check, arch_default=None)
+    pre.add_argument("--via-ptx", action="store_true",
+                     help="compile each .cu file with `nvcc -ptx -lineinfo` and analyse the PTX "
+                          "(findings at the CUDA lines; .ptx files are always analysed as PTX)")
+    _add_rule_options(check)
+    conf = check.add_argument_group("configuration and running")
+    where = conf.add_mutually_exclusive_group()
+    where.add_argument("--config", metavar="FILE",
+                       help="use this warplint.toml or pyproject.toml for every file instead of the nearest one")
+    where.add_argument("--isolated", action="store_true", help="read no configuration file")
+    conf.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
+                      help="check files in N worker processes (default: one per CPU; 1: no workers)")
+
+
+def _add_output_options(check: argparse.ArgumentParser) -> None:
     out = check.add_argument_group("output")
     from analyzer.report import FORMATS  # a light module: the reporters themselves load on use
 
@@ -140,10 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="never colour the text report (it is coloured only on a terminal; NO_COLOR is honoured)")
     out.add_argument("--exit-zero", action="store_true",
                      help="exit 0 even when there are findings (2 is still returned for tool errors)")
-    pre = _analysis_options(check, arch_default=None)
-    pre.add_argument("--via-ptx", action="store_true",
-                     help="compile each .cu file with `nvcc -ptx -lineinfo` and analyse the PTX "
-                          "(findings at the CUDA lines; .ptx files are always analysed as PTX)")
+
+
+def _add_rule_options(check: argparse.ArgumentParser) -> None:
     rules = check.add_argument_group("rules")
     rules.add_argument("--select", type=_codes, action=_Extend, metavar="CODES",
                        help="report only these rules (codes or names, comma-separated)")
@@ -160,24 +182,22 @@ def build_parser() -> argparse.ArgumentParser:
                        "whose simulated cost disagrees with the static one (WL930)")
     rules.add_argument("--statistics", action="store_true",
                        help="after the report, print how many findings each rule produced")
-    conf = check.add_argument_group("configuration and running")
-    where = conf.add_mutually_exclusive_group()
-    where.add_argument("--config", metavar="FILE",
-                       help="use this warplint.toml or pyproject.toml for every file instead of the nearest one")
-    where.add_argument("--isolated", action="store_true", help="read no configuration file")
-    conf.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
-                      help="check files in N worker processes (default: one per CPU; 1: no workers)")
 
+
+def _add_documentation_commands(commands: Any) -> None:
+    """`explain`, `rules` and `version`."""
     explain = commands.add_parser("explain", help="show a rule's documentation",
                                   description="Show a rule's documentation.")
     explain.add_argument("rule", metavar="RULE", help="a rule code (WL101) or name")
     commands.add_parser("rules", help="list the rules", description="List the rules.")
     commands.add_parser("version", help="show the version", description="Show the version.")
 
+
+def _add_show(commands: Any) -> None:
     show = commands.add_parser(
         "show", help="draw a warp's lanes against the banks or sectors of the access on a line",
-        description="Draw, for the access(es) on FILE:LINE, the warp's 32 lanes against the 32 "
-        "shared-memory banks (each wavefront a row) or the 32-byte sectors of global memory "
+        description="Draw, for the access(es) on FILE:LINE, the lanes of a warp against the "
+        "shared-memory banks (each wavefront a row) or the sectors of global memory "
         "(which lanes fall in which sector), colliding lanes marked.",
     )
     show.add_argument("where", metavar="FILE:LINE", help="a source file and a 1-based line, e.g. kernel.cu:23")
@@ -186,6 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="never colour (colour is used only on a terminal, and not when NO_COLOR is set)")
     _analysis_options(show, arch_default=None)
 
+
+def _add_server(commands: Any) -> None:
     server = commands.add_parser(
         "server", help="run the language server (LSP over stdio; needs `pip install warplint[lsp]`)",
         description="Run a Language Server over stdin/stdout for editors: diagnostics on open, "
@@ -193,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     server.add_argument("--stdio", action="store_true", help="accepted for LSP clients that pass it (stdio is the only transport)")
     _analysis_options(server)
+
+
+def _add_simulate(commands: Any) -> None:
     simulate = commands.add_parser(
         "simulate", help="run kernels in the reference simulator and cost every access it makes",
         description="Run each kernel of FILE concretely, warp by warp (numpy over a block's threads), "
@@ -213,8 +238,6 @@ def build_parser() -> argparse.ArgumentParser:
                           help="text (a table per kernel) or json (check's access schema plus "
                           "mean_per_request and simulated_blocks)")
     _analysis_options(simulate, arch_default=None)
-    parser.commands = dict(commands.choices)  # type: ignore[attr-defined]
-    return parser
 
 
 # ----------------------------------------------------------------------------- commands
@@ -294,43 +317,64 @@ def _main(argv: list[str]) -> int:
 
 
 def _check(ns: argparse.Namespace) -> int:
-    from analyzer.api import Options, check_paths
-    from analyzer.diagnostics import Severity
-    from analyzer.report import render
-    from analyzer.report.text import summary
+    """`warplint check`: options, the files checked, the report written, the exit status."""
+    from analyzer.api import Options
 
-    from analyzer.config import ConfigError, Resolver, Settings
-
-    options = Options(  # what is not configurable per file; the rest comes from `options_for`
+    if ns.output == "-":
+        ns.output = None
+    if not _known_rules(ns):  # an unknown rule is a usage error, before any file is read
+        return EXIT_ERROR
+    if ns.config is not None and not os.path.isfile(ns.config):
+        _error(f"argument --config: {ns.config}: no such file")
+        return EXIT_ERROR
+    options = Options(  # what is not configurable per file; the rest comes from the configuration
         via_ptx=getattr(ns, "via_ptx", False),
         format=ns.format,
         report_unused_suppressions=ns.report_unused_suppressions,
+        verify=bool(getattr(ns, "verify", False)),
     )
+    checked = _checked_files(ns, options)
+    if checked is None:
+        return EXIT_ERROR
+    reports, arch = checked
+    if not _write_report(ns, reports, arch):
+        return EXIT_ERROR
+    _print_after_report(ns, reports)
+    return _exit_status(reports, ns.exit_zero)
+
+
+def _known_rules(ns: argparse.Namespace) -> bool:
+    """Whether every rule `--select`, `--ignore` and their `--extend-` forms name exists
+    (else the error is printed)."""
+    selectors = (("--select", ns.select), ("--ignore", ns.ignore),
+                 ("--extend-select", ns.extend_select), ("--extend-ignore", ns.extend_ignore))
+    if not any(given for _, given in selectors):
+        return True
+    registry = _registry()
+    if registry is None:
+        return False
+    for flag, given in selectors:
+        for selector in given or ():
+            try:
+                registry.get_rules(selector)
+            except KeyError:
+                _error(f"argument {flag}: unknown rule {selector!r}; `warplint rules` lists them")
+                return False
+    return True
+
+
+def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str] | None:
+    """The reports of every file, each checked with its configuration merged with the command
+    line, and the architecture the report names; None after printing a broken configuration."""
+    from analyzer.api import check_paths
+    from analyzer.config import ConfigError, Resolver, Settings
+
     cli = Settings(  # what the command line says; None or empty: leave it to the configuration
         select=ns.select, ignore=ns.ignore, extend_select=tuple(ns.extend_select or ()),
         extend_ignore=tuple(ns.extend_ignore or ()), arch=ns.arch, block=ns.block, grid=ns.grid,
         params=dict(ns.param), defines=dict(ns.defines),
         include_paths=tuple(os.path.abspath(p) for p in ns.include_paths),
     )
-    if ns.output == "-":
-        ns.output = None
-    selectors = (("--select", ns.select), ("--ignore", ns.ignore),
-                 ("--extend-select", ns.extend_select), ("--extend-ignore", ns.extend_ignore))
-    if any(given for _, given in selectors):  # an unknown rule is a usage error, before any file is read
-        registry = _registry()
-        if registry is None:
-            return EXIT_ERROR
-        for flag, given in selectors:
-            for selector in given or ():
-                try:
-                    registry.get_rules(selector)
-                except KeyError:
-                    _error(f"argument {flag}: unknown rule {selector!r}; `warplint rules` lists them")
-                    return EXIT_ERROR
-    options.verify = bool(getattr(ns, "verify", False))
-    if ns.config is not None and not os.path.isfile(ns.config):
-        _error(f"argument --config: {ns.config}: no such file")
-        return EXIT_ERROR
     resolver = Resolver(cli, options, config=ns.config, isolated=ns.isolated)
     resolved: list[Any] = []
 
@@ -344,27 +388,40 @@ def _check(ns: argparse.Namespace) -> int:
         reports = check_paths(ns.paths, options, jobs=jobs, options_for=options_for, progress=bar.update)
     except ConfigError as err:
         print(err, file=sys.stderr)
-        return EXIT_ERROR
+        return None
     finally:
         bar.close()
-    ns.arch = ns.arch or (resolved[0].arch if resolved else options.arch)  # the arch the report names
+    return reports, ns.arch or (resolved[0].arch if resolved else options.arch)
+
+
+def _write_report(ns: argparse.Namespace, reports: list[Any], arch: str) -> bool:
+    """The report in `--format`, to `--output` or stdout; False after printing why it could not be written."""
+    from analyzer.report import render
 
     color = (
         ns.format == "text" and not ns.no_color and ns.output is None
         and "NO_COLOR" not in os.environ and sys.stdout.isatty()
     )
-    text = render(reports, ns.format, arch=ns.arch, color=color)
+    text = render(reports, ns.format, arch=arch, color=color)
     if ns.output is not None:
         try:
             with open(ns.output, "w", encoding="utf-8") as handle:
                 handle.write(text)
         except OSError as err:
             _error(f"cannot write {ns.output}: {err.strerror or err}")
-            return EXIT_ERROR
+            return False
     elif text:
         sys.stdout.write(text)
         sys.stdout.flush()
-    if ns.statistics:  # on stdout after a report for people; on stderr after one for programs
+    return True
+
+
+def _print_after_report(ns: argparse.Namespace, reports: list[Any]) -> None:
+    """`--statistics` (on stdout after a report for people, on stderr after one for programs),
+    then the summary line on stderr unless `--quiet`."""
+    from analyzer.report.text import summary
+
+    if ns.statistics:
         human = ns.output is not None or ns.format in ("text", "concise")
         stream = sys.stdout if human else sys.stderr
         stream.write(statistics(reports))
@@ -372,12 +429,18 @@ def _check(ns: argparse.Namespace) -> int:
     if not ns.quiet:
         print(summary(reports), file=sys.stderr)
 
+
+def _exit_status(reports: list[Any], exit_zero: bool) -> int:
+    """2 for a tool error; else 0 with `--exit-zero`; else 1 for findings, input errors or
+    (asked for, so counted as findings) unused suppressions; else 0."""
+    from analyzer.diagnostics import Severity
+
     if any(report.has_tool_error for report in reports):
         return EXIT_ERROR
-    if ns.exit_zero:
+    if exit_zero:
         return EXIT_CLEAN
     input_errors = any(d.severity == Severity.ERROR for r in reports for d in r.diagnostics)
-    unused = any(d.code == "WL920" for r in reports for d in r.diagnostics)  # asked for: counts as a finding
+    unused = any(d.code == "WL920" for r in reports for d in r.diagnostics)
     if input_errors or unused or any(r.findings for r in reports):
         return EXIT_FINDINGS
     return EXIT_CLEAN
@@ -471,7 +534,7 @@ def _rules() -> int:
 # ----------------------------------------------------------------------------- show and server
 
 
-def _analysis_options(parser: argparse.ArgumentParser, arch_default: str | None = "sm_90") -> Any:
+def _analysis_options(parser: argparse.ArgumentParser, arch_default: str | None = DEFAULT_ARCH) -> Any:
     """The launch and preprocessor options of `check`, `show` and `server`; returns the
     preprocessor group (`check` adds `--via-ptx` to it)."""
     launch = parser.add_argument_group("launch configuration (overrides what the file's host code says)")
@@ -481,9 +544,9 @@ def _analysis_options(parser: argparse.ArgumentParser, arch_default: str | None 
                         help="gridDim of every kernel")
     launch.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
                         help="value of a kernel's integer parameter (repeatable)")
-    # None: the configuration file's architecture, else sm_90 (`server` reads no configuration)
-    arch_help = ("GPU architecture (default sm_90)" if arch_default else
-                 "GPU architecture (default: the configuration's, else sm_90)")
+    # None: the configuration file's architecture, else the default (`server` reads no configuration)
+    arch_help = (f"GPU architecture (default {arch_default})" if arch_default else
+                 f"GPU architecture (default: the configuration's, else {DEFAULT_ARCH})")
     launch.add_argument("--arch", type=_arch, default=arch_default, help=arch_help)
     pre = parser.add_argument_group("preprocessor")
     pre.add_argument("-D", dest="defines", type=_define, action="append", default=[], metavar="NAME[=VALUE]",
@@ -500,7 +563,7 @@ def _analysis_of(ns: argparse.Namespace, path: str | None = None) -> Any:
     from analyzer.api import Options
 
     if path is None:
-        return Options(arch=ns.arch or "sm_90", block=ns.block, grid=ns.grid, params=dict(ns.param),
+        return Options(arch=ns.arch or DEFAULT_ARCH, block=ns.block, grid=ns.grid, params=dict(ns.param),
                        defines=dict(ns.defines), include_paths=list(ns.include_paths))
     from analyzer.config import Resolver, Settings
 
@@ -579,7 +642,7 @@ def _simulate(ns: argparse.Namespace) -> int:
 
         text = render_json([report], arch=options.arch)
     else:
-        from analyzer.sim.text import render as render_text
+        from analyzer.report.simulation import render as render_text
 
         text = render_text([report])
     sys.stdout.write(text)

@@ -21,6 +21,15 @@ import re
 from typing import Any, Mapping
 
 from analyzer import records
+from analyzer.launch_limits import (
+    MAX_BLOCK,
+    MAX_BLOCK_THREADS,
+    MAX_GRID,
+    LaunchLimitError,
+    is_macro_name,
+    is_param_name,
+    launch_dims,
+)
 from analyzer.records import field, record
 
 __all__ = [
@@ -35,8 +44,6 @@ __all__ = [
 
 CONFIG_NAMES = ("warplint.toml", "pyproject.toml")  # in one folder, the first wins
 SEVERITIES = ("error", "warning", "note")
-_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")
-_MACRO = re.compile(r"[A-Za-z_]\w*(\([\w\s,.]*\))?\Z")
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 _TOOL_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*warplint\s*[\].]", re.MULTILINE)
 
@@ -265,10 +272,11 @@ def _per_file_ignores(value: Any, where: _Where) -> tuple[tuple[str, tuple[str, 
 
 
 def _arch(value: Any, where: _Where) -> str:
-    from analyzer.arch import ARCHITECTURES
+    from analyzer.arch import ARCHITECTURES, DEFAULT_ARCH
 
     if not isinstance(value, str):
-        raise where.error("arch", f"`{where.shown('arch')}` must be a string such as \"sm_90\", not {_type_name(value)}")
+        raise where.error("arch", f"`{where.shown('arch')}` must be a string such as \"{DEFAULT_ARCH}\", "
+                          f"not {_type_name(value)}")
     if value not in ARCHITECTURES:
         raise where.error("arch", f"unknown architecture {value!r}; choose one of {', '.join(sorted(ARCHITECTURES))}",
                           value=value)
@@ -281,7 +289,7 @@ def _defines(value: Any, where: _Where) -> dict[str, str | None]:
     if isinstance(value, list):
         for item in _strings(value, "defines", where):
             name, sep, text = item.partition("=")
-            if not _MACRO.match(name):
+            if not is_macro_name(name):
                 raise where.error("defines", f"bad macro definition {item!r}; expected \"NAME\" or \"NAME=VALUE\"",
                                   value=item)
             out[name] = text if sep else None
@@ -290,7 +298,7 @@ def _defines(value: Any, where: _Where) -> dict[str, str | None]:
         raise where.error("defines", f"`{where.shown('defines')}` must be a table or an array of \"NAME=VALUE\" "
                           f"strings, not {_type_name(value)}")
     for name, item in value.items():
-        if not _MACRO.match(name):
+        if not is_macro_name(name):
             raise where.error("defines", f"bad macro name {name!r} in `{where.shown('defines')}`", value=name)
         if item is True:
             out[name] = None
@@ -303,24 +311,16 @@ def _defines(value: Any, where: _Where) -> dict[str, str | None]:
 
 
 def _dims(value: Any, key: str, where: _Where) -> tuple[int, int, int]:
-    from analyzer.cli import MAX_BLOCK, MAX_BLOCK_THREADS, MAX_GRID
-
     limits, total = (MAX_BLOCK, MAX_BLOCK_THREADS) if key == "block" else (MAX_GRID, None)
     dims = [value] if isinstance(value, int) and not isinstance(value, bool) else value
     if (not isinstance(dims, list) or not 1 <= len(dims) <= 3
             or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims)):
         raise where.error(key, f"`{where.shown(key)}` must be an integer or an array of 1 to 3 integers "
                           f"such as [32, 8], not {_type_name(value)}")
-    dims = list(dims) + [1] * (3 - len(dims))
-    if any(d < 1 for d in dims):
-        raise where.error(key, f"`{where.shown(key)}`: every dimension must be at least 1")
-    for axis, d, limit in zip("xyz", dims, limits):
-        if d > limit:
-            raise where.error(key, f"`{where.shown(key)}`: {axis} is {d}, the limit is {limit}")
-    if total is not None and dims[0] * dims[1] * dims[2] > total:
-        raise where.error(key, f"`{where.shown(key)}`: {dims[0] * dims[1] * dims[2]} threads per block, "
-                          f"the limit is {total}")
-    return dims[0], dims[1], dims[2]
+    try:
+        return launch_dims(dims, limits, total)
+    except LaunchLimitError as err:
+        raise where.error(key, f"`{where.shown(key)}`: {err}") from None
 
 
 def _params(value: Any, where: _Where) -> dict[str, int]:
@@ -328,7 +328,7 @@ def _params(value: Any, where: _Where) -> dict[str, int]:
         raise where.error("params", f"`{where.shown('params')}` must be a table of name = integer, "
                           f"not {_type_name(value)}")
     for name, number in value.items():
-        if not _NAME.match(name):
+        if not is_param_name(name):
             raise where.error("params", f"bad parameter name {name!r} in `{where.shown('params')}`", value=name)
         if not isinstance(number, int) or isinstance(number, bool):
             raise where.error("params", f"`{where.shown('params')}.{name}` must be an integer, "

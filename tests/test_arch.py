@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from analyzer.api import Options, check_source
 from analyzer.arch import (
     ARCHITECTURES,
     DEFAULT_ARCH,
@@ -44,6 +45,14 @@ def test_sm_90_has_the_numbers_of_the_hardware_model():
     assert arch.global_pointer_alignment == 256
     assert arch.access_sizes == (1, 2, 4, 8, 16)
     assert arch.max_access_bytes == 16
+
+
+@pytest.mark.parametrize(
+    ("changes", "period"),
+    [({}, 128), ({"shared_banks": 16}, 64), ({"shared_banks": 64}, 256), ({"sector_bytes": 48}, 384)],
+)
+def test_the_address_period_is_a_whole_row_of_banks_and_a_whole_number_of_sectors(changes, period):
+    assert dataclasses.replace(get_arch("sm_90"), **changes).address_period == period
 
 
 @pytest.mark.parametrize("name", VOLTA_TO_HOPPER)
@@ -90,8 +99,31 @@ def test_architectures_are_frozen_and_hashable():
     assert {arch: 1}[get_arch("sm_90")] == 1
 
 
-def test_a_new_generation_is_one_more_record():
-    future = Architecture(name="sm_100", description="a future GPU")
-    assert dataclasses.replace(future, name="sm_90", description="") == dataclasses.replace(
-        get_arch("sm_90"), description=""
-    )
+STRIDE_4 = """\
+__global__ void stride_4() {
+    __shared__ float s[32 * 4];
+    s[4 * threadIdx.x] = 1.0f;
+}
+"""
+
+
+def test_a_new_generation_is_one_more_record(monkeypatch):
+    """A GPU with other numbers is one more entry in the table, no new code: its name is
+    accepted, and check charges with its numbers (64 banks: words 0, 4, ..., 124 fall two
+    to a bank, 2 wavefronts instead of sm_90's 4)."""
+    future = dataclasses.replace(get_arch("sm_90"), name="sm_100", description="a future GPU", shared_banks=64)
+    monkeypatch.setitem(ARCHITECTURES, "sm_100", future)
+    assert get_arch("sm_100") is future
+
+    def wavefronts(arch: str) -> int | None:
+        report = check_source("stride_4.cu", STRIDE_4, Options(arch=arch, block=(32, 1, 1)))
+        (cost,) = report.kernels[0].costs
+        return cost.per_request
+
+    assert wavefronts("sm_90") == 4
+    assert wavefronts("sm_100") == 2
+
+
+def test_an_architecture_record_is_taken_where_a_name_is():
+    banks_16 = dataclasses.replace(get_arch("sm_90"), shared_banks=16)
+    assert get_arch(banks_16) is banks_16

@@ -164,6 +164,7 @@ def lookup_table(size: int) -> str:
            "__global__ void lookup(float *out) { out[threadIdx.x] = table[threadIdx.x]; }\n" + KERNEL
 
 
+@pytest.mark.slow
 def test_a_10_mb_generated_lookup_table_is_skimmed_and_its_kernels_lowered():
     text = lookup_table(10 * MB)
     assert len(text) >= 10 * MB
@@ -177,6 +178,7 @@ def test_a_10_mb_generated_lookup_table_is_skimmed_and_its_kernels_lowered():
     assert table.type.length == text.count("f,")
 
 
+@pytest.mark.slow
 def test_a_10_mb_lookup_table_through_the_preprocessor(tmp_path):
     pre = pytest.importorskip("analyzer.source.preprocess")
     path = tmp_path / "table.cu"
@@ -203,6 +205,7 @@ JUNK_10_MB = {
 
 
 @pytest.mark.parametrize("name", list(JUNK_10_MB))
+@pytest.mark.slow
 def test_10_mb_of_generated_junk_ends_without_hanging(name):
     text = JUNK_10_MB[name]()
     assert len(text) >= 10 * MB
@@ -356,6 +359,7 @@ def test_many_errors_in_one_kernel_end_in_a_bounded_number_of_diagnostics():
     assert "good" in kernel_names(module)
 
 
+@pytest.mark.slow
 def test_random_mutations_of_a_kernel_never_raise():
     source = (
         "template <typename T> struct SharedMemory { __device__ operator T *() { extern __shared__ int s[]; return (T *)s; } };\n"

@@ -170,6 +170,7 @@ def _same_parser(tables: T.Tables) -> bool:
             and Parser(tables).parse(text, build, postlex.process) == Parser(cuda_tables()).parse(text, build, theirs.process))
 
 
+@pytest.mark.slow
 def test_tables_are_cached_per_grammar_text_and_python_and_reloaded(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     first = T.load("cuda.lark", ("IDENTIFIER",))
@@ -180,6 +181,7 @@ def test_tables_are_cached_per_grammar_text_and_python_and_reloaded(tmp_path, mo
     assert _same_parser(again)
 
 
+@pytest.mark.slow
 def test_a_damaged_cache_file_is_rebuilt_not_trusted(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     T.load("cuda.lark", ("IDENTIFIER",))
@@ -189,6 +191,7 @@ def test_a_damaged_cache_file_is_rebuilt_not_trusted(tmp_path, monkeypatch):
     assert marshal.loads(cache.read_bytes())["format"] == T.FORMAT
 
 
+@pytest.mark.slow
 def test_tables_of_another_format_are_ignored(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     T.load("cuda.lark", ("IDENTIFIER",))
@@ -200,6 +203,7 @@ def test_tables_of_another_format_are_ignored(tmp_path, monkeypatch):
     assert marshal.loads(cache.read_bytes())["format"] == T.FORMAT
 
 
+@pytest.mark.slow
 def test_an_unwritable_cache_folder_still_parses(tmp_path, monkeypatch):
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")

@@ -24,6 +24,7 @@ import pytest
 from kernel_texts import CLEAN_KERNEL  # tests/kernel_texts.py
 
 pytest.importorskip("pre_commit", reason="pre-commit is not installed (pip install '.[test]')")
+pytestmark = pytest.mark.slow  # each test installs the hook with the real `pre-commit try-repo`
 
 REPO = Path(__file__).resolve().parents[1]
 STRIDE4 = REPO / "samples" / "000_bank_stride4.cu"

@@ -835,6 +835,7 @@ def test_deeply_nested_unterminated_conditionals_are_each_reported():
     assert messages(result) == ["unterminated #ifdef"] * 300
 
 
+@pytest.mark.slow
 def test_deeply_nested_macro_calls_expand():
     depth = 1000
     result = pp("#define F(x) (x+1)\n" + "F(" * depth + "0" + ")" * depth + "\n")
@@ -847,6 +848,7 @@ def test_deeply_nested_parentheses_in_if():
     assert lines(pp("#if " + "(" * depth + "1" + ")" * depth + "\nyes\n#endif\n")) == ["yes"]
 
 
+@pytest.mark.slow
 def test_exponential_macro_expansion_is_cut_off_with_a_diagnostic():
     source = "#define A0 x\n" + "".join(f"#define A{i + 1} A{i} A{i}\n" for i in range(40)) + "A40;\n"
     result = pp(source)
@@ -912,6 +914,7 @@ def test_random_fragments_keep_the_map_consistent():
             assert line >= 1 and column >= 1
 
 
+@pytest.mark.slow
 def test_a_megabyte_of_code_preprocesses_in_well_under_a_second_per_megabyte():
     chunk = (
         "#define TILE 32\n#define IDX(r, c) ((r) * (TILE + 1) + (c))\n"

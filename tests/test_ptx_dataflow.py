@@ -509,6 +509,7 @@ def test_cli_via_ptx_without_nvcc_exits_2(tmp_path):
 
 
 @pytest.mark.skipif(__import__("shutil").which("nvcc") is None, reason="nvcc is not installed")
+@pytest.mark.slow
 def test_cli_via_ptx_reports_the_bank_conflict_at_the_cuda_line():
     done = _cli("--via-ptx", "samples/000_bank_stride4.cu")
     assert done.returncode == 1, done.stdout + done.stderr

@@ -18,7 +18,7 @@ import pytest
 
 from analyzer.api import FileReport, Options, check_file
 
-pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+pytestmark = [pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed"), pytest.mark.slow]
 
 SAMPLES = sorted(p.name for p in (Path(__file__).resolve().parents[1] / "samples").glob("*.cu"))
 Key = tuple[int, str, str]  # (CUDA line, space, op)

@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import inspect
 import pickle
+import sys
 
 import pytest
 from analyzer.records import field, fields, record, replace
@@ -175,3 +176,21 @@ def test_a_dataclass_may_extend_a_record():
     assert kinds == {inspect.Parameter.POSITIONAL_OR_KEYWORD}  # the record's fields are not keyword-only
     e = Extended(1, [], 2, 4)
     assert (e.a, e.b, e.c) == (1, 2, 4) and [f.name for f in dataclasses.fields(e)] == ["a", "items", "b", "c"]
+
+
+def test_warplint_check_of_a_cuda_file_builds_no_dataclass():
+    """The rule of records.py's docstring, held: the path of `warplint check FILE.cu` uses
+    records, so it never imports `dataclasses` (the simulator and the PTX front end may)."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    probe = ("import sys\nfrom analyzer.cli import main\n"
+             "main(['check', '--quiet', '--isolated', '--exit-zero', 'samples/000_bank_stride4.cu'])\n"
+             "print('dataclasses' in sys.modules, 'inspect' in sys.modules, file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, check=True)
+    assert done.stderr.split() == ["False", "False"], done.stderr
+
+
+def test_record_is_marked_as_a_dataclass_transform_for_type_checkers():
+    assert getattr(record, "__dataclass_transform__", None) is not None or sys.version_info < (3, 11)

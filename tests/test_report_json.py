@@ -7,7 +7,6 @@ the source text between them is the access as written.
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 from pathlib import Path
@@ -25,21 +24,6 @@ from analyzer.report import render  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((REPO / "docs" / "schema-v1.json").read_text())
 
-
-def _importable(*names: str) -> bool:
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - absent or half-written: skip
-            return False
-    return True
-
-
-HAS_ANALYSIS = _importable("analyzer.source.preprocess", "analyzer.syntax.parse", "analyzer.ir.lower",
-                           "analyzer.analysis.launch", "analyzer.analysis.lanes")
-HAS_PIPELINE = HAS_ANALYSIS and _importable("analyzer.rules.registry")
-needs_analysis = pytest.mark.skipif(not HAS_ANALYSIS, reason="analyzer.analysis.lanes (or an earlier stage) not available yet")
-needs_pipeline = pytest.mark.skipif(not HAS_PIPELINE, reason="analyzer.rules.registry not available yet")
 
 KERNELS = """\
 struct vec3d { float x, y, z; };
@@ -154,7 +138,6 @@ def test_json_is_indented_by_two_and_keeps_field_order(tmp_path):
     assert list(json.loads(text)) == ["version", "tool", "arch", "files"]
 
 
-@needs_analysis
 def test_an_analysed_file_matches_the_schema_with_one_entry_per_launch(tmp_path):
     source = tmp_path / "mixed.cu"
     source.write_text(KERNELS)
@@ -172,7 +155,6 @@ def test_an_analysed_file_matches_the_schema_with_one_entry_per_launch(tmp_path)
             assert access["unit"] == ("wavefronts" if access["space"] == "shared" else "sectors")
 
 
-@needs_analysis
 def test_positions_are_1_based_and_end_column_is_one_past_the_end(tmp_path):
     source = tmp_path / "mixed.cu"
     source.write_text(KERNELS)
@@ -189,7 +171,6 @@ def test_positions_are_1_based_and_end_column_is_one_past_the_end(tmp_path):
     assert finding["related"][0]["line"] == 5
 
 
-@needs_analysis
 def test_finding_args_stay_typed_and_odd_values_become_text(tmp_path):
     source = tmp_path / "mixed.cu"
     source.write_text(KERNELS)
@@ -201,7 +182,6 @@ def test_finding_args_stay_typed_and_odd_values_become_text(tmp_path):
     assert finding["kernel"] == "mixed" and finding["fix"].startswith("pad")
 
 
-@needs_analysis
 def test_the_text_report_of_the_same_file_is_gcc_shaped(tmp_path):
     source = tmp_path / "mixed.cu"
     source.write_text(KERNELS)
@@ -219,7 +199,6 @@ def test_the_text_report_of_the_same_file_is_gcc_shaped(tmp_path):
     ]
 
 
-@needs_pipeline
 def test_the_samples_report_matches_the_schema():
     reports = api.check_paths([str(REPO / "samples")])
     document = json_report.document(reports)

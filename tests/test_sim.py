@@ -104,6 +104,7 @@ def test_every_test_lanes_case_is_collected():
 
 
 @pytest.mark.parametrize("name, kwargs", LANES_CASES, ids=[n for n, _ in LANES_CASES])
+@pytest.mark.slow
 def test_simulator_agrees_with_check_on_test_lanes_kernels(name, kwargs, monkeypatch):
     recorded: list[tuple] = []
     real = test_lanes.analyse
@@ -127,6 +128,7 @@ def test_simulator_agrees_with_check_on_test_lanes_kernels(name, kwargs, monkeyp
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=[p.name for p in SAMPLES])
+@pytest.mark.slow
 def test_simulator_agrees_with_check_on_samples(path):
     static = check_file(str(path), Options())
     simulated = simulate_file(str(path), Options(), SimOptions(max_blocks=4))
@@ -320,6 +322,7 @@ __global__ void k(float3* v, P* p, float* out) {
 # ----------------------------------------------------------------------------- bounded work
 
 
+@pytest.mark.slow
 def test_endless_loop_is_stopped_with_its_line():
     src = """
 __global__ void spin(int* x) {

@@ -19,7 +19,7 @@ import pytest
 from analyzer.ir import types as T
 
 NVCC = shutil.which("nvcc")
-pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+pytestmark = [pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH"), pytest.mark.slow]
 
 
 def _table_module():

@@ -2,8 +2,8 @@
 
 After parsing: `cfg.build_cfg` (basic blocks, loops), `dataflow.evaluate` (registers as
 symbolic per-lane values, memory accesses), `analyze.analyze_entry` (costs by the CUDA-C
-path's model) and `pipeline.run_ptx_pipeline` (what `warplint check` runs for .ptx files
-and `--via-ptx`)."""
+path's model) and `pipeline`'s steps, which `analyzer.api` chains for .ptx files and
+`--via-ptx` (`ptx_source`, `parse_source`, `analyze_entries`, `collapse_copies`)."""
 
 from analyzer.ptx.nodes import (
     Addr,

@@ -1,7 +1,16 @@
-"""The PTX path: parse -> dataflow -> cost -> rules, for `warplint check k.ptx` and
-`warplint check --via-ptx k.cu` (which runs nvcc first). Called by `analyzer.api` only,
-which owns the file report; this module chains the PTX stages as `api._run_pipeline`
-chains the CUDA-C ones.
+"""The PTX front end's steps, for `warplint check k.ptx` and `warplint check --via-ptx k.cu`.
+
+`analyzer.api` chains them as it chains the CUDA-C stages, and runs the rules on what they
+return (this module never imports a later stage):
+
+    ptx_source(path, arch, options, text) -> PtxSource   the PTX text (nvcc compiles a .cu)
+    parse_source(source, path) -> ParsedPtx              the module and its line map
+    analyze_entries(parsed, options, arch, host, linemap)
+        -> KernelAnalysis | EntryFailure, one by one      every entry for every launch
+    collapse_copies(findings, linemap)                   nvcc's copies of an access as one finding
+
+The CUDA-C module of a `--via-ptx` file (its host launches and parameter names) comes from
+the CUDA-C stages, which `api` runs.
 """
 
 from __future__ import annotations
@@ -11,11 +20,24 @@ import re
 import shutil
 import subprocess
 import tempfile
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Iterator
 
+from analyzer.arch import Architecture
 from analyzer.diagnostics import Diagnostic, Location, Severity
 
-__all__ = ["NVCC_TIMEOUT", "compile_to_ptx", "run_ptx_pipeline"]
+__all__ = [
+    "EntryFailure",
+    "NVCC_TIMEOUT",
+    "NvccProblem",
+    "ParsedPtx",
+    "PtxSource",
+    "analyze_entries",
+    "collapse_copies",
+    "compile_to_ptx",
+    "parse_source",
+    "ptx_source",
+]
 
 NVCC_TIMEOUT = 300  # seconds; nvcc on one file
 _NVCC_ERROR = re.compile(r"^(?P<path>.*?)\((?P<line>\d+)\): (?P<kind>error|catastrophic error): (?P<msg>.*)$")
@@ -72,95 +94,90 @@ def _nvcc_errors(path: str, output: str, code: int) -> list[Diagnostic]:
                        location=Location(path, 1, 1, 1, 1))]
 
 
-def _cuda_module(path: str, options: Any) -> Any:
-    """The CUDA-C IR of `path` (for its host launches and parameter names), or None."""
-    try:
-        from analyzer.ir.lower import lower
-        from analyzer.source.preprocess import preprocess_file
-        from analyzer.syntax.parse import parse
+@dataclass(frozen=True)
+class PtxSource:
+    """The PTX text to analyse and the path its own positions are reported under."""
 
-        pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
-        return lower(parse(pre.text).unit, pre.text, path), pre
-    except (Exception, RecursionError):  # noqa: BLE001 - the PTX is analysed without launches
-        return None, None
+    text: str
+    ptx_path: str  # the .ptx file itself, or the .ptx beside the .cu that nvcc compiled
 
 
-def run_ptx_pipeline(path: str, options: Any, report: Any, diagnostics: list[Diagnostic],
-                     text: str | None = None) -> None:
-    """Analyse the PTX file `path` (or, with `options.via_ptx`, the PTX nvcc makes of the
-    CUDA file `path`), filling `report` like `api._run_pipeline` does."""
-    from analyzer.analysis.launch import launch_configs
-    from analyzer.arch import get_arch
-    from analyzer.ir import nodes as N
-    from analyzer.ptx.analyze import PtxLineMap, analyze_entry, kernel_for, ptx_kernel, relative_to, source_locations
-    from analyzer.ptx.parse import parse_ptx
-
-    arch = get_arch(options.arch)
-    cuda, pre = None, None
-    ptx_path = path
+def ptx_source(path: str, arch: str, options: Any, text: str | None = None) -> PtxSource:
+    """The PTX of `path`: the file itself (or `text` standing for it) when it is a .ptx file,
+    else what `nvcc -ptx` makes of the CUDA file for `arch` with `options`' -D and -I.
+    Raises `NvccProblem`."""
     if path.endswith(".ptx"):
         if text is None:
             with open(path, encoding="utf-8", errors="replace") as handle:
                 text = handle.read()
-    else:
-        with tempfile.TemporaryDirectory(prefix="warplint-ptx-") as work:
-            try:
-                text = compile_to_ptx(path, options.arch, options.defines, options.include_paths, work)
-            except NvccProblem as problem:
-                diagnostics.extend(problem.diagnostics)
-                return
-        ptx_path = os.path.splitext(path)[0] + ".ptx"
-        cuda, pre = _cuda_module(path, options)
-    module = parse_ptx(text, ptx_path, recover=True)
-    diagnostics.extend(module.diagnostics)
-    linemap = PtxLineMap(text, ptx_path, source_locations(module, lambda p: relative_to(p, path)))
-    report.linemap = linemap
-    host = N.Module(path, {}, [], [], [], [])
-    cuda_kernels = list(cuda.kernels) if cuda is not None else []
+        return PtxSource(text, path)
+    with tempfile.TemporaryDirectory(prefix="warplint-ptx-") as work:
+        compiled = compile_to_ptx(path, arch, options.defines, options.include_paths, work)
+    return PtxSource(compiled, os.path.splitext(path)[0] + ".ptx")
+
+
+@dataclass(frozen=True)
+class ParsedPtx:
+    """A parsed PTX module (its `diagnostics` are the syntax errors) and its line map, which
+    resolves PTX spans to the CUDA lines of the `.loc` directives."""
+
+    path: str  # the file warplint was given (.ptx, or the .cu nvcc compiled)
+    module: Any  # analyzer.ptx.nodes.PtxModule
+    linemap: Any  # analyzer.ptx.analyze.PtxLineMap
+
+
+def parse_source(source: PtxSource, path: str) -> ParsedPtx:
+    """Parse `source` with recovery; CUDA file names in its `.loc`s are made relative to `path`."""
+    from analyzer.ptx.analyze import PtxLineMap, relative_to, source_locations
+    from analyzer.ptx.parse import parse_ptx
+
+    module = parse_ptx(source.text, source.ptx_path, recover=True)
+    locations = source_locations(module, lambda p: relative_to(p, path))
+    return ParsedPtx(path, module, PtxLineMap(source.text, source.ptx_path, locations))
+
+
+@dataclass(frozen=True)
+class EntryFailure:
+    """An exception while analysing one PTX entry; the other entries go on, and `api`
+    reports it as an internal error at the entry's name."""
+
+    kernel: str  # the entry's display name
+    location: Location
+    error: BaseException
+
+
+def analyze_entries(parsed: ParsedPtx, options: Any, arch: Architecture, host: Any = None,
+                    host_linemap: Any = None) -> Iterator[Any]:
+    """A `KernelAnalysis` for every entry of `parsed` and every launch configuration it gets,
+    one at a time, or an `EntryFailure` for an entry whose analysis raised (what it yielded
+    before stands). `host` is the CUDA-C module of the file nvcc compiled (None for a .ptx
+    file): its launches and parameter names; `host_linemap` resolves its spans."""
+    from analyzer.analysis.launch import launch_configs
+    from analyzer.ir import nodes as N
+    from analyzer.ptx.analyze import analyze_entry, kernel_for, ptx_kernel
+
+    linemap = parsed.linemap
+    no_host = N.Module(parsed.path, {}, [], [], [], [])
+    cuda_kernels = list(host.kernels) if host is not None else []
 
     def line_of(span: Any) -> int:
-        return pre.linemap.resolve_span(span).line if pre is not None else 0
+        return host_linemap.resolve_span(span).line if host_linemap is not None else 0
 
-    kernels = []
-    for fn in module.entries:
+    for fn in parsed.module.entries:
         kernel = ptx_kernel(fn, linemap, kernel_for(fn, cuda_kernels))
         try:
-            mod, k = (cuda, kernel.cuda) if kernel.cuda is not None else (host, kernel.function)
-            launches = launch_configs(mod, k, block=options.block, grid=options.grid,
-                                      params=options.params or None, line_of=line_of)
-            for launch in launches:
-                analysis = analyze_entry(kernel, module, linemap, launch, arch, options.params or None)
-                report.kernels.append(analysis)
-            kernels.append(kernel)
+            module, k = (host, kernel.cuda) if kernel.cuda is not None else (no_host, kernel.function)
+            for launch in launch_configs(module, k, block=options.block, grid=options.grid,
+                                         params=options.params or None, line_of=line_of):
+                yield analyze_entry(kernel, parsed.module, linemap, launch, arch, options.params or None)
         except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
-            from analyzer.api import _internal_error
-
-            diagnostics.append(_internal_error(path, err, f"while analysing kernel `{kernel.function.display_name}`",
-                                               linemap.resolve_span(kernel.function.name_span)))
-    if not report.kernels:
-        return
-    from analyzer.rules.registry import check
-
-    def no_reanalysis(analysis: Any) -> Any:
-        return lambda padding: None  # padding fixes are checked on the CUDA-C path only
-
-    from analyzer.api import _internal_error, _span_key
-
-    try:
-        findings = check(report.kernels, arch, no_reanalysis, select=options.select, ignore=options.ignore)
-    except (Exception, RecursionError) as err:  # noqa: BLE001 - keep the analyses
-        diagnostics.append(_internal_error(path, err, "while checking the rules"))
-        findings = []
-    findings = sorted(findings, key=lambda f: (_span_key(f.span), str(f.code)))
-    report.findings = collapse_copies(findings, linemap)
+            yield EntryFailure(kernel.function.display_name, linemap.resolve_span(kernel.function.name_span), err)
 
 
 def collapse_copies(findings: list[Any], linemap: Any) -> list[Any]:
     """One finding for the copies nvcc makes of one access (an unrolled loop, a device
     function inlined twice): findings of one rule, kernel and array at the same CUDA place
     with the same cost are one, which says how many instructions it stands for."""
-    import dataclasses
-
     groups: dict[tuple, list[Any]] = {}
     for f in findings:
         loc = linemap.resolve_span(f.span)
@@ -173,6 +190,6 @@ def collapse_copies(findings: list[Any], linemap: Any) -> list[Any]:
         first = group[0]
         if len(group) > 1:
             note = f"nvcc emits {len(group)} instructions for this access (an unrolled loop or an inlined call); one finding stands for them"
-            first = dataclasses.replace(first, detail=tuple(first.detail) + (note,))
+            first = replace(first, detail=tuple(first.detail) + (note,))
         out.append(first)
     return out

@@ -11,6 +11,9 @@ helpers here are shared by every format so that all of them say the same thing:
     sarif       SARIF 2.1.0, for GitHub code scanning            report/sarif.py
     github      GitHub Actions workflow commands (annotations)   report/github.py
     html        one self-contained page, source annotated        report/html.py
+
+Two more reporters serve other commands: `show.py` draws `warplint show`'s pictures and
+`simulation.py` prints `warplint simulate`'s tables.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import importlib
 import os
 from typing import Any, Iterable, Sequence
 
+from analyzer.arch import DEFAULT_ARCH
 from analyzer.records import record
 
 __all__ = [
@@ -48,7 +52,7 @@ _MODULES = {
 FORMATS = tuple(_MODULES)
 
 
-def render(reports: Sequence[Any], format: str = "text", *, arch: str = "sm_90", color: bool = False) -> str:
+def render(reports: Sequence[Any], format: str = "text", *, arch: str = DEFAULT_ARCH, color: bool = False) -> str:
     """The whole report in one of `FORMATS`, ending in a newline when not empty."""
     if format not in _MODULES:
         raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")

@@ -11,6 +11,7 @@ import math
 from typing import Any, Sequence
 
 import analyzer
+from analyzer.arch import DEFAULT_ARCH
 from analyzer.report import display_path, finding_detail, kernel_name, severity_name
 
 __all__ = ["VERSION", "document", "render"]
@@ -22,11 +23,11 @@ _EXTRA_ACCESS_FIELDS = ("best_per_request", "stride_bytes", "cases", "depends_on
                         "mean_per_request")  # the last only from `warplint simulate`
 
 
-def render(reports: Sequence[Any], *, arch: str = "sm_90") -> str:
+def render(reports: Sequence[Any], *, arch: str = DEFAULT_ARCH) -> str:
     return json.dumps(document(reports, arch=arch), indent=2, sort_keys=False, default=_plain) + "\n"
 
 
-def document(reports: Sequence[Any], *, arch: str = "sm_90") -> dict[str, Any]:
+def document(reports: Sequence[Any], *, arch: str = DEFAULT_ARCH) -> dict[str, Any]:
     """The report as plain JSON-ready data."""
     return {
         "version": VERSION,

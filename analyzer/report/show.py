@@ -1,11 +1,11 @@
 """`warplint show FILE:LINE`: pictures of one warp-level request of the access(es) on a line.
 
-Shared memory: the 32 banks across, one row per wavefront (the k-th distinct word that
+Shared memory: the banks across, one row per wavefront (the k-th distinct word that
 the phase's lanes touch in a bank is served in wavefront k), each cell the lowest lane
 on that word; `*` marks lanes whose bank holds more than one word (a conflict), `+` a
 word that several lanes share (a broadcast, free). Below it a lane -> bank table.
 
-Global memory: the lanes across, one row per 32-byte sector touched, `#` where a lane's
+Global memory: the lanes across, one row per sector touched, `#` where a lane's
 bytes fall in the sector, and how many of the sector's bytes the warp uses.
 
 The pictures draw `AccessCost.lane_addresses`, the byte addresses of the request that
@@ -185,7 +185,7 @@ def _all_words(addresses: Sequence[int | None], access_bytes: int, bank_bytes: i
 
 
 def global_picture(addresses: Sequence[int | None], access_bytes: int, arch: Any, color: bool = False) -> list[str]:
-    """Lanes across, one row per 32-byte sector, `#` where a lane's bytes fall."""
+    """Lanes across, one row per sector, `#` where a lane's bytes fall."""
     size = arch.sector_bytes
     lanes_in: dict[int, set[int]] = {}
     used: dict[int, set[int]] = {}  # sector -> bytes of it that some lane moves

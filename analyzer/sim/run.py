@@ -9,8 +9,9 @@ produces, so that the reporters and the comparison in `analyzer.sim.verify` read
 A request is one warp executing one access (one piece of it, for an element moved in
 several accesses, as `cost.split_access` says) with at least one active lane. Its cost
 comes from `analysis.cost.shared_cost` / `global_cost` on the lanes' byte addresses.
-Both costs are unchanged when every address moves by 128 bytes (32 banks of 4 bytes, 4
-sectors of 32), so requests are cached by their addresses relative to a 128-byte anchor.
+Both costs are unchanged when every address moves by `arch.address_period` bytes (128 on
+sm_70 ... sm_90: 32 banks of 4 bytes, 4 sectors of 32), so requests are cached by their
+addresses relative to an anchor at a multiple of it.
 """
 
 from __future__ import annotations
@@ -22,18 +23,18 @@ from typing import Any
 import numpy as np
 
 from analyzer.analysis.cost import global_cost, shared_cost, split_access
+from analyzer.analysis.launch import DEFAULT_BLOCKS as ASSUMED_BLOCKS  # by number of dimensions
 from analyzer.analysis.results import AccessCost, KernelAnalysis, LaunchConfig
 from analyzer.arch import Architecture
 from analyzer.diagnostics import Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
-from analyzer.sim.memory import WINDOW_BITS, Memory
+from analyzer.sim.memory import Memory
 from analyzer.sim.warp import BarrierProblem, BlockInterpreter, StepBudgetExceeded
 
 DEFAULT_BLOCKS = 8  # blocks simulated when the grid is larger
 DEFAULT_BUDGET = 200_000_000  # thread-statements per launch before the run is stopped
 BATCH_THREADS = 8192  # threads simulated together (several blocks at once when they are small)
-ANCHOR = 128  # both cost functions are invariant under a shift of this many bytes
 COSTED = ("shared", "global")
 
 __all__ = ["SimOptions", "Simulation", "simulate_kernel", "sample_blocks"]
@@ -96,9 +97,10 @@ def sample_blocks(grid: tuple[int, int, int], limit: int) -> list[tuple[int, int
 class SiteRecorder:
     """Charges each warp's request at each site; the `on_access` callback of the interpreter."""
 
-    def __init__(self, memory: Memory, arch: Architecture, n_threads: int) -> None:
+    def __init__(self, memory: Memory, arch: Architecture) -> None:
         self.memory = memory
         self.arch = arch
+        self.anchor = arch.address_period  # both cost functions are invariant under a shift by it
         self.sites: dict[int, _Site] = {}
         self.cache: dict[tuple, tuple[int, int, Any]] = {}
         self.lane_accesses = 0
@@ -144,7 +146,7 @@ class SiteRecorder:
             return
         big = np.iinfo(np.int64).max
         lows = np.where(m, a, big).min(axis=1)
-        anchors = lows - lows % ANCHOR
+        anchors = lows - lows % self.anchor
         rel = np.where(m, a - anchors[:, None], -1)
         cache = self.cache
         for w in warps.tolist():
@@ -202,7 +204,7 @@ def simulate_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, 
                     params: dict[str, int] | None = None, options: SimOptions | None = None) -> Simulation:
     """Run `kernel` for `launch` and cost every access it makes (see the module docstring)."""
     options = options or SimOptions()
-    block = launch.block or (256, 1, 1)
+    block = launch.block or ASSUMED_BLOCKS[1]
     notes: set[str] = set()
     grid = launch.grid
     if grid is None:
@@ -213,13 +215,13 @@ def simulate_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, 
     n_threads = block[0] * block[1] * block[2]
     default = options.default_param if options.default_param is not None else n_threads * math.prod(grid)
     memory = Memory(options.fill, options.seed)
-    recorder = SiteRecorder(memory, arch, n_threads)
+    recorder = SiteRecorder(memory, arch)
     barriers: dict[int, BarrierProblem] = {}
     blocks = sample_blocks(grid, options.max_blocks)
     # blocks run in batches of about BATCH_THREADS threads (whole warps only: see BlockInterpreter)
     batch = max(1, BATCH_THREADS // n_threads) if n_threads % arch.warp_size == 0 else 1
     batch = min(batch, len(blocks))
-    interp = BlockInterpreter(module, memory, block, grid, recorder, options.budget, notes, barriers, batch)
+    interp = BlockInterpreter(module, memory, block, grid, recorder, options.budget, notes, barriers, arch, batch)
     with np.errstate(all="ignore"):
         args = _param_values(kernel, interp, memory, known, default, notes)
     total_blocks = math.prod(grid)

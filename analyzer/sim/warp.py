@@ -1,7 +1,7 @@
 """A concrete SIMT interpreter of warplint's IR: the threads of one block run together.
 
 Every value is a numpy array over the block's threads (index = linear thread id, x
-fastest, so threads 32w .. 32w+31 are warp w). Control flow is masks: an `if` runs both
+fastest, so with the architecture's warp of W lanes threads Ww .. Ww+W-1 are warp w). Control flow is masks: an `if` runs both
 branches under complementary masks, a loop runs while any thread is still in it (each
 thread leaving on its own condition, `break` or `return`), `continue` and `return` take
 threads out of the rest of a body. `&&`, `||` and `?:` evaluate their right side only for
@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from analyzer.arch import Architecture
 from analyzer.diagnostics import Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
@@ -27,7 +28,6 @@ from analyzer.ir.lower import _arith_type
 from analyzer.sim.memory import Memory, Region, dtype_of
 
 MAX_INLINE_DEPTH = 16
-WARP = 32
 
 Value = Any  # np.ndarray over threads, or dict (a struct value: field -> Value)
 
@@ -147,15 +147,20 @@ class BlockInterpreter:
     """Runs one kernel for a batch of blocks at once; memory persists in `memory` between batches.
 
     The threads of the batch are laid out block after block, so warps never straddle two
-    blocks as long as a block's size is a multiple of 32 (the caller batches only then).
-    Each block of the batch has its own slot of every `__shared__` array (slots are a
-    multiple of 128 bytes apart, so banks and costs are those of a lone block).
+    blocks as long as a block's size is a multiple of the warp size (the caller batches
+    only then). Each block of the batch has its own slot of every `__shared__` array (slots
+    are a multiple of `arch.address_period` bytes apart, so banks and costs are those of a
+    lone block). Lanes, shuffles and votes follow `arch.warp_size`.
     """
 
     def __init__(self, module: N.Module, memory: Memory, block: tuple[int, int, int],
                  grid: tuple[int, int, int], on_access: Callable[[N.Access, np.ndarray, np.ndarray], None],
-                 budget: int, notes: set[str], barriers: dict[int, BarrierProblem], batch: int = 1) -> None:
+                 budget: int, notes: set[str], barriers: dict[int, BarrierProblem], arch: Architecture,
+                 batch: int = 1) -> None:
         self.module = module
+        self.warp = arch.warp_size
+        self.slot_alignment = arch.address_period
+        self.local_alignment = arch.max_access_bytes  # a thread's local array holds the widest access
         self.memory = memory
         self.block_dim = block
         self.grid_dim = grid
@@ -180,7 +185,7 @@ class BlockInterpreter:
         linear = np.arange(self.n, dtype=np.int64)
         self.slot = linear // self.per_block  # which block of the batch
         t = linear % self.per_block
-        self.lane = linear % WARP
+        self.lane = linear % self.warp
         self.thread = {
             "x": (t % block[0]).astype(np.uint32),
             "y": ((t // block[0]) % block[1]).astype(np.uint32),
@@ -210,12 +215,14 @@ class BlockInterpreter:
             size = t.size
             capacity = self.batch * self.per_block
             if var.kind == "local" or var.space == "local":
-                per_thread = -(-(size or 16) // 16) * 16
+                align = self.local_alignment
+                per_thread = -(-(size or align) // align) * align
                 region = self.memory.add(var.name, "local", per_thread * capacity, elem, fill="zeros",
-                                         stride=per_thread, extent=size or 16)
+                                         stride=per_thread, extent=size or align)
             elif var.space == "shared":
                 extent = EXTERN_SHARED_BYTES if var.extern or not size else size
-                stride = -(-extent // 128) * 128 + 128  # 128 bytes of guard: an overrun is out of bounds
+                period = self.slot_alignment  # one period of guard: an overrun is out of bounds
+                stride = -(-extent // period) * period + period
                 region = self.memory.add(var.name, "shared", stride * self.batch, elem, fill="zeros",
                                          stride=stride, extent=extent)
             else:
@@ -642,25 +649,27 @@ class BlockInterpreter:
         if len(ops) < 2 or isinstance(ops[0], dict):
             return self.zero(t)
         value, arg = ops[0], ops[1].astype(np.int64)
-        width = ops[2].astype(np.int64) if len(ops) > 2 else np.full(self.n, WARP, np.int64)
-        width = np.where((width > 0) & (width <= WARP), width, WARP)
+        warp = self.warp
+        width = ops[2].astype(np.int64) if len(ops) > 2 else np.full(self.n, warp, np.int64)
+        width = np.where((width > 0) & (width <= warp), width, warp)
         src = _shuffle_source(name, self.lane, arg, width)
         index = np.minimum(np.arange(self.n) - self.lane + src, self.n - 1)
         return value[index]
 
     def vote(self, name: str, pred: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """`__ballot_sync`, `__any_sync`, `__all_sync` over the active lanes of each warp."""
-        pad = -self.n % WARP
-        p = np.concatenate([pred & mask, np.zeros(pad, bool)]).reshape(-1, WARP)
-        if name == "__ballot_sync":
-            bits = (p.astype(np.uint64) << np.arange(WARP, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
-            return np.repeat(bits, WARP)[: self.n]
+        warp = self.warp
+        pad = -self.n % warp
+        p = np.concatenate([pred & mask, np.zeros(pad, bool)]).reshape(-1, warp)
+        if name == "__ballot_sync":  # one bit a lane: a warp wider than 32 lanes needs 64 bits
+            bits = (p.astype(np.uint64) << np.arange(warp, dtype=np.uint64)).sum(axis=1)
+            return np.repeat(bits.astype(np.uint32 if warp <= 32 else np.uint64), warp)[: self.n]
         if name == "__any_sync":
             per = p.any(axis=1)
         else:  # every active lane's predicate holds
-            m = np.concatenate([mask, np.zeros(pad, bool)]).reshape(-1, WARP)
+            m = np.concatenate([mask, np.zeros(pad, bool)]).reshape(-1, warp)
             per = ~(m & ~p).any(axis=1)
-        return np.repeat(per.astype(np.int32), WARP)[: self.n]
+        return np.repeat(per.astype(np.int32), warp)[: self.n]
 
     def assign_field(self, current: Value, path: tuple[str, ...], value: Value, mask: np.ndarray) -> Value:
         current = dict(current) if isinstance(current, dict) else {}

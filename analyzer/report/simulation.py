@@ -1,6 +1,8 @@
 """The text report of `warplint simulate`: a table of access sites per kernel and launch.
 
-Formatting only: every figure comes from the `Simulation` records (analyzer.sim.run).
+Formatting only: every figure comes from the `Simulation` records (analyzer.sim.run). It
+lives with the other reporters, not in `analyzer/sim/`, because the simulator is a stage
+before the reporters and never imports them.
 """
 
 from __future__ import annotations
@@ -8,6 +10,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from analyzer.report import display_path, kernel_name
+
+__all__ = ["render"]
 
 _HEADER = ("line:col", "access", "space", "op", "requests", "total", "worst", "mean", "ideal")
 
@@ -21,6 +25,7 @@ def _fmt(value: Any) -> str:
 
 
 def render(reports: Sequence[Any]) -> str:
+    """One table a kernel and launch, after the file's diagnostics, for every report."""
     lines: list[str] = []
     for report in reports:
         path = display_path(report.path)
