@@ -429,7 +429,7 @@ def _run_pipeline(path: str, options: Options, report: FileReport, diagnostics: 
 
     if module.kernels:
         from analyzer.analysis.launch import launch_configs
-        from analyzer.analysis.lanes import analyze_kernel
+        from analyzer.analysis.kernel import analyze_kernel
 
         def line_of(span: Span) -> int:
             return report.locate(span).line

@@ -11,6 +11,8 @@ Adding a GPU generation is a new entry in `ARCHITECTURES`, never new code.
 
 from __future__ import annotations
 
+import math
+
 from analyzer.records import record
 
 
@@ -50,6 +52,11 @@ class Architecture:
     global_pointer_alignment: int = 256  # what cudaMalloc guarantees
     access_sizes: tuple[int, ...] = (1, 2, 4, 8, 16)  # naturally aligned words a load/store moves
     max_access_bytes: int = 16
+
+    @property
+    def address_period(self) -> int:
+        """Bytes by which moving every lane's address changes neither cost: lcm(shared_banks * bank_bytes, sector_bytes)."""
+        return math.lcm(self.shared_banks * self.bank_bytes, self.sector_bytes)
 
     def lanes_per_phase(self, access_bytes: int) -> int:
         """Lanes served in one shared-memory phase for accesses of `access_bytes` each.

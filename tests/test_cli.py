@@ -29,7 +29,7 @@ GCC_LINE = re.compile(r"^(.*):(\d+):(\d+):\s+(warning|error|note):\s+(.*)$")
 def _missing_stages() -> list[str]:
     missing = []
     for name in ("analyzer.source.preprocess", "analyzer.syntax.parse", "analyzer.ir.lower",
-                 "analyzer.analysis.launch", "analyzer.analysis.lanes", "analyzer.rules.registry"):
+                 "analyzer.analysis.launch", "analyzer.analysis.kernel", "analyzer.rules.registry"):
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - absent or half-written: skip, don't fail

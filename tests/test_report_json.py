@@ -36,9 +36,9 @@ def _importable(*names: str) -> bool:
 
 
 HAS_ANALYSIS = _importable("analyzer.source.preprocess", "analyzer.syntax.parse", "analyzer.ir.lower",
-                           "analyzer.analysis.launch", "analyzer.analysis.lanes")
+                           "analyzer.analysis.launch", "analyzer.analysis.kernel")
 HAS_PIPELINE = HAS_ANALYSIS and _importable("analyzer.rules.registry")
-needs_analysis = pytest.mark.skipif(not HAS_ANALYSIS, reason="analyzer.analysis.lanes (or an earlier stage) not available yet")
+needs_analysis = pytest.mark.skipif(not HAS_ANALYSIS, reason="analyzer.analysis.kernel (or an earlier stage) not available yet")
 needs_pipeline = pytest.mark.skipif(not HAS_PIPELINE, reason="analyzer.rules.registry not available yet")
 
 KERNELS = """\
@@ -70,7 +70,7 @@ def validate(document: dict) -> None:
 def analysed_report(path: Path) -> api.FileReport:
     """A FileReport built from the real stages up to the analysis (no rules), plus a finding
     made by hand, so the schema test runs before the rule registry exists."""
-    from analyzer.analysis.lanes import analyze_kernel
+    from analyzer.analysis.kernel import analyze_kernel
     from analyzer.analysis.launch import launch_configs
     from analyzer.arch import get_arch
     from analyzer.ir.lower import lower

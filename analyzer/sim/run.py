@@ -256,7 +256,8 @@ def _charge_reused_loads(costs: list[AccessCost], module: N.Module, kernel: N.Fu
                          launch: LaunchConfig, known: dict[str, int]) -> None:
     """Loads whose value the thread holds (nvcc loads `x[tid]` once in `x[tid] * x[tid]`)
     make no request: the same rule as `check`'s (lanes.reused_loads), as for struct fields."""
-    from analyzer.analysis.lanes import _reuse, reused_loads
+    from analyzer.analysis.kernel import reused_loads
+    from analyzer.analysis.merge import mark_reused as _reuse
 
     try:
         reused = reused_loads(module, kernel, launch, known)
@@ -272,7 +273,8 @@ def _charge_reused_loads(costs: list[AccessCost], module: N.Module, kernel: N.Fu
 
 def _costs(kernel: N.Function, module: N.Module, recorder: SiteRecorder, sim: Simulation) -> list[AccessCost]:
     """One `AccessCost` per access site of the kernel and the functions it calls."""
-    from analyzer.analysis.lanes import _merge_struct_fields, _struct_of
+    from analyzer.analysis.indexing import struct_of_address as _struct_of
+    from analyzer.analysis.merge import merge_struct_fields as _merge_struct_fields
 
     sites: list[N.Access] = []
     seen: set[int] = set()
