@@ -10,6 +10,7 @@ Each access reached is an `Occurrence`, which `costing.cost_occurrence` charges.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from analyzer.analysis import loops
@@ -133,7 +134,8 @@ class Interpreter:
         if var.uid in env:
             return env[var.uid]
         if isinstance(var.type, T.ArrayType) or var.kind in ("shared", "global", "constant"):
-            space = Space(var.space) if var.space in ("shared", "global", "constant") else Space.LOCAL
+            named = (Space.SHARED, Space.GLOBAL, Space.CONSTANT)
+            space = Space(var.space) if var.space in named else Space.LOCAL
             # a shared array starts at bank 0 of a costing period; other memory as cudaMalloc's
             align = self.arch.address_period if space == Space.SHARED else self.arch.global_pointer_alignment
             return Ptr(f"{space}:{var.name}#{var.uid}", space, S.const(0), align)
@@ -585,7 +587,7 @@ _BINARY: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {
     "&": lambda a, b: a & b,
     "|": lambda a, b: a | b,
     "^": lambda a, b: a ^ b,
-    **{op: (lambda a, b, op=op: S.compare(op, a, b)) for op in ("<", "<=", ">", ">=", "==", "!=")},
+    **{op: functools.partial(S.compare, op) for op in ("<", "<=", ">", ">=", "==", "!=")},
     "&&": S.logical_and,
     "||": S.logical_or,
 }

@@ -20,6 +20,7 @@ from analyzer.arch import Architecture, get_arch
 from analyzer.diagnostics import Diagnostic, Severity
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.ir.nodes import Space
 
 __all__ = ["analyze_kernel", "launch_values", "reused_loads"]
 
@@ -92,7 +93,7 @@ def _shared_arrays(module: N.Module, kernel: N.Function) -> dict[str, N.Variable
                 todo.append(callee)
         for acc in fn.accesses:
             for v in _vars_in(acc.address):
-                if v.space == "shared" and isinstance(v.type, T.ArrayType):
+                if v.space == Space.SHARED and isinstance(v.type, T.ArrayType):
                     arrays.setdefault(v.name, v)
     return arrays
 

@@ -158,6 +158,8 @@ class Term(Atom):
     """An opaque operation ``op(args)``; built only through the module's constructors."""
 
     __slots__ = ("op", "args", "_hash", "_bnd")
+    op: str
+    args: tuple[Expr, ...]
 
     def __eq__(self, other):
         if self is other:
@@ -231,6 +233,10 @@ class Unknown(Term):
     may differ between the lanes of a warp (a value read at an address that does)."""
 
     __slots__ = ("tag", "uid", "origin", "lane_varying")
+    tag: str
+    uid: int
+    origin: Origin
+    lane_varying: bool
     _ids = itertools.count()
 
     def __eq__(self, other):

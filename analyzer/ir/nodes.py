@@ -42,8 +42,8 @@ class Variable:
     type: CType
     kind: str  # param local shared constant global
     span: Span
-    space: str = "local"  # where the variable itself lives (an array's elements)
-    points_to: str = "unknown"  # for pointers: the space of what they point to, when known
+    space: Space = Space.LOCAL  # where the variable itself lives (an array's elements)
+    points_to: Space = Space.UNKNOWN  # for pointers: the space of what they point to, when known
     uid: int = 0
     extern: bool = False  # `extern __shared__ float s[]`
     const_value: int | None = None  # a `const`/`constexpr` integer with a known value
