@@ -55,7 +55,7 @@ class Architecture:
 
     @property
     def address_period(self) -> int:
-        """Bytes by which moving every lane's address changes neither cost: lcm(shared_banks * bank_bytes, sector_bytes)."""
+        """Bytes by which moving every address changes neither cost: lcm(shared_banks * bank_bytes, sector_bytes)."""
         return math.lcm(self.shared_banks * self.bank_bytes, self.sector_bytes)
 
     def lanes_per_phase(self, access_bytes: int) -> int:

@@ -187,7 +187,10 @@ def charge_scenario(site: Site, plan: WarpPlan, combo: tuple[int, ...], summary:
         return
     if all(x is None for x in lanes.rel):
         return
-    residues = start_residues(site, plan, combo, lanes, arch)
+    if lanes.ref_value is not None:  # the common case, without a call
+        residues: tuple[int, ...] = (lanes.ref_value % arch.address_period,)
+    else:
+        residues = start_residues(site, plan, combo, lanes, arch)
     key = (lanes.rel, residues)
     outcome = site.outcomes.get(key)
     if outcome is None:

@@ -82,7 +82,7 @@ class Site:
     outcomes: dict[tuple, Any] = field(default_factory=dict)
 
 
-@record(slots=False)
+@record(frozen=False)
 class WarpPlan:
     """How one warp's request is walked: its lanes' expressions, what each scenario assigns,
     and (for many scenarios) the compiled evaluation of the lane expressions."""
@@ -97,23 +97,19 @@ class WarpPlan:
     count: int  # scenarios before `MAX_SCENARIOS` cuts them
     exact_walk: bool  # every counter's values are its real ones, and none was cut
     lane_exprs: tuple[S.Expr | None, ...]  # diffs, then masks, then walked conditions, then ref
-    mask_at: tuple[int, ...]  # where in `lane_exprs` each lane's mask is; -1: none
-    conds_at: tuple[tuple[int, ...], ...]  # where each lane's walked loop conditions are
-    present: tuple[int, ...]  # the lanes the warp has
+    mask_at: list[int]  # where in `lane_exprs` each lane's mask is; -1: none
+    conds_at: list[tuple[int, ...]]  # where each lane's walked loop conditions are
+    present: list[int]  # the lanes the warp has
+    one_unknown_at: int  # where a scenario holds the one sampled symbol's value; -1 unless one
     evaluate: Callable[..., tuple] | None = None  # compiled `lane_exprs` (see `plan_warp`)
     pick: tuple[Callable[[tuple], tuple], bool] | None = None  # see `lane_picker`
-
-    @property
-    def one_unknown_at(self) -> int:
-        """Where a scenario holds the value of the one sampled symbol; -1 unless exactly one."""
-        return len(self.walked) if len(self.sampled) == 1 else -1
 
     def scenarios(self) -> Iterator[tuple[int, ...]]:
         """Each scenario's values of `names`, the first `MAX_SCENARIOS` of them."""
         return itertools.islice(itertools.product(*self.values), MAX_SCENARIOS)
 
 
-@record(slots=False)
+@record(frozen=False)
 class ScenarioLanes:
     """The lanes of one warp in one scenario."""
 
@@ -180,9 +176,11 @@ def plan_warp(site: Site, lanes: tuple[Lane, ...], where: Where) -> WarpPlan | N
     plan = WarpPlan(
         ref, diffs, walked, factor, sampled, tuple(lp.counter for lp in walked) + sampled, values, count,
         exact_walk and count <= MAX_SCENARIOS, lane_exprs,
-        mask_at=tuple(n_lanes + j if lane_masks[j] is not None else -1 for j in range(n_lanes)),
-        conds_at=tuple(tuple(2 * n_lanes + i_w * n_lanes + j for i_w in range(len(walk))) for j in range(n_lanes)),
-        present=tuple(j for j, d in enumerate(diffs) if d is not None),
+        mask_at=[n_lanes + j if lane_masks[j] is not None else -1 for j in range(n_lanes)],
+        conds_at=[tuple([2 * n_lanes + i_w * n_lanes + j for i_w in range(len(walk))]) for j in range(n_lanes)]
+        if walk else [()] * n_lanes,
+        present=[j for j, d in enumerate(diffs) if d is not None],
+        one_unknown_at=len(walk) if len(sampled) == 1 else -1,
     )
     # compiling costs about a millisecond: worth it only for many scenarios
     return _compiled(plan, lane_offsets) if count > COMPILE_SCENARIOS else plan
@@ -242,8 +240,9 @@ def _compiled(plan: WarpPlan, lane_offsets: tuple[S.Expr | None, ...] | None) ->
     n_lanes = len(plan.diffs)
     first = lane_offsets if absolute and lane_offsets is not None else plan.diffs
     evaluate = S.compile_values([*first, *plan.lane_exprs[n_lanes:]], list(plan.names))
-    pick = lane_picker(evaluate.compiled, plan.present, plan.mask_at, plan.conds_at, absolute)  # type: ignore[attr-defined]
-    return replace(plan, evaluate=evaluate, pick=pick)
+    plan.evaluate = evaluate
+    plan.pick = lane_picker(evaluate.compiled, plan.present, plan.mask_at, plan.conds_at, absolute)  # type: ignore[attr-defined]
+    return plan
 
 
 # ----------------------------------------------------------------------------- one scenario
