@@ -10,7 +10,6 @@ cannot decide it states as an `Assumption` (`assumptions.py`).
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.assumptions import (
@@ -27,7 +26,7 @@ from analyzer.analysis.assumptions import (
     SpaceNotCosted,
     SpaceUnknown,
 )
-from analyzer.analysis.cost import global_cost, shared_cost, split_access
+from analyzer.analysis.cost import GlobalCost, SharedCost, global_cost, shared_cost, split_access
 from analyzer.analysis.loops import vectorized_iterations
 from analyzer.analysis.merge import mark_reused
 from analyzer.analysis.results import AccessCost, Collision, LaunchConfig, unit_of
@@ -58,7 +57,7 @@ class Charge:
 
     per_request: int  # wavefronts or sectors
     ideal: int
-    detail: Any  # cost.SharedCost or cost.GlobalCost
+    detail: SharedCost | GlobalCost
     addresses: tuple[int | None, ...]  # each lane's byte address
 
 
@@ -88,6 +87,10 @@ class Summary:
     ideal_if_aligned: bool = True  # False once a request costs more than ideal at every start
     per_value: dict[int, tuple[int, int]] = field(default_factory=dict)  # one unknown's value -> (worst, ideal)
     depends: set[str] = field(default_factory=set)  # the symbols sampled
+    # what requests cost, remembered: by (lane addresses, access bytes), and by (the lanes'
+    # addresses relative to the first lane's, the first lane's possible starts)
+    charges: dict[tuple, Charge] = field(default_factory=dict)
+    outcomes: dict[tuple, Outcome] = field(default_factory=dict)
 
     def begin_warp(self, plan: WarpPlan) -> None:
         if plan.sampled:
@@ -192,9 +195,9 @@ def charge_scenario(site: Site, plan: WarpPlan, combo: tuple[int, ...], summary:
     else:
         residues = start_residues(site, plan, combo, lanes, arch)
     key = (lanes.rel, residues)
-    outcome = site.outcomes.get(key)
+    outcome = summary.outcomes.get(key)
     if outcome is None:
-        outcome = site.outcomes[key] = charge_request(lanes.rel, residues, site, arch)
+        outcome = summary.outcomes[key] = charge_request(lanes.rel, residues, site, arch, summary.charges)
     summary.add(outcome, plan, combo, len(site.pieces))
 
 
@@ -237,11 +240,11 @@ def one_per_sector_shift(residues: tuple[int, ...], sector_bytes: int) -> tuple[
 
 
 def charge_request(lane_rel: tuple[int | None, ...], residues: tuple[int, ...], site: Site,
-                   arch: Architecture) -> Outcome:
+                   arch: Architecture, known: dict[tuple, Charge]) -> Outcome:
     """What one request costs, given each active lane's address relative to the first lane and
     the possible starts of the first lane (`start_residues`): the charges of each start and
     piece, whether some start costs no more than ideal, the worst and the lowest charge, and
-    whether the start changes the cost."""
+    whether the start changes the cost. `known` remembers each piece's charge."""
     charges = []
     some_start_is_ideal = False
     for r in residues:
@@ -249,9 +252,9 @@ def charge_request(lane_rel: tuple[int | None, ...], residues: tuple[int, ...], 
         for poff, psize in site.pieces:
             addrs = tuple(None if x is None else r + x + poff for x in lane_rel)
             key = (addrs, psize)
-            ch = site.charges.get(key)
+            ch = known.get(key)
             if ch is None:
-                ch = site.charges[key] = charge(addrs, psize, site.space, arch)
+                ch = known[key] = charge(addrs, psize, site.space, arch)
             charges.append(ch)
             ideal_here = ideal_here and ch.per_request <= ch.ideal
         some_start_is_ideal = some_start_is_ideal or ideal_here
@@ -301,7 +304,7 @@ def summarise(cost: AccessCost, site: Site, summary: Summary, occ: Occurrence, a
     cost.lane_addresses = worst.addresses
     cost.stride_bytes = stride(worst.addresses)
     cost.depends_on = depends
-    if site.space == Space.SHARED:
+    if isinstance(worst.detail, SharedCost):
         cost.collisions = tuple(Collision(c.bank, c.lanes, c.words) for c in worst.detail.worst)
     if nblocks is not None and summary.totals_known and not summary.undecided_mask and not depends:
         cost.requests = summary.requests * nblocks

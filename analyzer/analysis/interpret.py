@@ -79,6 +79,9 @@ def _is_int_type(t: T.CType) -> bool:
 
 
 class Interpreter:
+    """Runs a kernel's IR once, symbolically (see the module docstring): `occurrences` holds
+    every access reached, `notes` the limits the run hit (calls not followed)."""
+
     def __init__(self, module: N.Module, launch: LaunchConfig, params: dict[str, int], arch: Architecture) -> None:
         self.module = module
         self.launch = launch

@@ -18,7 +18,6 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.loops import iterations, trip_count
@@ -32,7 +31,7 @@ from analyzer.analysis.values import (
     is_loop_counter,
 )
 from analyzer.ir.nodes import Space
-from analyzer.records import field, record, replace
+from analyzer.records import record, replace
 
 __all__ = [
     "MAX_SCENARIOS",
@@ -76,10 +75,6 @@ class Site:
     known: dict[str, int]  # the symbols the launch (and --param) fix
     space: Space
     pieces: tuple[tuple[int, int], ...]  # (byte offset, bytes) of each hardware access of an element
-    # what this site's requests cost, remembered: by (lane addresses, access bytes), and by
-    # (lanes' relative addresses, possible starts) -> `costing.Outcome`
-    charges: dict[tuple, Any] = field(default_factory=dict)
-    outcomes: dict[tuple, Any] = field(default_factory=dict)
 
 
 @record(frozen=False)

@@ -40,6 +40,8 @@ Value = Any
 
 @record(slots=False)
 class Ptr:
+    """A pointer: a byte offset into a region (an array, a pointer parameter)."""
+
     region: str  # "param:a", "shared:tile#12", "field:A.elements", "unknown"
     space: N.Space
     offset: S.Expr  # bytes from the region's start
@@ -55,6 +57,9 @@ class LoopKind(StrEnum):
 
 @record(slots=False)
 class LoopCtx:
+    """A loop around an access: its counter symbol, the condition for an iteration to run,
+    and for a multiplicative counter how it moves."""
+
     uid: int
     counter: str  # the symbol walked: "k@12" (additive) or "s@12" (multiplicative)
     cond: S.Expr | None  # in terms of the counter; None = no condition
@@ -66,6 +71,8 @@ class LoopCtx:
 
 @record(frozen=False, slots=False)
 class Occurrence:
+    """One access reached by the interpreter (or the PTX dataflow), once per call site."""
+
     access: N.Access
     ptr: Ptr | None
     mask: S.Expr
