@@ -35,40 +35,16 @@ from typing import Any
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.results import LaunchConfig
 from analyzer.analysis.symbolic import Origin
-from analyzer.analysis.values import (
-    THREAD_SET,
-    THREAD_SYMBOLS,
-    LoopCtx,
-    LoopKind,
-    Ptr,
-    lane_varying,
-)
+from analyzer.analysis.values import THREAD_SET, THREAD_SYMBOLS, LoopCtx, LoopKind, Ptr, lane_varying
 from analyzer.arch import Architecture, get_arch
 from analyzer.ir.nodes import AccessOp, Space
 from analyzer.ptx.cfg import EdgeGuard, Loop, PtxCfg, build_cfg
 from analyzer.ptx.instructions import (
-    MEMORY_OPS,
-    TYPE_BYTES,
-    demangle_variable,
-    element_bytes,
-    instruction_text,
-    is_float,
-    memory_space,
-    operand_registers,
-    type_of,
-    written_registers,
+    MEMORY_OPS, TYPE_BYTES, demangle_variable, element_bytes, instruction_text, is_float, memory_space,
+    operand_registers, type_of, written_registers,
 )
 from analyzer.ptx.nodes import (
-    Addr,
-    Imm,
-    Not,
-    PtxFunction,
-    PtxInstruction,
-    PtxModule,
-    Reg,
-    SpecialReg,
-    Sym,
-    Vec,
+    Addr, Imm, Not, PtxFunction, PtxInstruction, PtxModule, Reg, SpecialReg, Sym, Vec,
 )
 
 __all__ = ["Dataflow", "ParamNaming", "PtxAccess", "evaluate"]
