@@ -26,7 +26,13 @@ from analyzer.analysis.assumptions import (
     SpaceNotCosted,
     SpaceUnknown,
 )
-from analyzer.analysis.cost import GlobalCost, SharedCost, global_cost, shared_cost, split_access
+from analyzer.analysis.cost import (
+    GlobalCost,
+    SharedCost,
+    global_cost,
+    shared_cost,
+    split_access,
+)
 from analyzer.analysis.loops import vectorized_iterations
 from analyzer.analysis.merge import mark_reused
 from analyzer.analysis.results import AccessCost, Collision, LaunchConfig, unit_of
