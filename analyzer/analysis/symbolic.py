@@ -1334,16 +1334,7 @@ def unknowns(e: Expr) -> Iterator[Unknown]:
 
 def is_unknown(e: Expr) -> bool:
     """True if ``e`` contains an `Unknown` anywhere (also inside opaque terms)."""
-    stack = [_as_expr(e)]
-    while stack:
-        x = stack.pop()
-        for m in x._p:
-            for a in m:
-                if a.__class__ is Unknown:
-                    return True
-                if a.__class__ is Term:
-                    stack.extend(a.args)
-    return False
+    return next(unknowns(e), None) is not None
 
 
 _NAME_INDEX: dict[tuple[str, ...], dict[str, int]] = {}

@@ -1,7 +1,7 @@
 """Register dataflow of one PTX `.entry`: every register as a symbolic per-lane value, and
 every shared/global memory instruction as an access with its address, mask and loops.
 
-    evaluate(fn, module, launch=..., params=..., naming=...) -> Dataflow
+    evaluate(fn, module, launch=..., params=..., naming=..., arch=...) -> Dataflow
 
 Values are the CUDA-C path's (analysis.values): an `S.Expr` over threadIdx/blockIdx/blockDim/
 gridDim, parameters and loop counters, or a `Ptr` (region, space, byte offset). Special
