@@ -442,7 +442,7 @@ def _analyze_kernels(path: str, module: Any, source: str, arch: Architecture, op
     """analyze: every kernel of `module` for each of its launch configurations, into
     `report.kernels`; a kernel whose analysis raises is an internal error, the others go on."""
     from analyzer.analysis.launch import launch_configs
-    from analyzer.analysis.lanes import analyze_kernel
+    from analyzer.analysis.kernel import analyze_kernel
 
     def line_of(span: Span) -> int:
         return report.locate(span).line
@@ -469,7 +469,7 @@ def _padding_reanalysis(path: str, pre: Any, parsed: Any, arch: Architecture,
     """The rules' `reanalyze(analysis)(padding)`: the kernel lowered again with the padded
     arrays wider and analysed for the same launch (only the padded arrays' accesses: the
     rules compare no others), or None when that cannot be done. Each padding is lowered once."""
-    from analyzer.analysis.lanes import analyze_kernel
+    from analyzer.analysis.kernel import analyze_kernel
     from analyzer.ir.lower import lower
 
     padded_modules: dict[tuple, Any] = {}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from analyzer.analysis.launch import launch_configs
-from analyzer.analysis.lanes import analyze_kernel
+from analyzer.analysis.assumptions import AssumptionKind, MayVectorize
+from analyzer.analysis.kernel import analyze_kernel
 from analyzer.arch import get_arch
 from analyzer.ir.lower import lower
 from analyzer.source.preprocess import preprocess
@@ -281,7 +282,8 @@ def test_unknown_block_is_stated_not_silent():
     src = "__global__ void k(float* x) { x[threadIdx.x] = 0; }"
     analysis = analyse(src)
     assert analysis.launch.assumed and analysis.launch.block == (256, 1, 1)
-    assert any("block size unknown" in a for a in analysis.costs[0].assumptions)
+    assert any(a.kind is AssumptionKind.BLOCK_ASSUMED and str(a).startswith("block size unknown")
+               for a in analysis.costs[0].assumptions)
 
 
 def test_launch_configuration_comes_from_host_code():
@@ -328,7 +330,8 @@ def test_data_dependent_cost_when_a_loop_of_unknown_length_carries_a_per_lane_va
     src = LOOP_CARRIED.replace("START", "threadIdx.x").replace("i < 2", "i < start")
     c = cost_of(src, "s[32 * threadIdx.x + pos]", block=(32, 1, 1))
     assert (c.per_request, c.exact, c.data_dependent) == (None, False, True)
-    assert "a loop updates in a way warplint does not follow" in c.assumptions[-1]
+    assert c.assumptions[-1].kind is AssumptionKind.INDEX_LOOP_CARRIED
+    assert "a loop updates in a way warplint does not follow" in str(c.assumptions[-1])
 
 
 def test_histogram64s_rotating_start_is_a_two_way_conflict_on_every_iteration():
@@ -466,7 +469,8 @@ __global__ void k(float *out) {
 """
     a = cost_of(src, "As[threadIdx.y][e]", block=(16, 16, 1), grid=(1, 1, 1))
     b = cost_of(src, "Bs[e][threadIdx.x]", block=(16, 16, 1), grid=(1, 1, 1))
-    assert (a.per_request, a.exact) == (1, False) and "16-byte load" in a.assumptions[-1]
+    assert (a.per_request, a.exact) == (1, False) and a.assumptions[-1] == MayVectorize(iterations=4, bytes=16)
+    assert "16-byte load" in str(a.assumptions[-1])
     assert (b.per_request, b.exact) == (1, True)
 
 

@@ -66,10 +66,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 #: is defined in, name). Empty it after merging those branches: an entry that no longer matches a
 #: violation fails `test_the_allow_list_holds_only_violations_that_still_exist`.
 PENDING_ON_OTHER_BRANCHES: frozenset[tuple[str, str, str]] = frozenset({
-    ("analyzer.sim.run", "analyzer.analysis.lanes", "_reuse"),  # analysis branch
-    ("analyzer.sim.run", "analyzer.analysis.lanes", "_merge_struct_fields"),  # analysis branch
-    ("analyzer.sim.run", "analyzer.analysis.lanes", "_struct_of"),  # analysis branch
-    ("analyzer.ptx.dataflow", "analyzer.analysis.symbolic", "_single_atom"),  # analysis branch
     ("analyzer.sim.warp", "analyzer.ir.lower", "_arith_type"),  # front-end branch
 })
 

@@ -14,7 +14,8 @@ from analyzer.arch import get_arch
 from analyzer.ptx import parse_ptx
 from analyzer.ptx.analyze import PtxLineMap, analyze_entry, demangle, ptx_kernel, source_locations
 from analyzer.ptx.cfg import build_cfg
-from analyzer.ptx.dataflow import demangle_variable, evaluate
+from analyzer.ptx.dataflow import evaluate
+from analyzer.ptx.instructions import demangle_variable
 
 TX, TY = S.sym("threadIdx.x"), S.sym("threadIdx.y")
 BX, NTX = S.sym("blockIdx.x"), S.sym("blockDim.x")

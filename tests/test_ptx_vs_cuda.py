@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from analyzer.analysis.assumptions import NoActiveLane
 from analyzer.api import FileReport, Options, check_file
 
 pytestmark = [pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed"), pytest.mark.slow]
@@ -43,7 +44,7 @@ def reports(sample: str) -> tuple[FileReport, FileReport]:
     return check_file(path, Options()), check_file(path, Options(via_ptx=True))
 
 
-NEVER_RUNS = "no lane of any warp executes this access"
+NEVER_RUNS = NoActiveLane()
 
 
 def costs_by_line(report: FileReport, skip_never_run: bool = False) -> dict[Key, list[int | None]]:

@@ -54,7 +54,7 @@ def validate(document: dict) -> None:
 def analysed_report(path: Path) -> api.FileReport:
     """A FileReport built from the real stages up to the analysis (no rules), plus a finding
     made by hand, so the schema test runs before the rule registry exists."""
-    from analyzer.analysis.lanes import analyze_kernel
+    from analyzer.analysis.kernel import analyze_kernel
     from analyzer.analysis.launch import launch_configs
     from analyzer.arch import get_arch
     from analyzer.ir.lower import lower

@@ -13,6 +13,7 @@ import re
 
 import pytest
 
+from analyzer.analysis.assumptions import BlockAssumed, CostDependsOn
 from analyzer.analysis.results import AccessCost, Collision, KernelAnalysis, LaunchConfig
 from analyzer.arch import get_arch
 from analyzer.diagnostics import Span
@@ -234,16 +235,29 @@ def test_global_costs_are_not_bank_conflicts() -> None:
 def test_inexact_costs_list_cases_range_and_assumptions() -> None:
     cost = cost_of(data_stride4(), 4, 1, exact=False, best_per_request=1,
                    cases="conflict-free exactly when `stride` is odd",
-                   assumptions=["`stride` = 4 (worst case over 1..64)"], via="inlined from get")
+                   assumptions=[CostDependsOn(("stride",))], via="inlined from get")
     launch = LaunchConfig((32, 8, 1), None, "assumed default", assumed=True)
     f = only(run(BankConflict(), analysis_of([cost], launch=launch)))
     assert f.detail == (
         "inlined from get",
         "conflict-free exactly when `stride` is odd",
         "worst case shown: the cost varies from 1 to 4 wavefronts per request",
-        "assumed: `stride` = 4 (worst case over 1..64)",
+        "assumed: the cost depends on stride (not known): worst case over values 1..64 "
+        "(pass --param stride=VALUE)",
         "assumed: block (32, 8, 1) (assumed default)",
     )
+
+
+def test_the_assumed_block_is_said_once_when_an_assumption_already_says_it() -> None:
+    launch = LaunchConfig((32, 8, 1), None, "assumed default", assumed=True)
+    cost = cost_of(data_stride4(), 4, 1, exact=False, assumptions=[BlockAssumed(launch.origin)],
+                   via="inlined from blockReduce")
+    f = only(run(BankConflict(), analysis_of([cost], launch=launch)))
+    assert f.detail == ("inlined from blockReduce", "assumed: block size unknown: assumed default")
+    # a call through `blockReduce` says nothing of the block: the assumed block is still said
+    cost = cost_of(data_stride4(), 4, 1, exact=False, via="inlined from blockReduce")
+    f = only(run(BankConflict(), analysis_of([cost], launch=launch)))
+    assert f.detail == ("inlined from blockReduce", "assumed: block (32, 8, 1) (assumed default)")
 
 
 class FakeReanalysis:
@@ -607,7 +621,7 @@ def test_the_struct_type_attribute_of_a_cost_is_used_when_present() -> None:
     acc = access(1, "pts[i].x", ref(X), T.FLOAT, space="global", array="pts", at=10)
     cost = cost_of(acc, 12, 4)
     assert run(MisalignedStruct(), analysis_of([cost])) == []  # nothing says it is a struct
-    cost.struct_type = FLOAT3  # type: ignore[attr-defined]
+    cost.struct_type = FLOAT3
     f = only(run(MisalignedStruct(), analysis_of([cost])))
     assert f.message.startswith("array of `float3` (12 bytes, align 4) in global memory")
     assert f.fix == (

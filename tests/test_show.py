@@ -212,3 +212,14 @@ def test_show_reads_the_files_configuration_and_reports_a_broken_one(monkeypatch
     status, out, err = show(monkeypatch, capsys, f"{source}:23")
     assert (status, out) == (2, "")
     assert err.startswith(f"{tmp_path / 'pyproject.toml'}:2:1: error: `tool.warplint.block` must be")
+
+
+def test_an_access_whose_addresses_are_not_known_says_what_was_assumed(monkeypatch, capsys, tmp_path) -> None:
+    source = tmp_path / "k.cu"
+    source.write_text("__global__ void k(float *out, const int *perm) {\n"
+                      "    out[perm[threadIdx.x]] = 0;\n"
+                      "}\n")
+    status, out, _ = show(monkeypatch, capsys, f"{source}:2", "--block", "32", "--column", "5")
+    assert status == 0
+    assert out.splitlines()[1] == ("  no picture: the lanes' addresses are not known (the index depends on "
+                                   "data loaded from memory: cost unknown)")

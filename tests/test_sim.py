@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from analyzer.analysis.launch import launch_configs
-from analyzer.analysis.lanes import analyze_kernel
+from analyzer.analysis.kernel import analyze_kernel
 from analyzer.api import Options, check_file, simulate_file
 from analyzer.arch import get_arch
 from analyzer.cli import main

@@ -14,6 +14,7 @@ import pytest
 
 from analyzer.analysis.symbolic import (
     Expr,
+    Origin,
     UnboundSymbol,
     UnknownValue,
     affine_in,
@@ -33,6 +34,7 @@ from analyzer.analysis.symbolic import (
     select,
     sym,
     unknown,
+    unknowns,
 )
 
 tx, ty, tz = sym("threadIdx.x"), sym("threadIdx.y"), sym("threadIdx.z")
@@ -298,7 +300,7 @@ def test_logical_operators_fold_and_yield_zero_or_one():
 
 
 def test_two_unknowns_are_never_equal():
-    a, b = unknown("x[i]"), unknown("x[i]")
+    a, b = unknown("x[i]", Origin.LOADED), unknown("x[i]", Origin.LOADED)
     assert a != b
     assert a == a
     assert a - a == 0
@@ -306,15 +308,28 @@ def test_two_unknowns_are_never_equal():
 
 
 def test_is_unknown_looks_inside_opaque_terms():
-    u = unknown("idx[tid]")
+    u = unknown("idx[tid]", Origin.LOADED)
     assert is_unknown(u * 4 + tx)
     assert is_unknown(floordiv(u, 16) ^ tx)
     assert not is_unknown(tx * 4 + bx)
 
 
+def test_an_unknown_keeps_its_origin_and_lane_variance_as_fields_and_prints_as_before():
+    loaded = unknown("value of s[pos]", Origin.LOADED, lane_varying=True)
+    carried = unknown("modified in loop", Origin.LOOP_CARRIED)
+    e = floordiv(loaded, 16) ^ (carried * 4 + tx)
+    assert str(loaded) == "per-lane value of s[pos]" and str(carried) == "modified in loop"
+    assert sorted((u.origin, u.lane_varying) for u in unknowns(e)) == [
+        (Origin.LOADED, True), (Origin.LOOP_CARRIED, False)]
+    assert list(unknowns(tx * 4 + bx)) == []
+    copied = pickle.loads(pickle.dumps(loaded))
+    assert [(u.origin, u.lane_varying, u.tag) for u in unknowns(copied)] == [
+        (Origin.LOADED, True, "per-lane value of s[pos]")]
+
+
 def test_evaluating_an_unknown_raises():
     with pytest.raises(UnknownValue):
-        (unknown("v") + 1).evaluate({})
+        (unknown("v", Origin.LOADED) + 1).evaluate({})
 
 
 # ---------------------------------------------------------------- subs and evaluate
@@ -422,7 +437,7 @@ def test_str_of_opaque_terms():
 
 
 def test_str_is_deterministic():
-    e = (tx ^ N) * (ty % M) + unknown("v") * bdx
+    e = (tx ^ N) * (ty % M) + unknown("v", Origin.LOADED) * bdx
     assert str(e) == str(copy.deepcopy(e))
     assert str(e) == str(e.subs({"nothing": 1}))
 

@@ -6,7 +6,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from analyzer.analysis import lanes
+from analyzer.analysis import costing, kernel
 from analyzer.analysis.cost import shared_cost
 from analyzer.api import Options, check_file
 from analyzer.cli import main
@@ -36,7 +36,7 @@ def test_a_wrong_static_cost_becomes_a_finding_at_the_access(monkeypatch):
         c = shared_cost(addresses, access_bytes, arch)
         return dataclasses.replace(c, wavefronts=c.wavefronts + 1)
 
-    monkeypatch.setattr(lanes, "shared_cost", off_by_one)  # the simulator keeps the real one
+    monkeypatch.setattr(costing, "shared_cost", off_by_one)  # the simulator keeps the real one
     report = check_file(STRIDE16, Options(verify=True))
     found = [(report.locate(f.span).line, report.locate(f.span).column, f.args["access"],
               f.args["what"], f.args["check"], f.args["simulated"]) for f in _wl930(report)]
@@ -50,7 +50,7 @@ def test_a_wrong_static_cost_becomes_a_finding_at_the_access(monkeypatch):
 
 
 def test_a_wrong_total_is_reported(monkeypatch):
-    real = lanes.cost_occurrence
+    real = kernel.cost_occurrence
 
     def doubled(*args, **kwargs):
         c = real(*args, **kwargs)
@@ -58,13 +58,13 @@ def test_a_wrong_total_is_reported(monkeypatch):
             c.total *= 2
         return c
 
-    monkeypatch.setattr(lanes, "cost_occurrence", doubled)
+    monkeypatch.setattr(kernel, "cost_occurrence", doubled)
     report = check_file(COALESCED, Options(verify=True))
     assert [(f.args["what"], f.args["check"], f.args["simulated"]) for f in _wl930(report)] == [("total", 256, 128)]
 
 
 def test_verify_can_be_ignored(monkeypatch):
-    monkeypatch.setattr(lanes, "shared_cost", lambda a, b, arch: dataclasses.replace(shared_cost(a, b, arch), wavefronts=99))
+    monkeypatch.setattr(costing, "shared_cost", lambda a, b, arch: dataclasses.replace(shared_cost(a, b, arch), wavefronts=99))
     report = check_file(STRIDE16, Options(verify=True, ignore=["WL930"]))
     assert not _wl930(report)
 

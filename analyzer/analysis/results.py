@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
+from analyzer.analysis.assumptions import Assumption
+from analyzer.analysis.indexing import element_field
 from analyzer.diagnostics import Diagnostic, Span
-from analyzer.ir.nodes import Access, Function
+from analyzer.ir.nodes import Access, AccessOp, Function, Space
+from analyzer.ir.types import StructType
 from analyzer.records import field, record
+
+
+class Unit(StrEnum):
+    """What a request costs in: shared memory in wavefronts, global memory in sectors."""
+
+    WAVEFRONTS = "wavefronts"
+    SECTORS = "sectors"
+
+
+def unit_of(space: Space) -> Unit:
+    """The unit a request to `space` is charged in."""
+    return Unit.WAVEFRONTS if space == Space.SHARED else Unit.SECTORS
 
 
 @record(slots=False)
@@ -34,19 +50,19 @@ class AccessCost:
 
     access: Access
     kernel: str
-    space: str  # resolved space: global shared local constant unknown
-    op: str  # load store atomic
+    space: Space  # resolved: UNKNOWN only where no call site tells
+    op: AccessOp
     bytes: int  # bytes per lane of one hardware access (a piece of a split element)
     element_bytes: int  # size of the element as written (12 for float3)
     pieces: int  # hardware accesses per lane and execution (3 for a float3)
-    unit: str  # "wavefronts" or "sectors"
+    unit: Unit
     per_request: int | None  # worst over warps, executions and unknowns; None = unknown
     ideal_per_request: int | None
     best_per_request: int | None = None  # smallest seen, when the cost varies
     requests: int | None = None  # warp-level requests over the whole launch
     total: int | None = None  # wavefronts or sectors over the whole launch
     exact: bool = True
-    assumptions: list[str] = field(default_factory=list)
+    assumptions: list[Assumption] = field(default_factory=list)  # `str()` of each is its sentence
     # detail of the worst request, for messages, fixes and pictures
     lane_addresses: tuple[int | None, ...] = ()  # byte addresses of the worst request (relative)
     stride_bytes: int | None = None  # address difference between neighbouring lanes, when uniform
@@ -60,10 +76,19 @@ class AccessCost:
     merged_into: int | None = None  # uid of a wide load that also moves this field
     reuses: int | None = None  # uid of the access whose value this load reuses: no request
     via: str | None = None  # "inlined from GetElement" when reached through a call
+    # the struct the access reads a field of (or whole): `vec3d` for `data[tid].x`
+    struct_type: StructType | None = None
 
     @property
     def text(self) -> str:
         return self.access.text
+
+    @property
+    def field_path(self) -> tuple[str, ...]:
+        """The fields of the `struct_type` element the access reads: `("x",)` for `data[i].x`,
+        `()` for the whole element or no struct (from the access's address)."""
+        found = element_field(self.access.address)
+        return found.path if found is not None else ()
 
     @property
     def span(self) -> Span:

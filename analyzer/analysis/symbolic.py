@@ -8,8 +8,11 @@ An `Expr` is a canonical polynomial with integer coefficients over *atoms*:
   C division and modulo that cannot be split, shifts by a non-constant, the bitwise
   operators, min/max, select, comparisons and logical operators, and products that
   would grow past `MAX_MONOMIALS` monomials.
-* `Unknown(tag)`: a data-dependent value (e.g. loaded from memory).  Every call to
-  `unknown()` makes a fresh one; two different Unknowns are never equal.
+* `Unknown(tag)`: a value warplint does not know (read from memory, changed by a loop in a
+  way it does not follow, a float ...).  Every call to `unknown()` makes a fresh one; two
+  different Unknowns are never equal.  Besides the text it prints as, an Unknown carries
+  where it came from (`Origin`) and whether it may differ between the lanes of a warp:
+  analyses decide by those fields (`unknowns`), never by the printed text.
 
 The polynomial is stored as a dict ``monomial -> coefficient`` where a monomial is a
 sorted tuple of atoms (repeated for powers) and ``()`` is the constant monomial.
@@ -26,7 +29,8 @@ from __future__ import annotations
 import itertools
 import math
 import operator
-from typing import Callable, Mapping, Sequence
+from enum import StrEnum
+from typing import Callable, Iterator, Mapping, Sequence
 
 __all__ = [
     "Expr",
@@ -34,6 +38,7 @@ __all__ = [
     "Symbol",
     "Term",
     "Unknown",
+    "Origin",
     "UnboundSymbol",
     "UnknownValue",
     "const",
@@ -54,6 +59,8 @@ __all__ = [
     "logical_or",
     "logical_not",
     "is_unknown",
+    "unknowns",
+    "single_atom",
     "conjuncts",
     "affine_in",
     "residues",
@@ -151,6 +158,8 @@ class Term(Atom):
     """An opaque operation ``op(args)``; built only through the module's constructors."""
 
     __slots__ = ("op", "args", "_hash", "_bnd")
+    op: str
+    args: tuple[Expr, ...]
 
     def __eq__(self, other):
         if self is other:
@@ -202,10 +211,32 @@ class Term(Atom):
         return _EVAL_BINARY[op](a, b)
 
 
-class Unknown(Term):
-    """A data-dependent value.  Equal only to itself (the same `unknown()` call)."""
+class Origin(StrEnum):
+    """Where an unknown value comes from."""
 
-    __slots__ = ("tag", "uid")
+    LOADED = "loaded"  # read from memory (a load, the old value an atomic returns)
+    LOOP_CARRIED = "loop-carried"  # a variable a loop changes other than by a constant step
+    CALL_RESULT = "call-result"  # what a call warplint does not follow returns
+    FLOAT = "float"  # a floating-point value, or an integer converted from one
+    UNINITIALISED = "uninitialised"  # a variable or register read before any write
+    PARAMETER = "parameter"  # a parameter (or its field) whose value is not given
+    SKIPPED = "skipped"  # written by a statement warplint could not lower
+    JOIN = "join"  # two values of different kinds where control flow meets
+    UNMODELLED = "unmodelled"  # an operation warplint does not model
+    TOO_DEEP = "too-deep"  # an expression nested past `MAX_DEPTH`
+
+
+class Unknown(Term):
+    """A value warplint does not know.  Equal only to itself (the same `unknown()` call).
+
+    `tag`: the text it prints as; `origin`: where it comes from; `lane_varying`: whether it
+    may differ between the lanes of a warp (a value read at an address that does)."""
+
+    __slots__ = ("tag", "uid", "origin", "lane_varying")
+    tag: str
+    uid: int
+    origin: Origin
+    lane_varying: bool
     _ids = itertools.count()
 
     def __eq__(self, other):
@@ -215,7 +246,7 @@ class Unknown(Term):
         return self._hash
 
     def __reduce__(self):
-        return (_raw_unknown, (self.tag, self.uid))
+        return (_raw_unknown, (self.tag, self.uid, self.origin, self.lane_varying))
 
     def __repr__(self) -> str:
         return f"Unknown({self.tag!r})"
@@ -264,12 +295,14 @@ def _raw_term(op: str, args: tuple["Expr", ...]) -> Term:
     return t
 
 
-def _raw_unknown(tag: str, uid: int) -> Unknown:
+def _raw_unknown(tag: str, uid: int, origin: Origin, lane_varying: bool) -> Unknown:
     u = object.__new__(Unknown)
     u.op = "unknown"
     u.args = ()
     u.tag = tag
     u.uid = uid
+    u.origin = origin
+    u.lane_varying = lane_varying
     u.key = (2, tag, uid)
     u.free = frozenset()
     u.depth = 0
@@ -284,7 +317,7 @@ def _term(op: str, args: tuple["Expr", ...]) -> "Expr":
         args = (args[1], args[0])
     t = _raw_term(op, args)
     if t.depth > MAX_DEPTH:
-        return unknown("<expression too deep>")
+        return unknown("<expression too deep>", Origin.TOO_DEEP)
     return _new({(t,): 1})
 
 
@@ -632,9 +665,15 @@ def sym(name: str) -> Expr:
     return e
 
 
-def unknown(tag: str) -> Expr:
-    """A fresh data-dependent value; ``str()`` shows ``tag``.  Never equal to another Unknown."""
-    return _new({(_raw_unknown(str(tag), next(Unknown._ids)),): 1})
+#: How a value that may differ between lanes prints: before its text.
+LANE_VARYING_PREFIX = "per-lane "
+
+
+def unknown(text: str, origin: Origin, lane_varying: bool = False) -> Expr:
+    """A fresh unknown value from `origin`; ``str()`` shows ``text`` (after "per-lane " when
+    it may differ between the lanes of a warp).  Never equal to another Unknown."""
+    tag = f"{LANE_VARYING_PREFIX}{text}" if lane_varying else str(text)
+    return _new({(_raw_unknown(tag, next(Unknown._ids), origin, lane_varying),): 1})
 
 
 def _as_expr(x) -> Expr:
@@ -726,8 +765,9 @@ def _mul(a: Expr, b: Expr) -> Expr:
     return _new(d)
 
 
-def _single_atom(e: Expr):
-    """The atom if ``e`` is exactly one atom with coefficient 1, else None."""
+def single_atom(e: Expr) -> Atom | None:
+    """The atom if ``e`` is exactly one atom with coefficient 1 (a symbol, an opaque term such
+    as ``a != b``, an unknown), else None."""
     p = e._p
     if len(p) == 1:
         for m, c in p.items():
@@ -1183,7 +1223,7 @@ def compare(op: str, a, b) -> Expr:
 def _is_boolean(e: Expr) -> bool:
     if e._c is not None:
         return e._c in (0, 1)
-    t = _single_atom(e)
+    t = single_atom(e)
     return t is not None and t.__class__ is Term and t.op in _BOOLEAN
 
 
@@ -1225,7 +1265,7 @@ def logical_not(a) -> Expr:
     a = _as_expr(a)
     if a._c is not None:
         return _ZERO if a._c else _ONE
-    t = _single_atom(a)
+    t = single_atom(a)
     if t is not None and t.__class__ is Term:
         x, y = t.args[0], t.args[1] if len(t.args) > 1 else None
         if t.op == "<":  # !(x < y) == y <= x
@@ -1271,7 +1311,7 @@ def conjuncts(e: Expr) -> frozenset[Expr]:
     stack = [e]
     while stack:
         x = stack.pop()
-        atom = _single_atom(x)
+        atom = single_atom(x)
         if atom is not None and atom.__class__ is Term and atom.op == "&&":
             stack.extend(atom.args)
         else:
@@ -1279,18 +1319,22 @@ def conjuncts(e: Expr) -> frozenset[Expr]:
     return frozenset(out)
 
 
-def is_unknown(e: Expr) -> bool:
-    """True if ``e`` contains an `Unknown` anywhere (also inside opaque terms)."""
+def unknowns(e: Expr) -> Iterator[Unknown]:
+    """Every `Unknown` in ``e`` (also inside opaque terms), each once per place it appears."""
     stack = [_as_expr(e)]
     while stack:
         x = stack.pop()
         for m in x._p:
             for a in m:
                 if a.__class__ is Unknown:
-                    return True
-                if a.__class__ is Term:
+                    yield a
+                elif a.__class__ is Term:
                     stack.extend(a.args)
-    return False
+
+
+def is_unknown(e: Expr) -> bool:
+    """True if ``e`` contains an `Unknown` anywhere (also inside opaque terms)."""
+    return next(unknowns(e), None) is not None
 
 
 _NAME_INDEX: dict[tuple[str, ...], dict[str, int]] = {}
@@ -1370,7 +1414,7 @@ def _is_primary(e: Expr) -> bool:
     c = e._c
     if c is not None:
         return c >= 0
-    a = _single_atom(e)
+    a = single_atom(e)
     return a is not None and (a.__class__ is Symbol or a.op in _FUNCTION_LIKE)
 
 

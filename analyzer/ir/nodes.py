@@ -8,13 +8,30 @@ read only this IR, never the AST.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, Iterable, Iterator
 
 from analyzer.diagnostics import Diagnostic, Span
 from analyzer.ir.types import CType
 from analyzer.records import field, record
 
-SPACES = ("global", "shared", "local", "constant", "unknown")
+
+class Space(StrEnum):
+    """The memory space an access reads or writes (its value is the name reports print)."""
+
+    GLOBAL = "global"
+    SHARED = "shared"
+    LOCAL = "local"
+    CONSTANT = "constant"
+    UNKNOWN = "unknown"  # not known where lowered: decided per call site by the analysis
+
+
+class AccessOp(StrEnum):
+    """What an access does to memory."""
+
+    LOAD = "load"
+    STORE = "store"
+    ATOMIC = "atomic"
 
 
 @record(frozen=False, eq=False)
@@ -25,8 +42,8 @@ class Variable:
     type: CType
     kind: str  # param local shared constant global
     span: Span
-    space: str = "local"  # where the variable itself lives (an array's elements)
-    points_to: str = "unknown"  # for pointers: the space of what they point to, when known
+    space: Space = Space.LOCAL  # where the variable itself lives (an array's elements)
+    points_to: Space = Space.UNKNOWN  # for pointers: the space of what they point to, when known
     uid: int = 0
     extern: bool = False  # `extern __shared__ float s[]`
     const_value: int | None = None  # a `const`/`constexpr` integer with a known value
@@ -164,8 +181,8 @@ class Access:
     """One memory access as written in the source."""
 
     uid: int
-    space: str  # global shared local constant unknown (then decided per call site)
-    op: str  # load store atomic
+    space: Space  # UNKNOWN: decided per call site
+    op: AccessOp
     element: CType  # the type moved: float, float3, a struct
     address: Expr  # a pointer-typed IR expression
     span: Span

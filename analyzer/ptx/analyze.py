@@ -3,7 +3,8 @@
     analyze_ptx(module, text, arch, ...) -> PtxAnalysis (KernelAnalysis per entry and launch)
 
 Each memory instruction the dataflow (ptx.dataflow) reached becomes an `ir.nodes.Access`
-and a `lanes.Occurrence`, costed by `lanes.cost_occurrence` exactly as a CUDA-C access is.
+and an `analysis.values.Occurrence`, costed by `analysis.costing.cost_occurrence` exactly as
+a CUDA-C access is.
 Spans are offsets into the PTX text; `PtxLineMap` resolves them to the CUDA file and line
 of the instruction's `.loc` (with `-lineinfo`), or else to the PTX line.
 """
@@ -21,6 +22,7 @@ from analyzer.arch import Architecture
 from analyzer.diagnostics import Location, Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.ir.nodes import AccessOp
 from analyzer.ptx.dataflow import ParamNaming, PtxAccess, evaluate
 from analyzer.ptx.nodes import PtxFunction, PtxModule
 
@@ -240,7 +242,7 @@ def ptx_kernel(fn: PtxFunction, linemap: PtxLineMap, cuda: N.Function | None = N
 def _access(kernel: PtxKernel, acc: PtxAccess, linemap: PtxLineMap) -> N.Access:
     ins = acc.instruction
     # one instruction may make two accesses (cp.async reads global and writes shared)
-    uid = ins.line * 4 + ("load", "store", "atomic").index(acc.op) if acc.op in ("load", "store", "atomic") else ins.line * 4 + 3
+    uid = ins.line * 4 + list(AccessOp).index(acc.op)
     found = kernel.accesses.get(uid)
     if found is not None:
         return found
@@ -264,11 +266,14 @@ def _access(kernel: PtxKernel, acc: PtxAccess, linemap: PtxLineMap) -> N.Access:
 def analyze_entry(kernel: PtxKernel, module: PtxModule, linemap: PtxLineMap, launch: LaunchConfig,
                   arch: Architecture, params: Mapping[str, int] | None = None) -> KernelAnalysis:
     """Cost every shared and global access of one `.entry` for one launch configuration."""
-    from analyzer.analysis.lanes import Occurrence, cost_occurrence, launch_values, merge_costs
+    from analyzer.analysis.costing import cost_occurrence
+    from analyzer.analysis.kernel import launch_values
+    from analyzer.analysis.merge import merge_costs
+    from analyzer.analysis.values import Occurrence
 
     known_params = dict(launch.params)
     known_params.update(params or {})
-    flow = evaluate(kernel.entry, module, launch=launch, params=known_params, naming=kernel.naming)
+    flow = evaluate(kernel.entry, module, launch=launch, params=known_params, naming=kernel.naming, arch=arch)
     known = launch_values(launch, known_params)
     costs = []
     name = kernel.function.display_name
@@ -279,8 +284,6 @@ def analyze_entry(kernel: PtxKernel, module: PtxModule, linemap: PtxLineMap, lau
                          f"inlined from {demangle(via).display}" if via else None)
         costs.append(cost_occurrence(occ, name, launch, arch, known))
     return KernelAnalysis(kernel.function, launch, merge_costs(costs), [], flow.notes)
-
-
 
 
 def relative_to(path: str, origin: str) -> str:

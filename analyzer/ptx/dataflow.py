@@ -1,57 +1,56 @@
 """Register dataflow of one PTX `.entry`: every register as a symbolic per-lane value, and
 every shared/global memory instruction as an access with its address, mask and loops.
 
-    evaluate(fn, module, launch=..., params=..., naming=...) -> Dataflow
+    evaluate(fn, module, launch=..., params=..., naming=..., arch=...) -> Dataflow
 
-Values are the CUDA-C path's (analysis.lanes): an `S.Expr` over threadIdx/blockIdx/blockDim/
+Values are the CUDA-C path's (analysis.values): an `S.Expr` over threadIdx/blockIdx/blockDim/
 gridDim, parameters and loop counters, or a `Ptr` (region, space, byte offset). Special
 registers get the CUDA names (`%tid.x` -> threadIdx.x, `%ctaid.x` -> blockIdx.x, `%ntid.x` ->
-blockDim.x, `%nctaid.x` -> gridDim.x, `%laneid` -> the linear thread index mod 32). Blocks are
+blockDim.x, `%nctaid.x` -> gridDim.x, `%laneid` -> the linear thread index mod the warp size).
+What an instruction moves, reads and writes comes from `ptx.instructions`. Blocks are
 evaluated in topological order of the CFG without back edges:
 
 * at a join, registers that differ become `select(edge condition, a, b)`, and the block's
   mask is its immediate dominator's when it post-dominates it (the end of an if/else), else
   the `or` of the incoming edges' masks;
 * at a loop header, each register the loop writes once per iteration as `r = r +/- invariant`
-  becomes `init + k*step` (k = the counter symbol `k@<loop>`, as lanes.py names it); a single
+  becomes `init + k*step` (k = the counter symbol `k@<loop>`, as the interpreter names it); a single
   `r = r >> c` / `<< c` / `* c` / `/ c` loop becomes a multiplicative counter; every other
   register the loop writes is unknown inside and after the loop;
 * the loop's condition comes from its only exiting block: a bottom test (`@%p bra header`)
   runs iteration k when k == 0 or the test held after iteration k-1; a top test is the
   condition of iteration k itself.
 
-A value loaded from memory is unknown (tagged per-lane when its address differs between lanes),
+A value loaded from memory is unknown (lane-varying when its address differs between lanes),
 never guessed. Integer arithmetic assumes non-negative 31-bit values, as the CUDA-C path does
 (docs/CONTRACTS.md): `shr.s32 x, 31` (the sign of an index) is 0.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from analyzer.analysis import symbolic as S
-from analyzer.analysis.lanes import LANE_VARYING, SHARED_BASE_ALIGN, THREAD_SYMBOLS, LoopCtx, Ptr
 from analyzer.analysis.results import LaunchConfig
+from analyzer.analysis.symbolic import Origin
+from analyzer.analysis.values import THREAD_SET, THREAD_SYMBOLS, LoopCtx, LoopKind, Ptr, lane_varying
+from analyzer.arch import Architecture, get_arch
+from analyzer.ir.nodes import AccessOp, Space
 from analyzer.ptx.cfg import EdgeGuard, Loop, PtxCfg, build_cfg
+from analyzer.ptx.instructions import (
+    MEMORY_OPS, TYPE_BYTES, demangle_variable, element_bytes, instruction_text, is_float, memory_space,
+    operand_registers, type_of, written_registers,
+)
 from analyzer.ptx.nodes import (
-    Addr, Imm, Not, PtxFunction, PtxInstruction, PtxModule, Reg, RegPair, SpecialReg, Sym, Vec,
+    Addr, Imm, Not, PtxFunction, PtxInstruction, PtxModule, Reg, SpecialReg, Sym, Vec,
 )
 
-__all__ = ["Dataflow", "ParamNaming", "PtxAccess", "evaluate", "element_bytes", "memory_space"]
+__all__ = ["Dataflow", "ParamNaming", "PtxAccess", "evaluate"]
 
 Value = Any  # S.Expr | Ptr
 
-TYPE_BYTES = {
-    "b8": 1, "u8": 1, "s8": 1,
-    "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2,
-    "b32": 4, "u32": 4, "s32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4,
-    "b64": 8, "u64": 8, "s64": 8, "f64": 8,
-    "b128": 16,
-}
-FLOAT_TYPES = frozenset({"f16", "bf16", "f32", "f64", "f16x2", "bf16x2", "tf32"})
-MEMORY_OPS = {"ld": "load", "ldu": "load", "st": "store", "atom": "atomic", "red": "atomic"}
-SPACES = ("shared", "global", "local", "const", "param")
 COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
            "lo": "<", "ls": "<=", "hi": ">", "hs": ">="}
 MULTIPLICATIVE = {"shl": "<<", "shr": ">>", "mul": "*", "div": "/"}
@@ -81,8 +80,8 @@ class PtxAccess:
     """One `ld`/`st`/`atom`/`red` on shared, global or generic memory, as evaluated."""
 
     instruction: PtxInstruction
-    space: str  # shared global unknown (generic memory whose pointer was not traced)
-    op: str  # load store atomic
+    space: Space  # SHARED, GLOBAL or UNKNOWN (generic memory whose pointer was not traced)
+    op: AccessOp
     bytes: int  # bytes per lane: element size times vector width
     ptr: Ptr | None
     mask: S.Expr
@@ -92,6 +91,19 @@ class PtxAccess:
     @property
     def text(self) -> str:
         return instruction_text(self.instruction)
+
+
+@dataclass(frozen=True)
+class LoopParts:
+    """What entering a loop found: its counter and kind, the registers that are additive
+    inductions, and a multiplicative counter's start, operator and step (for its `LoopCtx`)."""
+
+    counter: str  # `k@<loop>`, or `<register>@<loop>` for a multiplicative counter
+    kind: LoopKind = LoopKind.ADDITIVE
+    inductions: frozenset[str] = frozenset()
+    init: S.Expr | None = None
+    op: str = ""
+    step: int = 0
 
 
 @dataclass
@@ -106,66 +118,11 @@ class Dataflow:
     notes: list[str] = field(default_factory=list)
 
 
-def memory_space(ins: PtxInstruction) -> str | None:
-    """`shared`, `global`, `local`, `const`, `param`, or None for a generic address."""
-    for m in ins.modifiers:
-        base = m.split("::", 1)[0]
-        if base in SPACES:
-            return base
-    return None
-
-
-def element_bytes(ins: PtxInstruction) -> int:
-    """Bytes one lane moves: the type's size times the `.v2`/`.v4`/`.v8` width."""
-    size = next((TYPE_BYTES[m] for m in reversed(ins.modifiers) if m in TYPE_BYTES), 0)
-    vec = next((int(m[1:]) for m in ins.modifiers if m in ("v2", "v4", "v8")), 1)
-    return size * vec
-
-
-def instruction_text(ins: PtxInstruction) -> str:
-    """`ld.global.u32 [%rd6+128]`: the opcode and the address, as messages quote them."""
-    addrs = [op for op in ins.operands if isinstance(op, Addr)]
-    if not addrs:
-        return ins.full_opcode
-
-    def show(a: Addr) -> str:
-        off = f"+{a.offset}" if a.offset > 0 else (str(a.offset) if a.offset < 0 else "")
-        return f"[{a.base}{off}]"
-
-    return f"{ins.full_opcode} " + ", ".join(show(a) for a in addrs)
-
-
-def _type_of(ins: PtxInstruction) -> str | None:
-    return next((m for m in reversed(ins.modifiers) if m in TYPE_BYTES or m == "pred"), None)
-
-
-def _is_float(ins: PtxInstruction) -> bool:
-    return any(m in FLOAT_TYPES for m in ins.modifiers)
-
-
-def _dests(op: Any) -> list[str]:
-    if isinstance(op, Reg):
-        return [op.name]
-    if isinstance(op, Vec):
-        return [x.name for x in op.items if isinstance(x, Reg)]
-    if isinstance(op, RegPair):
-        return _dests(op.first) + _dests(op.second)
-    return []
-
-
-def written_registers(ins: PtxInstruction) -> list[str]:
-    """The registers an instruction writes (its first operand, except for stores)."""
-    if not ins.operands or ins.opcode in ("st", "red", "bra", "brx", "bar", "ret", "exit", "membar", "fence"):
-        return []
-    if ins.opcode == "call":
-        return []
-    return _dests(ins.operands[0])
-
-
 class _Evaluator:
     def __init__(self, fn: PtxFunction, module: PtxModule, launch: LaunchConfig | None,
-                 params: Mapping[str, int], naming: ParamNaming) -> None:
+                 params: Mapping[str, int], naming: ParamNaming, arch: Architecture) -> None:
         self.fn = fn
+        self.arch = arch
         self.launch = launch
         self.params = dict(params)
         self.naming = naming
@@ -188,31 +145,35 @@ class _Evaluator:
             tx, ty, tz = (S.sym(n) for n in THREAD_SYMBOLS)
             bx = self.special(SpecialReg("%ntid.x"))
             by = self.special(SpecialReg("%ntid.y"))
-            return S.mod(tx + ty * bx + tz * bx * by, S.const(32))
-        return S.unknown(reg.name)
+            return S.mod(tx + ty * bx + tz * bx * by, S.const(self.arch.warp_size))
+        return S.unknown(reg.name, Origin.UNMODELLED)
 
     def symbol(self, sym: Sym) -> Value:
         var = self.variables.get(sym.name)
         if var is None:
-            return S.unknown(f"address of {sym.name}")
-        space = "constant" if var.space == "const" else var.space
-        align = SHARED_BASE_ALIGN if space == "shared" else max(var.align or 1, 256 if space == "global" else 1)
+            return S.unknown(f"address of {sym.name}", Origin.UNMODELLED)
+        space = Space.CONSTANT if var.space == "const" else Space(var.space)
+        # a shared array starts at bank 0 of a costing period; global memory as cudaMalloc's
+        if space == Space.SHARED:
+            align = self.arch.address_period
+        else:
+            align = max(var.align or 1, self.arch.global_pointer_alignment if space == Space.GLOBAL else 1)
         return Ptr(f"{space}:{demangle_variable(sym.name)}", space, S.const(sym.offset), align)
 
     def operand(self, op: Any, env: dict[str, Value]) -> Value:
         if isinstance(op, Reg):
             v = env.get(op.name)
-            return v if v is not None else S.unknown(f"undefined {op.name}")
+            return v if v is not None else S.unknown(f"undefined {op.name}", Origin.UNINITIALISED)
         if isinstance(op, SpecialReg):
             return self.special(op)
         if isinstance(op, Imm):
-            return S.const(op.value) if isinstance(op.value, int) else S.unknown("float")
+            return S.const(op.value) if isinstance(op.value, int) else S.unknown("float", Origin.FLOAT)
         if isinstance(op, Sym):
             return self.symbol(op)
         if isinstance(op, Not):
             v = self.integer(self.operand(op.operand, env))
             return S.logical_not(v)
-        return S.unknown(type(op).__name__)
+        return S.unknown(type(op).__name__, Origin.UNMODELLED)
 
     def integer(self, v: Value) -> S.Expr:
         """A value as an integer: a kernel parameter loaded as a pointer is its symbol."""
@@ -220,7 +181,7 @@ class _Evaluator:
             return v
         if isinstance(v, Ptr) and v.region.startswith("param:"):
             return S.sym(v.region[6:]) + v.offset
-        return S.unknown("pointer as integer")
+        return S.unknown("pointer as integer", Origin.UNMODELLED)
 
     def address(self, addr: Addr, env: dict[str, Value]) -> Value:
         base = self.operand(Reg(addr.base), env) if addr.is_reg else self.symbol(Sym(addr.base))
@@ -230,16 +191,16 @@ class _Evaluator:
 
     def param(self, addr: Addr, ins: PtxInstruction, k: int) -> Value:
         """The `k`-th element of `ld.param` from a kernel parameter."""
-        offset = addr.offset + k * (TYPE_BYTES.get(_type_of(ins) or "", 4))
+        offset = addr.offset + k * (TYPE_BYTES.get(type_of(ins) or "", 4))
         name = self.naming.name(self.fn, addr.base, offset)
         if name in self.params:
             return S.const(self.params[name])
-        if _is_float(ins):
-            return S.unknown(name)
-        if element_bytes(ins) // max(1, len(_dests(ins.operands[0]))) == 8:
+        if is_float(ins):
+            return S.unknown(name, Origin.PARAMETER)
+        if element_bytes(ins) // max(1, len(operand_registers(ins.operands[0]))) == 8:
             # a 64-bit parameter may be a pointer: a Ptr that turns back into the symbol
             # when used as an integer (`integer`)
-            return Ptr(f"param:{name}", "global", S.const(0), 256)
+            return Ptr(f"param:{name}", Space.GLOBAL, S.const(0), self.arch.global_pointer_alignment)
         return S.sym(name)
 
     # ------------------------------------------------------------------ arithmetic
@@ -252,7 +213,7 @@ class _Evaluator:
             a, b = b, a
         if isinstance(a, Ptr):
             if not isinstance(b, S.Expr):
-                return S.unknown("pointer sum")
+                return S.unknown("pointer sum", Origin.UNMODELLED)
             return Ptr(a.region, a.space, a.offset + b, a.align)
         return a + b
 
@@ -271,7 +232,7 @@ class _Evaluator:
         x, y = self.integer(a), self.integer(b)
         if opcode == "mul":
             if "hi" in ins.modifiers:
-                return S.unknown("mul.hi")
+                return S.unknown("mul.hi", Origin.UNMODELLED)
             return x * y
         if opcode == "div":
             return S.floordiv(x, y)
@@ -284,19 +245,19 @@ class _Evaluator:
         if opcode == "shl":
             return S.shl(x, y)
         if opcode == "shr":
-            width = 8 * TYPE_BYTES.get(_type_of(ins) or "", 4)
+            width = 8 * TYPE_BYTES.get(type_of(ins) or "", 4)
             if y.is_const and y.value >= width - 1 and not x.is_const:
                 return S.const(0)  # the sign bit of a non-negative index
             return S.shr(x, y)
-        if _type_of(ins) == "pred":
+        if type_of(ins) == "pred":
             return {"and": S.logical_and, "or": S.logical_or,
                     "xor": lambda p, q: S.compare("!=", p, q)}[opcode](x, y)
         return {"and": S.bitand, "or": S.bitor, "xor": S.bitxor}[opcode](x, y)
 
     def compare(self, ins: PtxInstruction, a: Value, b: Value) -> S.Expr:
         op = next((COMPARE[m] for m in ins.modifiers if m in COMPARE), None)
-        if op is None or _is_float(ins):
-            return S.unknown("float comparison")
+        if op is None or is_float(ins):
+            return S.unknown("float comparison", Origin.FLOAT)
         if isinstance(a, Ptr) and isinstance(b, Ptr) and a.region == b.region:
             return S.compare(op, a.offset, b.offset)
         return S.compare(op, self.integer(a), self.integer(b))
@@ -310,7 +271,7 @@ class _Evaluator:
         dests = written_registers(ins)
         guard = None
         if ins.predicate is not None:
-            g = self.integer(env.get(ins.predicate[0].name, S.unknown("predicate")))
+            g = self.integer(env.get(ins.predicate[0].name, S.unknown("predicate", Origin.UNINITIALISED)))
             guard = S.logical_not(g) if ins.predicate[1] else g
         if opcode == "cp" and "async" in ins.modifiers and "shared" in ins.modifiers and "global" in ins.modifiers:
             self.async_copy(ins, env, mask, guard, record)
@@ -322,14 +283,14 @@ class _Evaluator:
                 if opcode == "ld" and addr is not None and addr.base in self.entry_params:
                     self.assign(env, dests, [self.param(addr, ins, k) for k in range(len(dests))], guard)
                     return
-                self.assign(env, dests, [S.unknown("param") for _ in dests], guard)
+                self.assign(env, dests, [S.unknown("param", Origin.PARAMETER) for _ in dests], guard)
                 return
             self.memory(ins, env, mask, guard, space, record)
             return
         try:
             value = self.compute(ins, env)
         except (ZeroDivisionError, ValueError, OverflowError, KeyError, TypeError, IndexError):
-            value = S.unknown(ins.full_opcode)
+            value = S.unknown(ins.full_opcode, Origin.UNMODELLED)
         if isinstance(value, list):
             self.assign(env, dests, value, guard)
         elif dests:
@@ -338,7 +299,7 @@ class _Evaluator:
                 # setp's `%p1|%p2`: the second is the negation; any other second result
                 # (shfl's predicate, a texture fetch's other components) is not followed
                 rest = ([S.logical_not(self.integer(value))] if opcode == "setp" else [])
-                rest += [S.unknown(ins.full_opcode) for _ in dests[1 + len(rest):]]
+                rest += [S.unknown(ins.full_opcode, Origin.UNMODELLED) for _ in dests[1 + len(rest):]]
                 self.assign(env, dests[1:], rest, guard)
 
     def assign(self, env: dict[str, Value], dests: list[str], values: list[Value], guard: S.Expr | None) -> None:
@@ -350,7 +311,7 @@ class _Evaluator:
                 elif isinstance(v, Ptr) and isinstance(old, Ptr) and v.region == old.region:
                     v = Ptr(v.region, v.space, S.select(guard, v.offset, old.offset), min(v.align, old.align))
                 elif old is not None or not (isinstance(v, (S.Expr, Ptr))):
-                    v = S.unknown("predicated write")
+                    v = S.unknown("predicated write", Origin.JOIN)
             env[d] = v
 
     def compute(self, ins: PtxInstruction, env: dict[str, Value]) -> Value:
@@ -358,29 +319,28 @@ class _Evaluator:
         src = [self.operand(o, env) for o in ops[1:]] if ops else []
         if opcode in ("mov", "cvt", "cvta"):
             if isinstance(ops[0], Vec) or (ops[1:] and isinstance(ops[1], Vec)):
-                return [S.unknown("packed value") for _ in _dests(ops[0])]
-            if opcode == "cvt" and _is_float(ins):
-                return S.unknown("float conversion")
-            if opcode == "mov" and _is_float(ins):
-                return S.unknown("float")
+                return [S.unknown("packed value", Origin.UNMODELLED) for _ in operand_registers(ops[0])]
+            if opcode == "cvt" and is_float(ins):
+                return S.unknown("float conversion", Origin.FLOAT)
+            if opcode == "mov" and is_float(ins):
+                return S.unknown("float", Origin.FLOAT)
             v = src[0]
             if opcode == "cvta" and isinstance(v, Ptr):
                 space = next((m for m in ins.modifiers if m in ("global", "shared", "local", "const")), v.space)
-                space = "constant" if space == "const" else space
-                return Ptr(v.region, space, v.offset, v.align)
+                return Ptr(v.region, Space.CONSTANT if space == "const" else Space(space), v.offset, v.align)
             return v
-        if _is_float(ins) and opcode not in ("selp", "setp", "set"):
-            return S.unknown("float")
+        if is_float(ins) and opcode not in ("selp", "setp", "set"):
+            return S.unknown("float", Origin.FLOAT)
         if opcode in ("add", "sub", "mul", "div", "rem", "min", "max", "shl", "shr", "and", "or", "xor"):
             return self.binary(opcode, ins, src[0], src[1])
         if opcode == "mad":
             if "hi" in ins.modifiers:
-                return S.unknown("mad.hi")
+                return S.unknown("mad.hi", Origin.UNMODELLED)
             return self.add(self.integer(src[0]) * self.integer(src[1]), src[2])
         if opcode == "neg":
             return -self.integer(src[0])
         if opcode == "not":
-            return S.logical_not(self.integer(src[0])) if _type_of(ins) == "pred" else ~self.integer(src[0])
+            return S.logical_not(self.integer(src[0])) if type_of(ins) == "pred" else ~self.integer(src[0])
         if opcode == "selp":
             c = self.integer(src[2])
             a, b = src[0], src[1]
@@ -393,9 +353,9 @@ class _Evaluator:
             c = self.compare(ins, src[0], src[1])
             if len(src) > 2:  # setp.lt.and.s32 p, a, b, q
                 q = self.integer(src[2])
-                c = S.logical_and(c, q) if "and" in ins.modifiers else S.logical_or(c, q) if "or" in ins.modifiers else S.unknown("setp")
+                c = S.logical_and(c, q) if "and" in ins.modifiers else S.logical_or(c, q) if "or" in ins.modifiers else S.unknown("setp", Origin.UNMODELLED)
             return c
-        return S.unknown(ins.full_opcode)
+        return S.unknown(ins.full_opcode, Origin.UNMODELLED)
 
     def bitfield(self, opcode: str, src: list[Value]) -> Value:
         """`bfe d, a, pos, len` = (a >> pos) & (2^len - 1); `bfi d, a, b, pos, len` inserts the
@@ -404,11 +364,11 @@ class _Evaluator:
         if opcode == "bfe":
             a, pos, length = (self.integer(v) for v in src[:3])
             if not (pos.is_const and length.is_const):
-                return S.unknown("bfe")
+                return S.unknown("bfe", Origin.UNMODELLED)
             return S.bitand(S.shr(a, pos), S.const((1 << length.value) - 1))
         a, b, pos, length = (self.integer(v) for v in src[:4])
         if not (pos.is_const and length.is_const):
-            return S.unknown("bfi")
+            return S.unknown("bfi", Origin.UNMODELLED)
         low, high = S.bounds(b)
         if low is not None and low >= 0 and high is not None and high < (1 << pos.value) and pos.value + length.value >= 32:
             return b + S.shl(a, pos)
@@ -424,7 +384,7 @@ class _Evaluator:
         if len(addrs) != 2 or size not in (4, 8, 16):
             return
         m = mask if guard is None else S.logical_and(mask, guard)
-        for addr, space, op in ((addrs[1], "global", "load"), (addrs[0], "shared", "store")):
+        for addr, space, op in ((addrs[1], Space.GLOBAL, AccessOp.LOAD), (addrs[0], Space.SHARED, AccessOp.STORE)):
             ptr = self.address(addr, env)
             if isinstance(ptr, Ptr) and ptr.space != space:
                 ptr = Ptr(ptr.region, space, ptr.offset, ptr.align)
@@ -436,19 +396,19 @@ class _Evaluator:
         ptr = self.address(addr, env) if addr is not None else None
         op = MEMORY_OPS[ins.opcode]
         dests = written_registers(ins)
-        if space in ("shared", "global") or (space is None and ptr is not None and ptr.space in ("shared", "global")):
-            resolved = space or ptr.space  # type: ignore[union-attr]
+        costed = (Space.SHARED, Space.GLOBAL)
+        if space in costed or (space is None and ptr is not None and ptr.space in costed):
+            resolved = Space(space or ptr.space)  # type: ignore[union-attr]
             if isinstance(ptr, Ptr) and ptr.space != resolved:
                 ptr = Ptr(ptr.region, resolved, ptr.offset, ptr.align)
             m = mask if guard is None else S.logical_and(mask, guard)
             record(ins, resolved, op, ptr, m)
         elif space is None:
             m = mask if guard is None else S.logical_and(mask, guard)
-            record(ins, "unknown", op, ptr, m)
-        varying = not isinstance(ptr, Ptr) or bool(ptr.offset.free_symbols & set(THREAD_SYMBOLS)) or LANE_VARYING in str(ptr.offset)
-        tag = f"{LANE_VARYING if varying else ''}value of {instruction_text(ins)}"
+            record(ins, Space.UNKNOWN, op, ptr, m)
+        varying = not isinstance(ptr, Ptr) or bool(ptr.offset.free_symbols & THREAD_SET) or lane_varying(ptr.offset)
         for d in dests:
-            env[d] = S.unknown(tag)
+            env[d] = S.unknown(f"value of {instruction_text(ins)}", Origin.LOADED, varying)
 
 
 # ============================================================================ the walk
@@ -470,10 +430,12 @@ def _innermost(cfg: PtxCfg, block: int) -> Loop | None:
 
 def evaluate(fn: PtxFunction, module: PtxModule, *, launch: LaunchConfig | None = None,
              params: Mapping[str, int] | None = None, naming: ParamNaming | None = None,
-             cfg: PtxCfg | None = None) -> Dataflow:
-    """Evaluate every register of `fn` symbolically and collect its memory accesses."""
+             cfg: PtxCfg | None = None, arch: Architecture | None = None) -> Dataflow:
+    """Evaluate every register of `fn` symbolically and collect its memory accesses, for
+    `arch` (the warp size of `%laneid`, the alignment assumed of arrays; the default one
+    when not given)."""
     cfg = cfg or build_cfg(fn)
-    ev = _Evaluator(fn, module, launch, params or {}, naming or ParamNaming())
+    ev = _Evaluator(fn, module, launch, params or {}, naming or ParamNaming(), arch or get_arch())
     entry_env: dict[int, dict[str, Value]] = {}
     exit_env: dict[int, dict[str, Value]] = {}
     masks: dict[int, S.Expr] = {}
@@ -481,7 +443,7 @@ def evaluate(fn: PtxFunction, module: PtxModule, *, launch: LaunchConfig | None 
     accesses: list[PtxAccess] = []
     loop_by_header = {lp.header: lp for lp in cfg.loops}
     loop_defs = {lp.header: _defs_in(cfg, lp) for lp in cfg.loops}
-    loop_ctx_parts: dict[int, dict[str, Any]] = {}
+    loop_ctx_parts: dict[int, LoopParts] = {}
     # the edges a loop's own test takes: they add no condition to the masks inside the loop
     loop_test_edges: set[tuple[int, int]] = set()
     for lp in cfg.loops:
@@ -500,7 +462,7 @@ def evaluate(fn: PtxFunction, module: PtxModule, *, launch: LaunchConfig | None 
         masks[b] = mask
         headers = tuple(lp.header for lp in cfg.loops_of(b))
 
-        def record(ins: PtxInstruction, space: str, op: str, ptr: Ptr | None, m: S.Expr,
+        def record(ins: PtxInstruction, space: Space, op: AccessOp, ptr: Ptr | None, m: S.Expr,
                    size: int | None = None, headers: tuple[int, ...] = headers) -> None:
             accesses.append(PtxAccess(ins, space, op, size or element_bytes(ins), ptr, m, headers))
 
@@ -521,14 +483,14 @@ def evaluate(fn: PtxFunction, module: PtxModule, *, launch: LaunchConfig | None 
 
 
 def _guard_value(ev: _Evaluator, guard: EdgeGuard, env: dict[str, Value]) -> S.Expr:
-    v = ev.integer(env.get(guard.register, S.unknown(f"undefined {guard.register}")))
+    v = ev.integer(env.get(guard.register, S.unknown(f"undefined {guard.register}", Origin.UNINITIALISED)))
     return S.logical_not(v) if guard.negated else v
 
 
 def _join(cfg: PtxCfg, ev: _Evaluator, b: int, preds: list[int], exit_env: dict[int, dict[str, Value]],
           masks: dict[int, S.Expr], edge_masks: dict[tuple[int, int], S.Expr],
           loop_defs: dict[int, dict[str, list]],
-          loop_parts: dict[int, dict[str, Any]]) -> tuple[dict[str, Value], S.Expr]:
+          loop_parts: dict[int, LoopParts]) -> tuple[dict[str, Value], S.Expr]:
     if not preds:
         return {}, S.const(1)
     envs = []
@@ -538,16 +500,16 @@ def _join(cfg: PtxCfg, ev: _Evaluator, b: int, preds: list[int], exit_env: dict[
         if left:  # leaving a loop: what it writes is unknown afterwards
             env = dict(env)
             for lp in left:
-                parts = loop_parts.get(lp.header, {})
+                parts = loop_parts.get(lp.header)
                 last = _last_iteration(cfg, ev, lp, parts, exit_env) if p in lp.latches else None
                 for r in loop_defs[lp.header]:
                     v = env.get(r)
-                    if last is not None and r in parts.get("inductions", ()):
+                    if last is not None and parts is not None and r in parts.inductions:
                         # the induction's value at the end of the last iteration
-                        env[r] = v.subs({parts["counter"]: last}) if isinstance(v, S.Expr) else \
-                            Ptr(v.region, v.space, v.offset.subs({parts["counter"]: last}), v.align)
+                        env[r] = v.subs({parts.counter: last}) if isinstance(v, S.Expr) else \
+                            Ptr(v.region, v.space, v.offset.subs({parts.counter: last}), v.align)
                     else:
-                        env[r] = S.unknown("value after a loop")
+                        env[r] = S.unknown("value after a loop", Origin.LOOP_CARRIED)
         envs.append(env)
     conds = [edge_masks.get((p, b), masks.get(p, S.const(1))) for p in preds]
     if len(preds) == 1:
@@ -572,7 +534,7 @@ def _join(cfg: PtxCfg, ev: _Evaluator, b: int, preds: list[int], exit_env: dict[
             cond = present[0][1] if cond is None else cond
             out[r] = _select(cond, present[0][0], present[1][0])
         else:
-            out[r] = S.unknown("join")
+            out[r] = S.unknown("join", Origin.JOIN)
     return out, mask
 
 
@@ -596,11 +558,11 @@ def _select(c: S.Expr, a: Value, b: Value) -> Value:
         return S.select(c, a, b)
     if isinstance(a, Ptr) and isinstance(b, Ptr) and a.region == b.region:
         return Ptr(a.region, a.space, S.select(c, a.offset, b.offset), min(a.align, b.align))
-    return S.unknown("join")
+    return S.unknown("join", Origin.JOIN)
 
 
 def _enter_loop(cfg: PtxCfg, ev: _Evaluator, loop: Loop, env: dict[str, Value],
-                defs: dict[str, list[tuple[int, PtxInstruction]]]) -> dict[str, Any]:
+                defs: dict[str, list[tuple[int, PtxInstruction]]]) -> LoopParts:
     """Replace, in the header's `env`, what the loop writes: inductions by `init + k*step`,
     the rest by unknowns. Returns what the loop's `LoopCtx` needs."""
     k = S.sym(f"k@{loop.uid}")
@@ -621,19 +583,18 @@ def _enter_loop(cfg: PtxCfg, ev: _Evaluator, loop: Loop, env: dict[str, Value],
                 continue
             if op in MULTIPLICATIVE.values() and isinstance(step, S.Expr) and step.is_const and isinstance(init, S.Expr):
                 multiplicative.append((r, op, step.value, init))
-        env[r] = S.unknown("modified in loop")
+        env[r] = S.unknown("modified in loop", Origin.LOOP_CARRIED)
     for r, (init, step) in additive.items():
         if isinstance(init, Ptr):
             env[r] = Ptr(init.region, init.space, init.offset + k * step, init.align)
         elif isinstance(init, S.Expr):
             env[r] = init + k * step
-    parts: dict[str, Any] = {"counter": f"k@{loop.uid}", "kind": "additive", "inductions": frozenset(additive)}
     if not additive and len(multiplicative) == 1:
         r, op, step, init = multiplicative[0]
         counter = f"{r}@{loop.uid}"
         env[r] = S.sym(counter)
-        parts = {"counter": counter, "kind": "multiplicative", "init": init, "op": op, "step": step}
-    return parts
+        return LoopParts(counter, LoopKind.MULTIPLICATIVE, init=init, op=op, step=step)
+    return LoopParts(f"k@{loop.uid}", inductions=frozenset(additive))
 
 
 def _symbolic_steps(cfg: PtxCfg, ev: _Evaluator, loop: Loop, env: dict[str, Value],
@@ -701,7 +662,7 @@ def _induction(cfg: PtxCfg, loop: Loop, r: str, sites: list[tuple[int, PtxInstru
     if not all(cfg.dominates(block, latch) for latch in loop.latches):
         return None
     ops = ins.operands
-    if len(ops) != 3 or _is_float(ins):
+    if len(ops) != 3 or is_float(ins):
         return None
     a, b = ops[1], ops[2]
 
@@ -722,16 +683,15 @@ def _induction(cfg: PtxCfg, loop: Loop, r: str, sites: list[tuple[int, PtxInstru
     return None
 
 
-def _loop_ctx(cfg: PtxCfg, ev: _Evaluator, loop: Loop, parts: dict[str, Any] | None,
+def _loop_ctx(cfg: PtxCfg, ev: _Evaluator, loop: Loop, parts: LoopParts | None,
               exit_env: dict[int, dict[str, Value]]) -> LoopCtx | None:
     if parts is None:
         return None
     cond = _loop_condition(cfg, ev, loop, parts, exit_env)
-    return LoopCtx(loop.uid, parts["counter"], cond, parts["kind"], parts.get("init"),
-                   parts.get("op", ""), parts.get("step", 0))
+    return LoopCtx(loop.uid, parts.counter, cond, parts.kind, parts.init, parts.op, parts.step)
 
 
-def _loop_condition(cfg: PtxCfg, ev: _Evaluator, loop: Loop, parts: dict[str, Any],
+def _loop_condition(cfg: PtxCfg, ev: _Evaluator, loop: Loop, parts: LoopParts,
                     exit_env: dict[int, dict[str, Value]]) -> S.Expr | None:
     """The condition for iteration k to run, from the loop's only exiting block."""
     exiting = {b for b in loop.body for s in cfg.graph.successors(b) if s not in loop.body}
@@ -750,20 +710,20 @@ def _loop_condition(cfg: PtxCfg, ev: _Evaluator, loop: Loop, parts: dict[str, An
     if x not in loop.latches:
         # a test at the top (the header): the condition of iteration k itself
         return held if x == loop.header else None
-    if parts["kind"] == "additive":
-        held = _bounded(held, parts["counter"])
-        k = S.sym(parts["counter"])
+    if parts.kind == LoopKind.ADDITIVE:
+        held = _bounded(held, parts.counter)
+        k = S.sym(parts.counter)
         # a test at the bottom: iteration k runs when it is the first, or the test after k-1 held
-        return S.logical_or(S.compare("==", k, S.const(0)), held.subs({parts["counter"]: k - 1}))
+        return S.logical_or(S.compare("==", k, S.const(0)), held.subs({parts.counter: k - 1}))
     return None
 
 
-def _last_iteration(cfg: PtxCfg, ev: _Evaluator, loop: Loop, parts: dict[str, Any],
+def _last_iteration(cfg: PtxCfg, ev: _Evaluator, loop: Loop, parts: LoopParts | None,
                     exit_env: dict[int, dict[str, Value]]) -> S.Expr | None:
     """The counter of the last iteration of a bottom-tested additive loop whose test is
     `a != b` (exact: the loop leaves when a - b reaches 0) or `a < b` moving by 1, so that
     the registers nvcc carries out of an unrolled loop into its remainder loop are known."""
-    if parts.get("kind") != "additive" or len(loop.latches) != 1:
+    if parts is None or parts.kind != LoopKind.ADDITIVE or len(loop.latches) != 1:
         return None
     x = loop.latches[0]
     exiting = {b for b in loop.body for t in cfg.graph.successors(b) if t not in loop.body}
@@ -773,11 +733,11 @@ def _last_iteration(cfg: PtxCfg, ev: _Evaluator, loop: Loop, parts: dict[str, An
     guard = cfg.graph[x][stay[0]].get("guard")
     if guard is None:
         return None
-    atom = S._single_atom(_guard_value(ev, guard, exit_env[x]))
+    atom = S.single_atom(_guard_value(ev, guard, exit_env[x]))
     if not isinstance(atom, S.Term) or atom.op not in ("!=", "<") or len(atom.args) != 2:
         return None
     diff = atom.args[0] - atom.args[1]
-    affine = S.affine_in(diff, (parts["counter"],))
+    affine = S.affine_in(diff, (parts.counter,))
     if affine is None:
         return None
     c, rest = affine[0][0], affine[1]
@@ -797,7 +757,7 @@ def _bounded(cond: S.Expr, counter: str) -> S.Expr:
     `a - b < 0` (or `> 0`): nvcc writes an exact trip count as `!=`, which never turns
     false for the values of a parameter that the loop's guard excludes (and the cost walk
     samples)."""
-    atom = S._single_atom(cond) if hasattr(S, "_single_atom") else None
+    atom = S.single_atom(cond)
     if atom is None or not isinstance(atom, S.Term) or atom.op != "!=" or len(atom.args) != 2:
         return cond
     diff = atom.args[0] - atom.args[1]
@@ -805,25 +765,3 @@ def _bounded(cond: S.Expr, counter: str) -> S.Expr:
     if affine is None or affine[0][0] == 0:
         return cond
     return S.compare("<" if affine[0][0] > 0 else ">", diff, S.const(0))
-
-
-# ============================================================================ names
-
-
-def demangle_variable(name: str) -> str:
-    """`data` for a function-local static `_ZZ12bank_stride4PKiPiiE4data`; the name itself
-    for anything else."""
-    if not name.startswith("_ZZ"):
-        return name
-    body = name.rsplit("_", 1)[0] if name.rsplit("_", 1)[-1].isdigit() and "E" in name else name
-    i = body.rfind("E")
-    while i > 0:
-        j = i + 1
-        digits = ""
-        while j < len(body) and body[j].isdigit():
-            digits += body[j]
-            j += 1
-        if digits and j + int(digits) == len(body):
-            return body[j:]
-        i = body.rfind("E", 0, i)
-    return name

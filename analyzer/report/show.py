@@ -88,7 +88,7 @@ def _picture(report: Any, item: Shown, arch: Any, color: bool) -> list[str]:
             f"in kernel `{cost.kernel}`, block {block} ({launch.origin})")
     lines = [_paint(head, "head", color)]
     if cost.per_request is None or not cost.lane_addresses or all(a is None for a in cost.lane_addresses):
-        reasons = "; ".join(cost.assumptions) or "the addresses are not known"
+        reasons = "; ".join(str(a) for a in cost.assumptions) or "the addresses are not known"
         lines.append(f"  no picture: the lanes' addresses are not known ({reasons})")
         return lines
     pieces = f", {cost.pieces} accesses per element" if cost.pieces > 1 else ""

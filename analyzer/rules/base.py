@@ -5,8 +5,9 @@ prints and never touches a reporter. Its docstring is its documentation, in ruff
 shape (see `SECTIONS`); `warplint explain WL101` prints it.
 
 The helpers below are shared by the rules: the context lines every finding carries
-(assumptions, the call it was inlined through), the struct an access reads a field of,
-and a small def-use walk over the IR to see which thread index an address derives from.
+(assumptions, the call it was inlined through), the struct an access reads a field of, and
+the wording of lanes, banks, types and layout fixes. What an address is made of (which
+thread index it derives from, its row stride) is read from the IR by `analysis.indexing`.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import ClassVar
 
+from analyzer.analysis.assumptions import AssumptionKind
+from analyzer.analysis.indexing import element_struct
 from analyzer.analysis.results import AccessCost, Collision, KernelAnalysis
 from analyzer.arch import Architecture
 from analyzer.diagnostics import Severity, Span
 from analyzer.findings import Finding, Related
-from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.records import field, record
 
@@ -137,14 +139,16 @@ def context_lines(cost: AccessCost, analysis: KernelAnalysis) -> list[str]:
             lines.append(
                 f"worst case shown: the cost varies from {best} to {worst} {cost.unit} per request"
             )
-        for a in cost.assumptions:
-            lines.append(a if a.lower().startswith("assum") else f"assumed: {a}")
+        lines.extend(f"assumed: {a}" for a in cost.assumptions)
     launch = analysis.launch
-    if launch.assumed and launch.block is not None and not any(
-        launch.origin in line or "block" in line for line in lines
-    ):
+    if launch.assumed and launch.block is not None and not _states_the_block(cost):
         lines.append(f"assumed: block {format_dim(launch.block)} ({launch.origin})")
     return lines
+
+
+def _states_the_block(cost: AccessCost) -> bool:
+    """Whether the assumptions listed for `cost` already say which block was assumed."""
+    return not cost.exact and any(a.kind is AssumptionKind.BLOCK_ASSUMED for a in cost.assumptions)
 
 
 def format_dim(dim: tuple[int, ...]) -> str:
@@ -213,27 +217,11 @@ def type_name(t: T.CType) -> str:
 
 
 def struct_of(cost: AccessCost) -> T.StructType | None:
-    """The struct (or vector type) whose array the access reads, whole or one field of.
-
-    `AccessCost.struct_type` when the analysis fills it; otherwise worked out from the
-    IR: the access's element itself, or the struct a constant field offset is added to
-    (`data[tid].x` is `PtrAdd(PtrAdd(data, tid * 12), 0)`; the innermost such struct,
-    the array's element, wins for nested fields).
-    """
-    explicit = getattr(cost, "struct_type", None)
-    if isinstance(explicit, T.StructType):
-        return explicit
-    element = cost.access.element
-    if isinstance(element, T.StructType):
-        return element
-    found: T.StructType | None = None
-    e: N.Expr = cost.access.address
-    while isinstance(e, N.PtrAdd) and isinstance(e.offset, N.Const):
-        pointee = T.element_type(e.base.type)
-        if isinstance(pointee, T.StructType):
-            found = pointee
-        e = e.base
-    return found
+    """The struct (or vector type) whose array the access reads, whole or one field of:
+    `AccessCost.struct_type` when the analysis fills it, else `indexing.element_struct`."""
+    if cost.struct_type is not None:
+        return cost.struct_type
+    return element_struct(cost.access)
 
 
 def aligned_size(size: int, arch: Architecture) -> tuple[int, int]:
@@ -279,215 +267,6 @@ def layout_fix(t: T.StructType, arch: Architecture) -> str:
         keyword = "union" if t.is_union else "struct"
         declare = f"declare it `{keyword} __align__({align}) {t.name.removeprefix(keyword + ' ')}`"
     return f"{declare} ({size} bytes: {loads_text(size, align)}) or use {soa_text(t)}"
-
-
-# ----------------------------------------------------------------------------- IR walks
-def _statement_exprs(s: N.Stmt) -> Iterator[N.Expr]:
-    if isinstance(s, N.Assign):
-        yield s.value
-    elif isinstance(s, N.Store):
-        yield s.access.address
-        yield s.value
-    elif isinstance(s, N.Eval):
-        yield s.expr
-    elif isinstance(s, N.If):
-        yield s.cond
-    elif isinstance(s, N.Loop) and s.cond is not None:
-        yield s.cond
-    elif isinstance(s, N.Return) and s.value is not None:
-        yield s.value
-
-
-class ThreadIndexUse:
-    """Which `threadIdx`/`blockIdx`/... built-ins an IR expression derives from.
-
-    Follows local variables to every value assigned to them in the kernel (a
-    flow-insensitive def-use walk), and not through values loaded from memory.
-    """
-
-    def __init__(self, fn: N.Function) -> None:
-        self.fn = fn
-        self.defs: dict[int, list[N.Expr]] = {}
-        for s in N.walk_statements(fn.body):
-            if isinstance(s, N.Assign):
-                self.defs.setdefault(id(s.var), []).append(s.value)
-        self._memo: dict[int, frozenset[str]] = {}
-        self._kernel_builtins: frozenset[str] | None = None
-
-    def builtins(self, e: N.Expr) -> frozenset[str]:
-        if isinstance(e, N.VarRef):
-            return self.variable_builtins(e.var)
-        found: set[str] = set()
-        stack = [e]
-        while stack:
-            x = stack.pop()
-            if isinstance(x, N.Builtin):
-                found.add(x.name)
-            elif isinstance(x, N.VarRef):
-                found |= self.variable_builtins(x.var)
-            else:
-                stack.extend(N.sub_expressions(x))
-        return frozenset(found)
-
-    def variable_builtins(self, var: N.Variable) -> frozenset[str]:
-        """The built-ins any value assigned to `var` derives from (memoised per variable)."""
-        key = id(var)
-        hit = self._memo.get(key)
-        if hit is not None:
-            return hit
-        found: set[str] = set()
-        seen = {key}
-        stack = list(self.defs.get(key, ()))
-        while stack:
-            x = stack.pop()
-            if isinstance(x, N.Builtin):
-                found.add(x.name)
-            elif isinstance(x, N.VarRef):
-                k = id(x.var)
-                if k in self._memo:
-                    found |= self._memo[k]
-                elif k not in seen:
-                    seen.add(k)
-                    stack.extend(self.defs.get(k, ()))
-            else:
-                stack.extend(N.sub_expressions(x))
-        result = frozenset(found)
-        self._memo[key] = result
-        return result
-
-    def carrier(self, e: N.Expr, builtin: str) -> str | None:
-        """The variable in `e` whose value comes straight from `builtin` (`xIndex` for
-        `xIndex = blockIdx.x * blockDim.x + threadIdx.x`), found left to right and
-        through variables with a single definition (`index_out = yIndex + height * xIndex`);
-        `builtin` itself when `e` uses it directly; None when `e` does not derive from it."""
-        return self._carrier(e, builtin, set())
-
-    def _carrier(self, e: N.Expr, builtin: str, seen: set[int]) -> str | None:
-        if isinstance(e, N.Builtin):
-            return e.name if e.name == builtin else None
-        if isinstance(e, N.VarRef):
-            if builtin not in self.builtins(e):
-                return None
-            defs = self.defs.get(id(e.var), [])
-            single = len(defs) == 1 and id(e.var) not in seen
-            if single and builtin not in _direct_builtins(defs[0], follow_loads=False):
-                seen.add(id(e.var))
-                deeper = self._carrier(defs[0], builtin, seen)
-                if deeper is not None and deeper != builtin:
-                    return deeper
-            return e.var.name
-        for child in N.sub_expressions(e):
-            hit = self._carrier(child, builtin, seen)
-            if hit is not None:
-                return hit
-        return None
-
-    def kernel_builtins(self) -> frozenset[str]:
-        """Every built-in the kernel body reads."""
-        if self._kernel_builtins is None:
-            found: set[str] = set()
-            for s in N.walk_statements(self.fn.body):
-                for e in _statement_exprs(s):
-                    found |= _direct_builtins(e)
-            for acc in self.fn.accesses:
-                found |= _direct_builtins(acc.address)
-            self._kernel_builtins = frozenset(found)
-        return self._kernel_builtins
-
-
-def _direct_builtins(e: N.Expr, follow_loads: bool = True) -> set[str]:
-    """The built-ins `e` itself mentions (not through variables)."""
-    found: set[str] = set()
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, N.Builtin):
-            found.add(x.name)
-        elif isinstance(x, N.Load):
-            if follow_loads:
-                stack.append(x.access.address)
-        else:
-            stack.extend(N.sub_expressions(x))
-    return found
-
-
-def array_variable(access: N.Access) -> N.Variable | None:
-    """The variable an address starts from: `tile` in `PtrAdd(PtrAdd(tile, ...), ...)`."""
-    e: N.Expr = access.address
-    while True:
-        if isinstance(e, N.PtrAdd):
-            e = e.base
-        elif isinstance(e, N.Cast):
-            e = e.operand
-        else:
-            break
-    return e.var if isinstance(e, N.VarRef) else None
-
-
-def index_of(access: N.Access) -> N.Expr | None:
-    """The element index of `a[i]`: `i` from the address `PtrAdd(a, i * size)`."""
-    e = access.address
-    if isinstance(e, N.Cast):
-        e = e.operand
-    if not isinstance(e, N.PtrAdd):
-        return None
-    off = e.offset
-    size = access.element.size
-    if isinstance(off, N.Binary) and off.op == "*":
-        if _const(off.right) == size:
-            return off.left
-        if _const(off.left) == size:
-            return off.right
-    return None
-
-
-def _const(e: N.Expr) -> int | None:
-    if isinstance(e, N.Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
-        return e.value
-    if isinstance(e, N.VarRef) and e.var.const_value is not None:
-        return e.var.const_value
-    if isinstance(e, N.Cast):
-        return _const(e.operand)
-    return None
-
-
-def _terms(e: N.Expr) -> list[N.Expr]:
-    if isinstance(e, N.Binary) and e.op == "+":
-        return _terms(e.left) + _terms(e.right)
-    if isinstance(e, N.Cast):
-        return _terms(e.operand)
-    return [e]
-
-
-def row_stride(access: N.Access, uses: ThreadIndexUse) -> int | None:
-    """C in a 1-D index `s[r * C + c]` (or `(r << k) + c`) where `c` varies with the thread.
-
-    None when the index has no such shape: `s[4 * tid]` has a stride but no rows.
-    """
-    index = index_of(access)
-    if index is None:
-        return None
-    terms = _terms(index)
-    if len(terms) < 2:
-        return None
-    stride = None
-    others = []
-    for t in terms:
-        c = None
-        if isinstance(t, N.Binary) and t.op == "*":
-            c = _const(t.right) if _const(t.right) is not None else _const(t.left)
-        elif isinstance(t, N.Binary) and t.op == "<<":
-            k = _const(t.right)
-            c = 1 << k if k is not None and 0 <= k < 31 else None
-        if c is not None and c >= 2 and stride is None:
-            stride = c
-        else:
-            others.append(t)
-    if stride is None:
-        return None
-    if not any(any(b.startswith("threadIdx.") for b in uses.builtins(t)) for t in others):
-        return None
-    return stride
 
 
 def _unique(lines: Iterable[str]) -> Iterator[str]:

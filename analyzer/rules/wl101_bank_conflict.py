@@ -6,25 +6,26 @@ import re
 from collections.abc import Iterator
 
 from analyzer import records
-from analyzer.analysis.results import AccessCost, KernelAnalysis
+from analyzer.analysis.indexing import (
+    ThreadIndexUse,
+    array_variable,
+    row_index_varies,
+    row_stride,
+)
+from analyzer.analysis.results import AccessCost, KernelAnalysis, Unit
+from analyzer.arch import Architecture
 from analyzer.diagnostics import Span
 from analyzer.findings import Edit, Finding, Related
-from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.ir.nodes import Space
 from analyzer.rules.base import (
     CheckContext,
     Rule,
-    ThreadIndexUse,
-    array_variable,
     collision_line,
     context_lines,
     kernel_name,
     known_excess,
-    row_stride,
 )
-
-#: Paddings tried, in elements appended to the last dimension: 1 .. MAX_PADDING.
-MAX_PADDING = 32
 
 SWIZZLE = "an XOR swizzle (index the column as `col ^ row`)"
 
@@ -117,7 +118,7 @@ class BankConflict(Rule):
     def check(self, analysis: KernelAnalysis, ctx: CheckContext) -> Iterator[Finding]:
         uses: ThreadIndexUse | None = None
         for cost in analysis.costs:
-            if cost.space != "shared" or cost.unit != "wavefronts" or not known_excess(cost):
+            if cost.space != Space.SHARED or cost.unit != Unit.WAVEFRONTS or not known_excess(cost):
                 continue
             assert cost.per_request is not None and cost.ideal_per_request is not None
             if uses is None:
@@ -184,7 +185,7 @@ class BankConflict(Rule):
                 f"(`{array}[row * ({rows} + {p}) + col]`, with `{array}` enlarged to match)"
             )
 
-        if len(dims) >= 2 and not _row_varies(cost.access, uses):
+        if len(dims) >= 2 and not row_index_varies(cost.access, uses):
             return (
                 f"padding the last dimension of `{array}` does not change this access (every "
                 f"lane of a warp reads the same row); {_without_padding(cost, ctx)}"
@@ -204,7 +205,7 @@ class BankConflict(Rule):
             )
         if padding == 0:
             return (
-                f"no padding of 1 to {MAX_PADDING} elements makes this access conflict-free "
+                f"no padding of 1 to {max_padding(ctx.arch)} elements makes this access conflict-free "
                 f"without making another access to `{array}` worse; {SWIZZLE} may help "
                 "(not checked by warplint)"
             )
@@ -230,7 +231,7 @@ def padding_edits(
     span = getattr(var, "span", None)
     if len(dims) < 2 or dims[-1] is None or span is None or analysis.source is None:
         return ()
-    if not _row_varies(cost.access, uses):
+    if not row_index_varies(cost.access, uses):
         return ()
     padding = smallest_padding(cost, analysis, ctx)
     if padding == 0:
@@ -265,7 +266,7 @@ def _last_dimension_edit(source: str, declarator: Span, length: int, padding: in
 
 
 def smallest_padding(cost: AccessCost, analysis: KernelAnalysis, ctx: CheckContext) -> int | None:
-    """The smallest padding p in 1..MAX_PADDING of `cost.access.array`'s last dimension that
+    """The smallest padding p in 1..`max_padding` of `cost.access.array`'s last dimension that
     makes this access conflict-free and no other access to the array costlier.
 
     0 when none does; None when the kernel cannot be re-analysed, or when a padding of 1
@@ -279,14 +280,14 @@ def smallest_padding(cost: AccessCost, analysis: KernelAnalysis, ctx: CheckConte
     before = {
         _key(c): c.per_request
         for c in analysis.costs
-        if c.space == "shared" and c.access.array == array
+        if c.space == Space.SHARED and c.access.array == array
     }
-    for p in range(1, MAX_PADDING + 1):
+    for p in range(1, max_padding(ctx.arch) + 1):
         padded = ctx.padded(array, p)
         if padded is None:
             return None
         after = {
-            _key(c): c for c in padded.costs if c.space == "shared" and c.access.array == array
+            _key(c): c for c in padded.costs if c.space == Space.SHARED and c.access.array == array
         }
         mine = after.get(target)
         if (
@@ -303,6 +304,12 @@ def smallest_padding(cost: AccessCost, analysis: KernelAnalysis, ctx: CheckConte
         if all(_not_worse(old, after.get(key)) for key, old in before.items() if key != target):
             return p
     return 0
+
+
+def max_padding(arch: Architecture) -> int:
+    """The largest padding tried, in elements appended to the last dimension: one per bank
+    (rows of 4-byte words padded by p and by p + banks words fall into the same banks)."""
+    return arch.shared_banks
 
 
 def _key(cost: AccessCost) -> tuple[int, str | None]:
@@ -328,28 +335,6 @@ def _plural(element: str) -> str:
     if element and " " not in element and element.isidentifier() and not element.startswith("_"):
         return element + "s"
     return "elements"
-
-
-def _row_varies(access: N.Access, uses: ThreadIndexUse) -> bool:
-    """Whether the row index of a 2-D access (`r` in `tile[r][c]`) may differ between the
-    lanes of a warp: it derives from a thread index. True when the row is not found."""
-    e: N.Expr = access.address
-    innermost: N.PtrAdd | None = None
-    while True:
-        if isinstance(e, N.PtrAdd):
-            innermost = e
-            e = e.base
-        elif isinstance(e, N.Cast):
-            e = e.operand
-        else:
-            break
-    if innermost is None or not isinstance(e, N.VarRef):
-        return True
-    off = innermost.offset
-    if not (isinstance(off, N.Binary) and off.op == "*"):
-        return True
-    row = off.left if isinstance(off.right, N.Const) else off.right
-    return any(b.startswith("threadIdx.") or b == "laneid" for b in uses.builtins(row))
 
 
 def _without_padding(cost: AccessCost, ctx: CheckContext) -> str:

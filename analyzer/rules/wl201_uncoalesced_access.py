@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from analyzer.analysis.results import AccessCost, KernelAnalysis
+from analyzer.analysis.indexing import ThreadIndexUse
+from analyzer.analysis.results import AccessCost, KernelAnalysis, Unit
 from analyzer.findings import Finding
 from analyzer.ir import types as T
+from analyzer.ir.nodes import Space
 from analyzer.rules.base import (
     CheckContext,
     Rule,
-    ThreadIndexUse,
     context_lines,
     first_address,
     kernel_name,
@@ -106,7 +107,7 @@ class UncoalescedAccess(Rule):
     def check(self, analysis: KernelAnalysis, ctx: CheckContext) -> Iterator[Finding]:
         uses: ThreadIndexUse | None = None
         for cost in analysis.costs:
-            if cost.space != "global" or cost.unit != "sectors" or not known_excess(cost):
+            if cost.space != Space.GLOBAL or cost.unit != Unit.SECTORS or not known_excess(cost):
                 continue
             if cost.only_alignment:
                 # e.g. `A[row * width + col]` with `width` not known: coalesced when the row
@@ -216,7 +217,7 @@ def _coalesced_elsewhere(cost: AccessCost, analysis: KernelAnalysis) -> bool:
     """Another global access of the kernel already has lanes on consecutive elements:
     swapping the thread roles would break it (a transpose), so staging is the fix."""
     return any(
-        c is not cost and c.space == "global" and c.bytes > 0 and neighbour_stride(c) == c.bytes
+        c is not cost and c.space == Space.GLOBAL and c.bytes > 0 and neighbour_stride(c) == c.bytes
         for c in analysis.costs
     )
 

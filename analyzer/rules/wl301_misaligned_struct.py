@@ -11,6 +11,7 @@ from analyzer.analysis.results import AccessCost, KernelAnalysis
 from analyzer.diagnostics import Span
 from analyzer.findings import Edit, Finding, Related
 from analyzer.ir import types as T
+from analyzer.ir.nodes import Space
 from analyzer.rules.base import (
     CheckContext,
     Rule,
@@ -107,7 +108,7 @@ class MisalignedStruct(Rule):
     def check(self, analysis: KernelAnalysis, ctx: CheckContext) -> Iterator[Finding]:
         by_array: dict[str, list[tuple[AccessCost, T.StructType]]] = {}
         for cost in analysis.costs:
-            if cost.space != "global" or not known_excess(cost):
+            if cost.space != Space.GLOBAL or not known_excess(cost):
                 continue
             struct = struct_of(cost)
             if struct is None or struct.size is None or struct.align is None:

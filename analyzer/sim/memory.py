@@ -6,7 +6,7 @@ variable, a `__shared__` array, a thread-local array) gets its own window of 2**
 arrays and casts need no special case, and the region an address lands in gives its space.
 A window's base is aligned far beyond 256 bytes, so a region starts at bank 0 and on a
 cache-line boundary: what `cudaMalloc` guarantees for global pointers and what the static
-analysis assumes for the start of every shared array (lanes.SHARED_BASE_ALIGN).
+analysis assumes for the start of every shared array (`Architecture.address_period`).
 
 Global buffers have no size in CUDA source, so they grow on demand ("sized from the largest
 index seen") up to `MAX_GROWABLE_BYTES`; new bytes get the chosen contents (zeros, iota, or

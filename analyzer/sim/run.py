@@ -22,12 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from analyzer.analysis.assumptions import SpaceNotCosted
 from analyzer.analysis.cost import global_cost, shared_cost, split_access
 from analyzer.analysis.launch import DEFAULT_BLOCKS as ASSUMED_BLOCKS  # by number of dimensions
 from analyzer.analysis.results import AccessCost, KernelAnalysis, LaunchConfig
 from analyzer.arch import Architecture
 from analyzer.diagnostics import Span
 from analyzer.ir import nodes as N
+from analyzer.ir.nodes import Space
 from analyzer.ir import types as T
 from analyzer.sim.memory import Memory
 from analyzer.sim.warp import BarrierProblem, BlockInterpreter, StepBudgetExceeded
@@ -257,8 +259,9 @@ def simulate_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, 
 def _charge_reused_loads(costs: list[AccessCost], module: N.Module, kernel: N.Function,
                          launch: LaunchConfig, known: dict[str, int]) -> None:
     """Loads whose value the thread holds (nvcc loads `x[tid]` once in `x[tid] * x[tid]`)
-    make no request: the same rule as `check`'s (lanes.reused_loads), as for struct fields."""
-    from analyzer.analysis.lanes import _reuse, reused_loads
+    make no request: the same rule as `check`'s (analysis.kernel.reused_loads), as for struct fields."""
+    from analyzer.analysis.kernel import reused_loads
+    from analyzer.analysis.merge import mark_reused
 
     try:
         reused = reused_loads(module, kernel, launch, known)
@@ -267,14 +270,15 @@ def _charge_reused_loads(costs: list[AccessCost], module: N.Module, kernel: N.Fu
     for c in costs:
         holder = reused.get(c.access.uid)
         if holder is not None and c.op == "load":
-            _reuse(c, holder)
+            mark_reused(c, holder)
             if hasattr(c, "mean_per_request"):
                 c.mean_per_request = None  # type: ignore[attr-defined]
 
 
 def _costs(kernel: N.Function, module: N.Module, recorder: SiteRecorder, sim: Simulation) -> list[AccessCost]:
     """One `AccessCost` per access site of the kernel and the functions it calls."""
-    from analyzer.analysis.lanes import _merge_struct_fields, _struct_of
+    from analyzer.analysis.indexing import struct_of_address
+    from analyzer.analysis.merge import merge_struct_fields
 
     sites: list[N.Access] = []
     seen: set[int] = set()
@@ -303,7 +307,7 @@ def _costs(kernel: N.Function, module: N.Module, recorder: SiteRecorder, sim: Si
         c = AccessCost(acc, kernel.display_name, space, acc.op, s.pieces[0][1] if s.pieces else size, size,
                        max(1, len(s.pieces)), "wavefronts" if space == "shared" else "sectors",
                        s.worst if space in COSTED else None, s.worst_ideal if space in COSTED else None)
-        c.struct_type = _struct_of(acc.address)  # type: ignore[attr-defined]
+        c.struct_type = struct_of_address(acc.address)
         costed = space in COSTED and bool(s.pieces)
         if costed and s.worst is None:  # never executed by an active lane
             c.per_request = c.ideal_per_request = 0
@@ -313,9 +317,9 @@ def _costs(kernel: N.Function, module: N.Module, recorder: SiteRecorder, sim: Si
         c.exact = sim.stopped is None and not sim.scaled and costed
         c.lane_addresses = s.worst_addresses
         if not costed:
-            c.assumptions.append(f"{space} memory is not costed")
+            c.assumptions.append(SpaceNotCosted(Space(space)))
         costs.append(c)
-    _merge_struct_fields(costs)
+    merge_struct_fields(costs)
     for c in costs:  # after merging: a field moved by another access's wide load has no request
         c.mean_per_request = (round(c.total / c.requests, 3)  # type: ignore[attr-defined]
                               if c.requests and c.total is not None else None)

@@ -1,0 +1,371 @@
+"""The cost of one access: every warp's request charged with the hardware model.
+
+`cost_occurrence` resolves an `Occurrence` into a `Site` (its space, the pieces an element
+moves in, the address and mask with the launch's values put in), then for each warp of the
+block and each scenario of it (`scenarios.py`) charges the lanes' addresses with
+analysis.cost, and summarises the worst, best and total requests in an `AccessCost`. What it
+cannot decide it states as an `Assumption` (`assumptions.py`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from analyzer.analysis import symbolic as S
+from analyzer.analysis.assumptions import (
+    AddressNotFollowed,
+    AlignmentUnknown,
+    BlockAssumed,
+    BlockUnknown,
+    ConditionAssumedTrue,
+    CostDependsOn,
+    IndexLoaded,
+    IndexLoopCarried,
+    MayVectorize,
+    NoActiveLane,
+    SpaceNotCosted,
+    SpaceUnknown,
+)
+from analyzer.analysis.cost import (
+    GlobalCost,
+    SharedCost,
+    global_cost,
+    shared_cost,
+    split_access,
+)
+from analyzer.analysis.loops import vectorized_iterations
+from analyzer.analysis.merge import mark_reused
+from analyzer.analysis.results import AccessCost, Collision, LaunchConfig, unit_of
+from analyzer.analysis.scenarios import (
+    ScenarioLanes,
+    Site,
+    WarpPlan,
+    evaluated,
+    plan_warp,
+    scenario_lanes,
+    warp_lanes,
+)
+from analyzer.analysis.symbolic import Origin
+from analyzer.analysis.values import THREAD_SYMBOLS, Occurrence, lane_varying
+from analyzer.arch import Architecture
+from analyzer.ir.nodes import AccessOp, Space
+from analyzer.records import field, record
+
+__all__ = ["CASE_VALUES", "Charge", "cost_occurrence"]
+
+#: The values of a single unknown at which `AccessCost.cases` describes the cost.
+CASE_VALUES = (1, 2, 3, 4, 5, 8, 16, 17, 31, 32, 33, 64)
+
+
+@record(slots=False)
+class Charge:
+    """What one request (one piece of an element) costs, with the detail of the cost."""
+
+    per_request: int  # wavefronts or sectors
+    ideal: int
+    detail: SharedCost | GlobalCost
+    addresses: tuple[int | None, ...]  # each lane's byte address
+
+
+@record(slots=False)
+class Outcome:
+    """What one request costs over the possible starts of its first lane."""
+
+    charges: tuple[Charge, ...]  # of each start and piece, start by start
+    some_start_is_ideal: bool  # some start makes every piece cost no more than ideal
+    worst: Charge
+    lowest: int
+    alignment_matters: bool  # the start changes the cost
+
+
+@record(frozen=False, slots=False)
+class Summary:
+    """What the walk over warps and scenarios has found so far for one access."""
+
+    worst: Charge | None = None
+    best: int | None = None
+    requests: int = 0  # over one block, where every scenario's executions are known
+    total: int = 0
+    totals_known: bool = True
+    exact: bool = True
+    undecided_mask: bool = False
+    unaligned: bool = False  # the unknown alignment of a warp's first address changed a cost
+    ideal_if_aligned: bool = True  # False once a request costs more than ideal at every start
+    per_value: dict[int, tuple[int, int]] = field(default_factory=dict)  # one unknown's value -> (worst, ideal)
+    depends: set[str] = field(default_factory=set)  # the symbols sampled
+    # what requests cost, remembered: by (lane addresses, access bytes), and by (the lanes'
+    # addresses relative to the first lane's, the first lane's possible starts)
+    charges: dict[tuple, Charge] = field(default_factory=dict)
+    outcomes: dict[tuple, Outcome] = field(default_factory=dict)
+
+    def begin_warp(self, plan: WarpPlan) -> None:
+        if plan.sampled:
+            self.exact = False
+            self.depends.update(plan.sampled)
+        if not plan.exact_walk:
+            self.totals_known = False
+
+    def add(self, outcome: Outcome, plan: WarpPlan, combo: tuple[int, ...], pieces: int) -> None:
+        """Count one scenario's request."""
+        self.ideal_if_aligned = self.ideal_if_aligned and outcome.some_start_is_ideal
+        if outcome.alignment_matters:
+            self.exact = False  # the cost really depends on the unknown alignment
+            self.unaligned = True
+        worst = outcome.worst
+        if self.worst is None or worst.per_request > self.worst.per_request:
+            self.worst = worst
+        if plan.one_unknown_at >= 0:  # the cost at each value of the one unknown, for `cases`
+            value = combo[plan.one_unknown_at]
+            seen = self.per_value.get(value)
+            if seen is None or worst.per_request > seen[0]:
+                self.per_value[value] = (worst.per_request, worst.ideal)
+        self.best = outcome.lowest if self.best is None else min(self.best, outcome.lowest)
+        if plan.factor is not None:
+            self.requests += plan.factor * pieces
+            self.total += plan.factor * sum(c.per_request for c in outcome.charges[:pieces])
+
+
+def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Architecture,
+                    known: dict[str, int], describe: bool = True) -> AccessCost:
+    """What `occ` costs under `launch`: the worst request over every warp and scenario, the
+    best, and the totals over the launch where they are known."""
+    cost, site = resolve_site(occ, kernel, launch, arch, known)
+    if site is None:
+        return cost
+    summary = Summary()
+    for warp, lanes in enumerate(warp_lanes(site.block, arch.warp_size)):
+        plan = plan_warp(site, lanes, (site.block, arch.warp_size, warp))
+        if plan is None:
+            continue
+        summary.begin_warp(plan)
+        for combo in plan.scenarios():
+            charge_scenario(site, plan, combo, summary, arch)
+        if plan.factor is None:
+            summary.totals_known = False
+    return summarise(cost, site, summary, occ, arch, describe)
+
+
+def resolve_site(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Architecture,
+                 known: dict[str, int]) -> tuple[AccessCost, Site | None]:
+    """The cost record of `occ`, and the `Site` to walk; no site (and the cost says why) when
+    the access is not in a costed space, its address is not followed or depends on data,
+    or the block is not known."""
+    access = occ.access
+    ptr = occ.ptr
+    space = Space(ptr.space if ptr is not None and ptr.space != Space.UNKNOWN else access.space)
+    size = access.element.size or 0
+    cost = AccessCost(access, kernel, space, AccessOp(access.op), size, size, 1, unit_of(space), None, None,
+                      via=occ.via, struct_type=occ.struct_type)
+    if launch.assumed:
+        cost.assumptions.append(BlockAssumed(launch.origin))
+    if space not in (Space.SHARED, Space.GLOBAL):
+        cost.exact = False
+        cost.assumptions.append(SpaceNotCosted(space) if space in (Space.LOCAL, Space.CONSTANT) else SpaceUnknown())
+        return cost, None
+    if ptr is None or not size:
+        cost.exact = False
+        cost.assumptions.append(AddressNotFollowed())
+        return cost, None
+    pieces = split_access(size, access.element.align or 1, arch)
+    cost.pieces = len(pieces)
+    cost.bytes = pieces[0][1]
+    offset = ptr.offset.subs(known) if known else ptr.offset
+    affine = S.affine_in(offset, THREAD_SYMBOLS)
+    if S.is_unknown(offset) and (affine is None or S.is_unknown(offset - affine[1]) or lane_varying(offset)):
+        # an unknown uniform part of the address (a value read once per warp) is harmless;
+        # an unknown that differs between lanes is data-dependent
+        cost.exact = False
+        cost.data_dependent = True
+        loop_carried = any(u.origin == Origin.LOOP_CARRIED for u in S.unknowns(offset))
+        cost.assumptions.append(IndexLoopCarried() if loop_carried else IndexLoaded())
+        return cost, None
+    if launch.block is None:
+        cost.exact = False
+        cost.assumptions.append(BlockUnknown())
+        return cost, None
+    mask = occ.mask.subs(known) if known else occ.mask
+    return cost, Site(offset, affine, mask, occ.loops, launch, launch.block, known, space, pieces)
+
+
+def charge_scenario(site: Site, plan: WarpPlan, combo: tuple[int, ...], summary: Summary, arch: Architecture) -> None:
+    """Charge the warp's request in one scenario and count it in `summary`."""
+    lanes = scenario_lanes(plan, combo)
+    summary.undecided_mask = summary.undecided_mask or lanes.undecided_mask
+    if lanes.rel is None:
+        summary.exact = False  # a lane's address is not a number here
+        return
+    if all(x is None for x in lanes.rel):
+        return
+    if lanes.ref_value is not None:  # the common case, without a call
+        residues: tuple[int, ...] = (lanes.ref_value % arch.address_period,)
+    else:
+        residues = start_residues(site, plan, combo, lanes, arch)
+    key = (lanes.rel, residues)
+    outcome = summary.outcomes.get(key)
+    if outcome is None:
+        outcome = summary.outcomes[key] = charge_request(lanes.rel, residues, site, arch, summary.charges)
+    summary.add(outcome, plan, combo, len(site.pieces))
+
+
+def start_residues(site: Site, plan: WarpPlan, combo: tuple[int, ...], lanes: ScenarioLanes,
+                   arch: Architecture) -> tuple[int, ...]:
+    """Where the first lane's address may lie within `arch.address_period` (under which both
+    costs are invariant): one residue where the address is a number, else every residue the
+    expression can take (for shared accesses of whole words, any: moving every lane by the
+    same number of words rotates the banks, at the same cost)."""
+    period = arch.address_period
+    ref_value = lanes.ref_value
+    ref_v = None  # the first lane's address as an expression, where it is not a number
+    if ref_value is None:
+        if plan.ref.is_const:
+            ref_value = plan.ref.value
+        else:
+            assign = lanes.assign if lanes.assign is not None else dict(zip(plan.names, combo))
+            ref_v = evaluated(plan.ref, assign) if assign else plan.ref
+            if ref_v.is_const:
+                ref_value, ref_v = ref_v.value, None
+    if ref_value is not None:
+        return (ref_value % period,)
+    if site.space == Space.SHARED and site.pieces[0][1] >= arch.bank_bytes:
+        return (0,)
+    assert ref_v is not None
+    residues = tuple(sorted(S.residues(ref_v, period)))
+    if site.space == Space.GLOBAL:
+        residues = one_per_sector_shift(residues, arch.sector_bytes)
+    return residues
+
+
+def one_per_sector_shift(residues: tuple[int, ...], sector_bytes: int) -> tuple[int, ...]:
+    """The first of the sorted `residues` in each class modulo the sector size: moving every
+    lane by whole sectors moves the sectors, so a global request costs the same (and the
+    smallest start of each class, the one that would be reported, is kept)."""
+    kept: dict[int, int] = {}
+    for r in residues:
+        kept.setdefault(r % sector_bytes, r)
+    return tuple(sorted(kept.values()))
+
+
+def charge_request(lane_rel: tuple[int | None, ...], residues: tuple[int, ...], site: Site,
+                   arch: Architecture, known: dict[tuple, Charge]) -> Outcome:
+    """What one request costs, given each active lane's address relative to the first lane and
+    the possible starts of the first lane (`start_residues`): the charges of each start and
+    piece, whether some start costs no more than ideal, the worst and the lowest charge, and
+    whether the start changes the cost. `known` remembers each piece's charge."""
+    charges = []
+    some_start_is_ideal = False
+    for r in residues:
+        ideal_here = True
+        for poff, psize in site.pieces:
+            addrs = tuple(None if x is None else r + x + poff for x in lane_rel)
+            key = (addrs, psize)
+            ch = known.get(key)
+            if ch is None:
+                ch = known[key] = charge(addrs, psize, site.space, arch)
+            charges.append(ch)
+            ideal_here = ideal_here and ch.per_request <= ch.ideal
+        some_start_is_ideal = some_start_is_ideal or ideal_here
+    alignment_matters = len(residues) > 1 and len({c.per_request for c in charges}) > 1
+    worst = max(charges, key=lambda c: c.per_request)
+    lowest = min(c.per_request for c in charges)
+    return Outcome(tuple(charges), some_start_is_ideal, worst, lowest, alignment_matters)
+
+
+def charge(addresses: tuple[int | None, ...], size: int, space: Space, arch: Architecture) -> Charge:
+    """One request of `size`-byte lanes at `addresses`, in wavefronts (shared) or sectors."""
+    if space == Space.SHARED:
+        c = shared_cost(addresses, size, arch)
+        return Charge(c.wavefronts, c.ideal, c, addresses)
+    g = global_cost(addresses, size, arch)
+    return Charge(g.sectors, g.ideal, g, addresses)
+
+
+# ----------------------------------------------------------------------------- the summary
+def summarise(cost: AccessCost, site: Site, summary: Summary, occ: Occurrence, arch: Architecture,
+              describe: bool) -> AccessCost:
+    """Fill `cost` from what the walk found, and say what was assumed."""
+    launch = site.launch
+    nblocks = math.prod(launch.grid) if launch.grid is not None else None
+    worst = summary.worst
+    if worst is None:
+        cost.exact = summary.exact and not summary.undecided_mask
+        cost.assumptions.append(NoActiveLane())
+        cost.per_request = 0
+        cost.ideal_per_request = 0
+        cost.requests = 0 if nblocks is not None and summary.totals_known else None
+        cost.total = cost.requests
+        return cost
+    if summary.undecided_mask:
+        summary.exact = False
+        cost.assumptions.append(ConditionAssumedTrue())
+    cost.only_alignment = summary.unaligned and summary.ideal_if_aligned and worst.per_request > worst.ideal
+    if summary.unaligned:
+        cost.assumptions.append(AlignmentUnknown())
+    depends = tuple(sorted(summary.depends))
+    if depends:
+        cost.assumptions.append(CostDependsOn(depends))
+    cost.per_request = worst.per_request
+    cost.ideal_per_request = worst.ideal
+    cost.best_per_request = summary.best
+    cost.exact = summary.exact and not launch.assumed
+    cost.lane_addresses = worst.addresses
+    cost.stride_bytes = stride(worst.addresses)
+    cost.depends_on = depends
+    if isinstance(worst.detail, SharedCost):
+        cost.collisions = tuple(Collision(c.bank, c.lanes, c.words) for c in worst.detail.worst)
+    if nblocks is not None and summary.totals_known and not summary.undecided_mask and not depends:
+        cost.requests = summary.requests * nblocks
+        cost.total = summary.total * nblocks
+    if occ.reuses is not None:
+        mark_reused(cost, occ.reuses)
+    if site.space == Space.SHARED and cost.op == AccessOp.LOAD and cost.exact:
+        size = occ.access.element.size or 0
+        merged = vectorized_iterations(site.offset, occ.loops, site.known, size, arch)
+        if merged is not None:
+            cost.exact = False
+            cost.assumptions.append(MayVectorize(merged, arch.max_access_bytes))
+    if len(depends) == 1 and describe:
+        name = depends[0]
+        if all(v in summary.per_value for v in CASE_VALUES):  # seen while sampling: no second pass
+            cost.cases = cases_text({v: summary.per_value[v] for v in CASE_VALUES}, name)
+        else:
+            cost.cases = describe_cases(occ, cost.kernel, launch, arch, site.known, name)
+    return cost
+
+
+def stride(addresses: tuple[int | None, ...]) -> int | None:
+    """The address difference between neighbouring lanes, when it is the same for all."""
+    pts = [(i, a) for i, a in enumerate(addresses) if a is not None]
+    if len(pts) < 2:
+        return None
+    (i0, a0), (i1, a1) = pts[0], pts[1]
+    if (a1 - a0) % (i1 - i0):
+        return None
+    step = (a1 - a0) // (i1 - i0)
+    if all(a == a0 + (i - i0) * step for i, a in pts):
+        return step
+    return None
+
+
+def describe_cases(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Architecture,
+                   known: dict[str, int], name: str) -> str | None:
+    """How the cost depends on the one unknown `name`, from costing the access again at each
+    of `CASE_VALUES`; None when a cost is not known there."""
+    costs: dict[int, tuple[int, int]] = {}
+    for v in CASE_VALUES:
+        c = cost_occurrence(occ, kernel, launch, arch, {**known, name: v}, describe=False)
+        if c.per_request is None or c.ideal_per_request is None:
+            return None
+        costs[v] = (c.per_request, c.ideal_per_request)
+    return cases_text(costs, name)
+
+
+def cases_text(costs: dict[int, tuple[int, int]], name: str) -> str | None:
+    """How the cost of an access depends on one unknown, from its cost at `CASE_VALUES`."""
+    ideal_values = {v for v, (p, i) in costs.items() if p <= i}
+    odd = {v for v in costs if v % 2}
+    if ideal_values == set(costs):
+        return None
+    if ideal_values == odd:
+        return f"ideal exactly when {name} is odd"
+    shown = ", ".join(f"{name}={v}: {p}" for v, (p, _) in costs.items() if v in (1, 2, 4, 8, 16, 32, 33))
+    return f"{'never ideal' if not ideal_values else 'cost depends on ' + name}; per request: {shown}"

@@ -1,0 +1,618 @@
+"""The symbolic IR interpreter: runs a kernel once and records every access it reaches.
+
+Values are expressions over threadIdx/blockIdx/blockDim/gridDim, parameters and loop counters
+(analysis.symbolic); pointers are (region, byte offset) (`values.Ptr`). Branch conditions
+become the access's mask; if/else joins become `select`; device functions are inlined; a
+loop's induction variables become `init + k*step` (or a symbol walked value by value for
+`s *= 2`, `s >>= 1`), and every other variable the loop writes becomes unknown (`loops.py`).
+Each access reached is an `Occurrence`, which `costing.cost_occurrence` charges.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from analyzer.analysis import loops
+from analyzer.analysis import symbolic as S
+from analyzer.analysis.indexing import struct_of_address
+from analyzer.analysis.results import LaunchConfig
+from analyzer.analysis.symbolic import Origin
+from analyzer.analysis.values import (
+    THREAD_SET,
+    LoopCtx,
+    LoopKind,
+    Occurrence,
+    Ptr,
+    Value,
+    lane_varying,
+)
+from analyzer.arch import Architecture
+from analyzer.ir import nodes as N
+from analyzer.ir import types as T
+from analyzer.ir.nodes import AccessOp, Space
+from analyzer.records import record
+
+__all__ = ["Ctx", "Flow", "Interpreter"]
+
+MAX_INLINE_DEPTH = 16
+MAX_INLINED_STATEMENTS = 50_000  # per kernel; past it, calls are not followed (and it is said)
+COSTED_SPACES = (Space.SHARED, Space.GLOBAL)
+
+#: A value a thread holds in a register, by (region, offset, bytes, mask): see `Interpreter.held`.
+HeldKey = tuple[str, S.Expr, int, S.Expr]
+
+
+@record(frozen=False, slots=False)
+class Flow:
+    """How a block of statements ended."""
+
+    returned: S.Expr | None = None  # the condition under which the block returned
+    value: Value = None
+    broke: bool = False
+
+
+@record(frozen=False, slots=False)
+class Ctx:
+    """Where the interpreter is: the condition under which a lane runs, the enclosing loops,
+    the call it was inlined through."""
+
+    mask: S.Expr
+    loops: tuple[LoopCtx, ...]
+    via: str | None
+    kernel_level: bool
+
+    def child(self, mask: S.Expr) -> Ctx:
+        return Ctx(mask, self.loops, self.via, self.kernel_level)
+
+
+@record
+class HeldValue:
+    """The access that loaded or stored a value a thread holds, and the space it is in."""
+
+    access: N.Access
+    space: Space
+
+
+def _is_int_type(t: T.CType) -> bool:
+    return isinstance(t, T.ScalarType) and not t.is_float
+
+
+class Interpreter:
+    """Runs a kernel's IR once, symbolically (see the module docstring): `occurrences` holds
+    every access reached, `notes` the limits the run hit (calls not followed)."""
+
+    def __init__(self, module: N.Module, launch: LaunchConfig, params: dict[str, int], arch: Architecture) -> None:
+        self.module = module
+        self.launch = launch
+        self.params = params
+        self.arch = arch
+        self.occurrences: list[Occurrence] = []
+        self.loop_uid = 0
+        self.notes: list[str] = []
+        self.depth = 0
+        self.work = 0  # statements interpreted inside inlined calls
+        self.stopped_inlining = False
+        # values a thread holds in registers -> the access that loaded or stored them. nvcc
+        # loads `data[tid].x` once in `data[tid].x * data[tid].x` and reads back a value it
+        # has just stored from the register (measured on an H200)
+        self.held: dict[HeldKey, HeldValue] = {}
+
+    # ------------------------------------------------------------------ values
+    def param_value(self, var: N.Variable, kernel_param: bool) -> Value:
+        t = var.type
+        if isinstance(t, T.PointerType):
+            space = Space.GLOBAL if kernel_param else Space.UNKNOWN
+            return Ptr(f"param:{var.name}", space, S.const(0), self.arch.global_pointer_alignment)
+        if isinstance(t, T.StructType) and not t.is_vector:
+            return {"__param__": var.name, "__kernel__": kernel_param}
+        if var.name in self.params:
+            return S.const(self.params[var.name])
+        if _is_int_type(t):
+            return S.sym(var.name)
+        return S.unknown(var.name, Origin.PARAMETER)
+
+    def builtin(self, name: str) -> S.Expr:
+        kind, axis = name.split(".")
+        i = "xyz".index(axis)
+        if kind == "blockDim" and self.launch.block is not None:
+            return S.const(self.launch.block[i])
+        if kind == "gridDim" and self.launch.grid is not None:
+            return S.const(self.launch.grid[i])
+        return S.sym(name)
+
+    def eval(self, e: N.Expr, env: dict[int, Value], ctx: Ctx) -> Value:
+        method = _EVAL.get(type(e))
+        if method is None:
+            return S.unknown(type(e).__name__, Origin.UNMODELLED)
+        return method(self, e, env, ctx)
+
+    def eval_const(self, e: N.Const, env: dict[int, Value], ctx: Ctx) -> Value:
+        if isinstance(e.value, float) or (isinstance(e.type, T.ScalarType) and e.type.is_float):
+            return S.unknown("float", Origin.FLOAT)
+        return S.const(int(e.value))
+
+    def eval_var(self, e: N.VarRef, env: dict[int, Value], ctx: Ctx) -> Value:
+        var = e.var
+        if var.uid in env:
+            return env[var.uid]
+        if isinstance(var.type, T.ArrayType) or var.kind in ("shared", "global", "constant"):
+            named = (Space.SHARED, Space.GLOBAL, Space.CONSTANT)
+            space = Space(var.space) if var.space in named else Space.LOCAL
+            # a shared array starts at bank 0 of a costing period; other memory as cudaMalloc's
+            align = self.arch.address_period if space == Space.SHARED else self.arch.global_pointer_alignment
+            return Ptr(f"{space}:{var.name}#{var.uid}", space, S.const(0), align)
+        if var.const_value is not None:
+            return S.const(var.const_value)
+        return S.unknown(f"uninitialised {var.name}", Origin.UNINITIALISED)
+
+    def eval_builtin(self, e: N.Builtin, env: dict[int, Value], ctx: Ctx) -> Value:
+        return self.builtin(e.name)
+
+    def eval_binary(self, e: N.Binary, env: dict[int, Value], ctx: Ctx) -> Value:
+        a = self.eval(e.left, env, ctx)
+        b = self.eval(e.right, env, ctx)
+        return self.binary(e.op, a, b, e)
+
+    def eval_unary(self, e: N.Unary, env: dict[int, Value], ctx: Ctx) -> Value:
+        a = self.eval(e.operand, env, ctx)
+        if not isinstance(a, S.Expr):
+            return S.unknown("pointer op", Origin.UNMODELLED)
+        if e.op == "-":
+            return -a
+        if e.op == "~":
+            return ~a
+        if e.op == "!":
+            return S.logical_not(a)
+        return S.unknown(e.op, Origin.UNMODELLED)
+
+    def eval_select(self, e: N.Select, env: dict[int, Value], ctx: Ctx) -> Value:
+        # each side runs only in the lanes that choose it: a load in `c ? a[i] : 0` is
+        # made by the lanes where c holds
+        c = self.eval(e.cond, env, ctx)
+        cond = c if isinstance(c, S.Expr) else S.unknown("condition", Origin.UNMODELLED)
+        a = self.eval(e.then, env, ctx.child(S.logical_and(ctx.mask, cond)))
+        b = self.eval(e.otherwise, env, ctx.child(S.logical_and(ctx.mask, S.logical_not(cond))))
+        return self.join(c, a, b)
+
+    def eval_ptr_add(self, e: N.PtrAdd, env: dict[int, Value], ctx: Ctx) -> Value:
+        base = self.eval(e.base, env, ctx)
+        off = self.eval(e.offset, env, ctx)
+        if isinstance(base, Ptr) and isinstance(off, S.Expr):
+            return Ptr(base.region, base.space, base.offset + off, base.align)
+        return None
+
+    def eval_cast(self, e: N.Cast, env: dict[int, Value], ctx: Ctx) -> Value:
+        v = self.eval(e.operand, env, ctx)
+        if isinstance(e.type, T.ScalarType):
+            if e.type.is_float:
+                return S.unknown("float", Origin.FLOAT)
+            if isinstance(v, S.Expr) and isinstance(e.operand.type, T.ScalarType) and e.operand.type.is_float:
+                return S.unknown("float to int", Origin.FLOAT)
+        return v
+
+    def eval_load(self, e: N.Load, env: dict[int, Value], ctx: Ctx) -> Value:
+        self.record(e.access, env, ctx)
+        if isinstance(e.type, T.PointerType):
+            return None
+        return self.loaded_value(e.access, env, ctx)
+
+    def eval_call(self, e: N.Call, env: dict[int, Value], ctx: Ctx) -> Value:
+        if e.atomic is not None:
+            for a in e.args:
+                self.eval(a, env, ctx)
+            self.record(e.atomic, env, ctx)
+            return S.unknown(f"result of {e.name}", Origin.LOADED)
+        args = [self.eval(a, env, ctx) for a in e.args]
+        if e.name in ("min", "max") and len(args) == 2 and all(isinstance(a, S.Expr) for a in args):
+            return S.minimum(*args) if e.name == "min" else S.maximum(*args)
+        fn = self.module.functions.get(e.name)
+        if fn is not None:
+            return self.inline(fn, args, ctx)
+        return S.unknown(f"call {e.name}", Origin.CALL_RESULT)
+
+    def eval_field(self, e: N.FieldRef, env: dict[int, Value], ctx: Ctx) -> Value:
+        base = self.eval(e.base, env, ctx)
+        if isinstance(base, dict):
+            if e.name in base:
+                return base[e.name]
+            if "__param__" in base:  # a field of a struct parameter: named `A.width`
+                name = f"{base['__param__']}.{e.name}"
+                if isinstance(e.type, T.PointerType):
+                    space = Space.GLOBAL if base.get("__kernel__") else Space.UNKNOWN
+                    return Ptr(f"field:{name}", space, S.const(0), self.arch.global_pointer_alignment)
+                if name in self.params:
+                    return S.const(self.params[name])
+                return S.sym(name) if _is_int_type(e.type) else S.unknown(name, Origin.PARAMETER)
+        return S.unknown(e.name, Origin.UNMODELLED)
+
+    def eval_struct(self, e: N.StructValue, env: dict[int, Value], ctx: Ctx) -> Value:
+        return {k: self.eval(v, env, ctx) for k, v in e.fields.items()}
+
+    def eval_opaque(self, e: N.Opaque, env: dict[int, Value], ctx: Ctx) -> Value:
+        for op in e.operands:
+            self.eval(op, env, ctx)
+        self.held.clear()  # a barrier, or a call warplint does not follow
+        # `tile.thread_rank()`, `g.meta_group_rank()`: may differ between lanes
+        return S.unknown(e.reason, Origin.UNMODELLED, lane_varying=e.reason.startswith("method call"))
+
+    def binary(self, op: str, a: Value, b: Value, e: N.Binary) -> Value:
+        if not isinstance(a, S.Expr) or not isinstance(b, S.Expr):
+            return S.unknown("pointer comparison", Origin.UNMODELLED)
+        if isinstance(e.type, T.ScalarType) and e.type.is_float:
+            return S.unknown("float", Origin.FLOAT)
+        operation = _BINARY.get(op)
+        if operation is None:
+            return S.unknown(op, Origin.UNMODELLED)
+        try:
+            return operation(a, b)
+        except (ZeroDivisionError, ValueError, OverflowError):
+            return S.unknown(op, Origin.UNMODELLED)
+
+    def join(self, c: Value, a: Value, b: Value) -> Value:
+        if a is b:
+            return a
+        if isinstance(a, S.Expr) and isinstance(b, S.Expr):
+            if not isinstance(c, S.Expr):
+                return S.unknown("join", Origin.JOIN)
+            return S.select(c, a, b)
+        if isinstance(a, Ptr) and isinstance(b, Ptr) and a.region == b.region and isinstance(c, S.Expr):
+            return Ptr(a.region, a.space, S.select(c, a.offset, b.offset), min(a.align, b.align))
+        if isinstance(a, dict) and isinstance(b, dict):
+            return {k: self.join(c, a.get(k), b.get(k)) for k in set(a) | set(b)}
+        return None if isinstance(a, Ptr) or isinstance(b, Ptr) else S.unknown("join", Origin.JOIN)
+
+    # ------------------------------------------------------------------ accesses
+    def loaded_value(self, access: N.Access, env: dict[int, Value], ctx: Ctx) -> S.Expr:
+        """The unknown value read by a load; it may differ between lanes when its address does."""
+        ptr = self.eval(access.address, env, ctx)
+        uniform = isinstance(ptr, Ptr) and not (ptr.offset.free_symbols & THREAD_SET) and not lane_varying(ptr.offset)
+        return S.unknown(f"value of {access.text}", Origin.LOADED, lane_varying=not uniform)
+
+    def record(self, access: N.Access, env: dict[int, Value], ctx: Ctx) -> None:
+        ptr = self.eval(access.address, env, ctx)
+        struct = struct_of_address(access.address)
+        occ = Occurrence(access, ptr if isinstance(ptr, Ptr) else None, ctx.mask, ctx.loops, ctx.via, struct)
+        self.occurrences.append(occ)
+        size = access.element.size
+        if not isinstance(ptr, Ptr) or not size or access.volatile or ptr.space not in COSTED_SPACES:
+            if access.op != AccessOp.LOAD:
+                self.held.clear()  # a store we cannot place may change anything
+            return
+        key = (ptr.region, ptr.offset, size, ctx.mask)
+        if access.op == AccessOp.LOAD:
+            occ.reuses = self.holder(ptr, size, ctx.mask)
+            if occ.reuses is None:
+                self.held[key] = HeldValue(access, ptr.space)
+            return
+        # a store or an atomic: what the thread held in this space may have changed, unless
+        # it is in the same array at bytes the store provably does not touch (two pointers
+        # into one space may alias); a plain store's own value is then held
+        self.held = {k: h for k, h in self.held.items() if h.space != ptr.space or _disjoint(k, ptr, size)}
+        if access.op == AccessOp.STORE:
+            self.held[key] = HeldValue(access, ptr.space)
+
+    def holder(self, ptr: Ptr, size: int, mask: S.Expr) -> N.Access | None:
+        """The access whose value covers the `size` bytes at `ptr` for lanes under `mask`."""
+        exact = self.held.get((ptr.region, ptr.offset, size, mask))
+        if exact is not None:
+            return exact.access
+        covered: list[tuple[int, int, N.Access]] = []
+        conditions = S.conjuncts(mask)
+        for (region, offset, nbytes, m), held in self.held.items():
+            # held by every lane that runs now: loaded under a condition this one implies
+            if region != ptr.region or not S.conjuncts(m) <= conditions:
+                continue
+            delta = offset - ptr.offset
+            if delta.is_const and delta.value < size and delta.value + nbytes > 0:
+                covered.append((delta.value, delta.value + nbytes, held.access))
+        reach = 0
+        for start, end, _ in sorted(covered, key=lambda c: c[:2]):
+            if start > reach:
+                return None
+            reach = max(reach, end)
+        return covered[0][2] if covered and reach >= size and min(c[0] for c in covered) <= 0 else None
+
+    # ------------------------------------------------------------------ statements
+    def run_kernel(self, kernel: N.Function) -> None:
+        env: dict[int, Value] = {}
+        for p in kernel.params:
+            env[p.uid] = self.param_value(p, True)
+        ctx = Ctx(S.const(1), (), None, True)
+        self.block(kernel.body, env, ctx)
+
+    def inline(self, fn: N.Function, args: list[Value], ctx: Ctx) -> Value:
+        if self.depth >= MAX_INLINE_DEPTH:
+            return S.unknown(f"call {fn.name} (inlining too deep)", Origin.CALL_RESULT)
+        if self.work >= MAX_INLINED_STATEMENTS:
+            # helpers calling helpers many times over (interval arithmetic) multiply: stop
+            # following calls rather than run for minutes, and say so
+            if not self.stopped_inlining:
+                self.stopped_inlining = True
+                self.notes.append(f"calls past the first {MAX_INLINED_STATEMENTS:,} statements of inlined code "
+                                  "were not followed: their accesses are not checked and their results are unknown")
+            return S.unknown(f"call {fn.name} (not followed)", Origin.CALL_RESULT)
+        env: dict[int, Value] = {}
+        for p, a in zip(fn.params, args):
+            env[p.uid] = a if a is not None else self.param_value(p, False)
+        inner = Ctx(ctx.mask, ctx.loops, ctx.via or f"inlined from {fn.name}", False)
+        self.depth += 1
+        try:
+            result = self.block(fn.body, env, inner)
+        finally:
+            self.depth -= 1
+        return result.value if result.value is not None else S.unknown(f"result of {fn.name}", Origin.CALL_RESULT)
+
+    def block(self, stmts: list[N.Stmt], env: dict[int, Value], ctx: Ctx) -> Flow:
+        flow = Flow()
+        for s in stmts:
+            f = self.stmt(s, env, ctx)
+            if f.returned is not None:
+                # an early `return` under a condition masks the rest of the block
+                if f.value is not None:
+                    flow.value = f.value if flow.value is None else flow.value
+                cond = f.returned
+                if isinstance(cond, S.Expr) and cond.is_const and cond.value:
+                    flow.returned = S.const(1)
+                    return flow
+                ctx.mask = S.logical_and(ctx.mask, S.logical_not(cond)) if isinstance(cond, S.Expr) else ctx.mask
+                flow.returned = cond if flow.returned is None else S.logical_or(flow.returned, cond)
+            if f.broke:
+                flow.broke = True
+                return flow
+        return flow
+
+    def stmt(self, s: N.Stmt, env: dict[int, Value], ctx: Ctx) -> Flow:
+        if ctx.via is not None:
+            self.work += 1
+        method = _EXEC.get(type(s))
+        return method(self, s, env, ctx) if method is not None else Flow()
+
+    def exec_assign(self, s: N.Assign, env: dict[int, Value], ctx: Ctx) -> Flow:
+        value = self.eval(s.value, env, ctx)
+        if not s.field:
+            env[s.var.uid] = value
+            return Flow()
+        current = env.get(s.var.uid)
+        current = dict(current) if isinstance(current, dict) else {}
+        target = current
+        for name in s.field[:-1]:
+            nxt = target.get(name)
+            nxt = dict(nxt) if isinstance(nxt, dict) else {}
+            target[name] = nxt
+            target = nxt
+        target[s.field[-1]] = value
+        env[s.var.uid] = current
+        return Flow()
+
+    def exec_store(self, s: N.Store, env: dict[int, Value], ctx: Ctx) -> Flow:
+        self.eval(s.value, env, ctx)
+        self.record(s.access, env, ctx)
+        return Flow()
+
+    def exec_eval(self, s: N.Eval, env: dict[int, Value], ctx: Ctx) -> Flow:
+        self.eval(s.expr, env, ctx)
+        return Flow()
+
+    def exec_loop(self, s: N.Loop, env: dict[int, Value], ctx: Ctx) -> Flow:
+        self.held.clear()  # each iteration loads again (the body is interpreted once for all)
+        try:
+            if not self.unrolled(s, env, ctx):
+                self.loop_once(s, env, ctx)
+        finally:
+            self.held.clear()
+        return Flow()
+
+    def exec_return(self, s: N.Return, env: dict[int, Value], ctx: Ctx) -> Flow:
+        value = self.eval(s.value, env, ctx) if s.value is not None else None
+        return Flow(returned=S.const(1), value=value)
+
+    def exec_break(self, s: N.Stmt, env: dict[int, Value], ctx: Ctx) -> Flow:
+        return Flow(broke=True)  # `break` and `continue` alike end the body interpreted once
+
+    def exec_skipped(self, s: N.Skipped, env: dict[int, Value], ctx: Ctx) -> Flow:
+        for v in s.writes:
+            env[v.uid] = S.unknown(f"{v.name} (written by a skipped statement)", Origin.SKIPPED)
+        self.held.clear()
+        return Flow()
+
+    def exec_sync(self, s: N.Sync, env: dict[int, Value], ctx: Ctx) -> Flow:
+        self.held.clear()  # other threads' stores become visible
+        return Flow()
+
+    def exec_if(self, s: N.If, env: dict[int, Value], ctx: Ctx) -> Flow:
+        c = self.eval(s.cond, env, ctx)
+        if not isinstance(c, S.Expr):
+            c = S.unknown("condition", Origin.UNMODELLED)
+        if c.is_const:
+            return self.block(s.then if c.value else s.otherwise, env, ctx)
+        then_env = dict(env)
+        else_env = dict(env)
+        then_ctx = ctx.child(S.logical_and(ctx.mask, c))
+        else_ctx = ctx.child(S.logical_and(ctx.mask, S.logical_not(c)))
+        held = dict(self.held)
+        f1 = self.block(s.then, then_env, then_ctx)
+        then_held, self.held = self.held, dict(held)
+        f2 = self.block(s.otherwise, else_env, else_ctx)
+        # after the join a thread holds what it held before and neither branch changed
+        self.held = {k: a for k, a in held.items() if then_held.get(k) is a and self.held.get(k) is a}
+        for uid in set(then_env) | set(else_env):
+            a, b = then_env.get(uid), else_env.get(uid)
+            if a is b:
+                env[uid] = a
+            elif f1.returned is not None and f1.returned.is_const and f2.returned is None:
+                env[uid] = b
+            elif f2.returned is not None and f2.returned.is_const and f1.returned is None:
+                env[uid] = a
+            else:
+                env[uid] = self.join(c, a, b)
+        return _joined_flow(c, f1, f2)
+
+    # ------------------------------------------------------------------ loops
+    def unrolled(self, s: N.Loop, env: dict[int, Value], ctx: Ctx) -> bool:
+        """Run a short counted loop iteration by iteration when an address in it depends on a
+        value the loop carries other than by a constant step (`loops.unroll_inductions`): each
+        iteration's accesses are then exact. False (and nothing done) for any other loop, or
+        when its trip count is not a number of at most `loops.MAX_UNROLL`."""
+        inductions = loops.unroll_inductions(s)
+        if inductions is None:
+            return False
+        trips = self.trip_count(s, inductions, env, ctx)
+        if trips is None:
+            return False
+        for st in s.init:
+            self.stmt(st, env, ctx)
+        for _ in range(trips):
+            self.held.clear()
+            self.block(s.body, env, ctx)
+            for st in s.step:
+                self.stmt(st, env, ctx)
+        return True
+
+    def trip_count(self, s: N.Loop, inductions: loops.Inductions, env: dict[int, Value], ctx: Ctx) -> int | None:
+        """The trips of a counted loop from its initialisation and inductions alone."""
+        trial = dict(env)
+        for st in s.init:
+            assert isinstance(st, N.Assign)  # `unroll_inductions` took no other loop
+            trial[st.var.uid] = self.eval(st.value, trial, ctx)
+        trips = 0
+        while True:
+            c = self.eval(s.cond, trial, ctx) if s.cond is not None else None
+            if not isinstance(c, S.Expr) or not c.is_const:
+                return None
+            if not c.value:
+                return trips
+            trips += 1
+            if trips > loops.MAX_UNROLL:
+                return None
+            for var, (op, step_expr) in inductions.items():
+                current, by = trial.get(var.uid), self.eval(step_expr, trial, ctx)
+                if not (isinstance(current, S.Expr) and isinstance(by, S.Expr)):
+                    return None
+                trial[var.uid] = loops.step(op, current, by)
+
+    def loop_once(self, s: N.Loop, env: dict[int, Value], ctx: Ctx) -> None:
+        """Interpret a loop's body once for all its iterations, under a new `LoopCtx`."""
+        self.loop_uid += 1
+        uid = self.loop_uid
+        for st in s.init:
+            self.stmt(st, env, ctx)
+        writes = loops.written(s.body + s.step)
+        found = loops.inductions(s.step + s.body, writes)
+        loop_env = dict(env)
+        # a variable the loop changes other than by a known step is unknown inside it; it may
+        # differ between lanes (`pos = (pos + 1) % 32` with `pos = threadIdx.x` before)
+        per_lane = loops.lane_dependent_in_loop(s.body + s.step, writes, env)
+        for var_uid in writes:
+            loop_env[var_uid] = S.unknown("modified in loop", Origin.LOOP_CARRIED, var_uid in per_lane)
+        loop_ctx = self.bind_inductions(s, uid, found, env, loop_env, ctx)
+        inner = ctx.child(ctx.mask)
+        inner.loops = ctx.loops + (loop_ctx,)
+        body_env = dict(loop_env)
+        self.block(s.body, body_env, inner)
+        for st in s.step:
+            self.stmt(st, dict(body_env), inner)
+        for var_uid in writes:
+            env[var_uid] = S.unknown("value after a loop", Origin.LOOP_CARRIED, var_uid in per_lane)
+
+    def bind_inductions(self, s: N.Loop, uid: int, found: loops.Inductions, env: dict[int, Value],
+                        loop_env: dict[int, Value], ctx: Ctx) -> LoopCtx:
+        """Write each induction in `loop_env` as a function of the loop's counter (`init + k*step`,
+        or the counter itself for a lone multiplicative one) and make the loop's `LoopCtx`."""
+        counter = f"k@{uid}"
+        k = S.sym(counter)
+        for var, (op, step_expr) in found.items():
+            if op not in ("+", "-"):
+                continue
+            init = env.get(var.uid)
+            by = self.eval(step_expr, env, ctx)
+            if isinstance(init, S.Expr) and isinstance(by, S.Expr) and not (by.free_symbols & {counter}):
+                loop_env[var.uid] = init + k * by if op == "+" else init - k * by
+            elif isinstance(init, Ptr) and isinstance(by, S.Expr):
+                size = (var.type.pointee.size or 1) if isinstance(var.type, T.PointerType) else 1
+                delta = k * by * size
+                loop_env[var.uid] = Ptr(init.region, init.space, init.offset + (delta if op == "+" else -delta), init.align)
+        kind, init_value, mop, mstep = LoopKind.ADDITIVE, None, "", 0
+        multiplicative = [(v, op, c) for v, (op, c) in found.items() if op in ("*", "/", "<<", ">>")]
+        if len(multiplicative) == 1 and not any(op in ("+", "-") for op, _ in found.values()):
+            var, op, step_expr = multiplicative[0]
+            init = env.get(var.uid)
+            by = self.eval(step_expr, env, ctx)
+            if isinstance(init, S.Expr) and isinstance(by, S.Expr) and by.is_const:
+                counter = f"{var.name}@{uid}"
+                loop_env[var.uid] = S.sym(counter)
+                kind, init_value, mop, mstep = LoopKind.MULTIPLICATIVE, init, op, by.value
+        cond = self.eval(s.cond, loop_env, ctx) if s.cond is not None else None
+        if cond is not None and not isinstance(cond, S.Expr):
+            cond = S.unknown("loop condition", Origin.UNMODELLED)
+        if not s.test_first:
+            cond = None  # a do-while body runs at least once; its trip count is not walked
+        return LoopCtx(uid, counter, cond, kind, init_value, mop, mstep)
+
+
+_EVAL: dict[type, Callable[..., Value]] = {
+    N.Const: Interpreter.eval_const,
+    N.VarRef: Interpreter.eval_var,
+    N.Builtin: Interpreter.eval_builtin,
+    N.Binary: Interpreter.eval_binary,
+    N.Unary: Interpreter.eval_unary,
+    N.Select: Interpreter.eval_select,
+    N.PtrAdd: Interpreter.eval_ptr_add,
+    N.Cast: Interpreter.eval_cast,
+    N.Load: Interpreter.eval_load,
+    N.Call: Interpreter.eval_call,
+    N.FieldRef: Interpreter.eval_field,
+    N.StructValue: Interpreter.eval_struct,
+    N.Opaque: Interpreter.eval_opaque,
+}
+
+_EXEC: dict[type, Callable[..., Flow]] = {
+    N.Assign: Interpreter.exec_assign,
+    N.Store: Interpreter.exec_store,
+    N.Eval: Interpreter.exec_eval,
+    N.If: Interpreter.exec_if,
+    N.Loop: Interpreter.exec_loop,
+    N.Return: Interpreter.exec_return,
+    N.Break: Interpreter.exec_break,
+    N.Continue: Interpreter.exec_break,
+    N.Skipped: Interpreter.exec_skipped,
+    N.Sync: Interpreter.exec_sync,
+}
+
+_BINARY: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a // b,
+    "%": lambda a, b: a % b,
+    "<<": lambda a, b: a << b,
+    ">>": lambda a, b: a >> b,
+    "&": lambda a, b: a & b,
+    "|": lambda a, b: a | b,
+    "^": lambda a, b: a ^ b,
+    **{op: functools.partial(S.compare, op) for op in ("<", "<=", ">", ">=", "==", "!=")},
+    "&&": S.logical_and,
+    "||": S.logical_or,
+}
+
+
+def _joined_flow(c: S.Expr, f1: Flow, f2: Flow) -> Flow:
+    """How an if/else with condition `c` ended, from how its branches did."""
+    flow = Flow()
+    r1 = S.logical_and(c, f1.returned) if f1.returned is not None else None
+    r2 = S.logical_and(S.logical_not(c), f2.returned) if f2.returned is not None else None
+    if r1 is not None and r2 is not None:
+        flow.returned = S.logical_or(r1, r2)
+    else:
+        flow.returned = r1 if r1 is not None else r2
+    flow.value = f1.value if f1.value is not None else f2.value
+    return flow
+
+
+def _disjoint(key: HeldKey, ptr: Ptr, size: int) -> bool:
+    """Whether a held value `key` lies in the same array as `size` bytes at `ptr`, apart."""
+    region, offset, nbytes, _ = key
+    if region != ptr.region:
+        return False
+    delta = offset - ptr.offset
+    return delta.is_const and (delta.value >= size or delta.value + nbytes <= 0)

@@ -1,0 +1,269 @@
+"""Loop algebra: what a loop changes, how many times it runs, and what nvcc may make of it.
+
+The interpreter (`interpret.py`) runs a loop's body once for all iterations, with each
+induction variable (`v = v op invariant`, once per iteration) written as a function of a
+counter symbol (`init + k*step`, or a symbol walked value by value for `s *= 2`); what else
+the loop writes becomes unknown. This module finds the inductions and the variables a loop
+writes (`inductions`, `written`), whether such a variable may differ between lanes
+(`lane_dependent_in_loop`), a short loop worth unrolling (`unroll_inductions`), the counter
+values a uniform loop runs through (`iterations`, `trip_count`), and whether nvcc may merge
+consecutive iterations' shared loads into one wide load (`vectorized_iterations`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from analyzer.analysis import symbolic as S
+from analyzer.analysis.memo import MEMO_LIMIT
+from analyzer.analysis.values import LoopCtx, LoopKind, Value, lane_dependent
+from analyzer.arch import Architecture
+from analyzer.ir import nodes as N
+
+__all__ = [
+    "MAX_TRIP",
+    "MAX_UNROLL",
+    "Inductions",
+    "accesses_in",
+    "inductions",
+    "iterations",
+    "lane_dependent_in_loop",
+    "mentions",
+    "step",
+    "trip_count",
+    "unroll_inductions",
+    "vectorized_iterations",
+    "written",
+]
+
+MAX_TRIP = 100_000
+MAX_SUBSTITUTED_TRIPS = 4096  # trips counted by substitution when a bound is not compiled
+MAX_MULTIPLICATIVE = 64
+MAX_UNROLL = 64  # counted loops up to this many trips are unrolled when an address needs it
+
+#: A loop's induction variables: each with the operator and the invariant operand of its update.
+Inductions = dict[N.Variable, tuple[str, N.Expr]]
+
+
+# ----------------------------------------------------------------------------- what a loop writes
+def written(stmts: list[N.Stmt]) -> dict[int, N.Variable]:
+    """The variables that statements assign (or that a skipped statement may), by uid."""
+    out: dict[int, N.Variable] = {}
+    for s in N.walk_statements(stmts):
+        if isinstance(s, N.Assign):
+            out[s.var.uid] = s.var
+        elif isinstance(s, N.Skipped):
+            for v in s.writes:
+                out[v.uid] = v
+    return out
+
+
+def step(op: str, value: S.Expr, by: S.Expr) -> S.Expr:
+    """`value op by` for an induction variable's update."""
+    return {"+": lambda: value + by, "-": lambda: value - by, "*": lambda: value * by,
+            "/": lambda: S.floordiv(value, by), "<<": lambda: S.shl(value, by),
+            ">>": lambda: S.shr(value, by)}[op]()
+
+
+def accesses_in(stmts: list[N.Stmt]) -> Iterable[N.Access]:
+    """The memory accesses of statements (stores, loads and atomics, at any depth)."""
+    return (x for x in N.walk_nodes(stmts) if isinstance(x, N.Access))
+
+
+def inductions(stmts: list[N.Stmt], writes: dict[int, N.Variable]) -> Inductions:
+    """Variables updated once per iteration as `v = v op invariant` at the top level of the loop."""
+    found: Inductions = {}
+    counts: dict[int, int] = {}
+    for s in N.walk_statements(stmts):
+        if isinstance(s, N.Assign) and not s.field:
+            counts[s.var.uid] = counts.get(s.var.uid, 0) + 1
+    for s in stmts:
+        if not isinstance(s, N.Assign) or s.field or counts.get(s.var.uid) != 1:
+            continue
+        v = s.value
+        if isinstance(v, N.PtrAdd) and isinstance(v.base, N.VarRef) and v.base.var is s.var:
+            off = v.offset
+            if isinstance(off, N.Binary) and off.op == "*" and isinstance(off.right, N.Const):
+                if not mentions(off.left, writes):
+                    found[s.var] = ("+", off.left)
+            continue
+        if isinstance(v, N.Binary) and isinstance(v.left, N.VarRef) and v.left.var is s.var:
+            if v.op in ("+", "-", "*", "/", "<<", ">>") and not mentions(v.right, writes):
+                found[s.var] = (v.op, v.right)
+    return found
+
+
+def mentions(e: N.Expr, writes: dict[int, N.Variable]) -> bool:
+    """Whether `e` reads one of `writes`, memory or a call (anything a loop may change)."""
+    stack: list[Any] = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, N.VarRef):
+            if x.var.uid in writes:
+                return True
+        elif isinstance(x, (N.Load, N.Call)):
+            return True
+        stack.extend(N.sub_expressions(x))
+    return False
+
+
+def lane_dependent_in_loop(stmts: list[N.Stmt], writes: dict[int, N.Variable], env: dict[int, Value]) -> set[int]:
+    """The variables written in a loop whose values may differ between lanes: lane-dependent
+    before the loop, or assigned from something lane-dependent in it (to a fixed point).
+    A statement that was skipped counts as lane-dependent for what it writes."""
+    dependent = {uid for uid in writes if lane_dependent(env.get(uid))}
+    assigns: list[tuple[int, N.Expr | None]] = []
+    for st in N.walk_statements(stmts):
+        if isinstance(st, N.Assign):
+            assigns.append((st.var.uid, st.value))
+        elif isinstance(st, N.Skipped):
+            assigns.extend((v.uid, None) for v in st.writes)
+
+    def depends(e: N.Expr | None) -> bool:
+        if e is None:
+            return True
+        stack: list[Any] = [e]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, N.Builtin):
+                if x.name.startswith("threadIdx") or x.name == "laneid":
+                    return True
+            elif isinstance(x, N.VarRef):
+                uid = x.var.uid
+                if uid in dependent or (uid not in writes and lane_dependent(env.get(uid))):
+                    return True
+            elif isinstance(x, N.Load):
+                stack.append(x.access.address)
+            elif isinstance(x, N.Call) and x.name.startswith(("__shfl", "atomic")):
+                return True
+            stack.extend(N.sub_expressions(x))
+        return False
+
+    changed = True
+    while changed:
+        changed = False
+        for uid, value in assigns:
+            if uid not in dependent and depends(value):
+                dependent.add(uid)
+                changed = True
+    return dependent
+
+
+def unroll_inductions(s: N.Loop) -> Inductions | None:
+    """The inductions of a counted loop worth running iteration by iteration: an address in it
+    depends on a value the loop carries other than by a constant step (histogram64's
+    `pos = (pos + 4) & 63`), while its condition and initialisation do not. None for any
+    other loop (the trip count, from the inductions alone, is for the interpreter to find)."""
+    if not s.test_first or s.cond is None:
+        return None
+    if any(isinstance(x, (N.Break, N.Continue, N.Return, N.Skipped)) for x in N.walk_statements(s.body + s.step)):
+        return None
+    writes = written(s.body + s.step)
+    found = inductions(s.step + s.body, writes)
+    carried = {uid: v for uid, v in writes.items() if v not in found}
+    if not carried or mentions(s.cond, carried):
+        return None
+    if not any(mentions(acc.address, carried) for acc in accesses_in(s.body)):
+        return None
+    if any(not isinstance(st, N.Assign) or st.field or mentions(st.value, {}) for st in s.init):
+        return None
+    return found
+
+
+# ----------------------------------------------------------------------------- iterations
+_TRIPS: dict[tuple, int | None] = {}
+
+
+def iterations(loop: LoopCtx, known: dict[str, int]) -> list[int] | None:
+    """The counter values of a loop whose condition is uniform and decidable, else None."""
+    if loop.kind == LoopKind.MULTIPLICATIVE:
+        return _multiplicative_iterations(loop, known)
+    if loop.cond is None:
+        return None
+    cond = loop.cond.subs(known) if known else loop.cond
+    key = (cond, loop.counter)
+    if key not in _TRIPS:
+        if len(_TRIPS) >= MEMO_LIMIT:
+            _TRIPS.clear()
+        _TRIPS[key] = trip_count([cond], loop.counter)
+    trip = _TRIPS[key]
+    return None if trip is None else list(range(trip))
+
+
+def _multiplicative_iterations(loop: LoopCtx, known: dict[str, int]) -> list[int] | None:
+    """The values `s` takes in `for (s = init; cond; s op= step)`, at most `MAX_MULTIPLICATIVE`."""
+    if loop.init is None:
+        return None
+    v = loop.init.subs(known)
+    if not v.is_const:
+        return None
+    values: list[int] = []
+    value = v.value
+    for _ in range(MAX_MULTIPLICATIVE):
+        if loop.cond is not None:
+            c = loop.cond.subs({**known, loop.counter: value})
+            if not c.is_const:
+                return None
+            if not c.value:
+                break
+        values.append(value)
+        nxt = {"*": value * loop.step, "/": int(value / loop.step) if loop.step else 0,
+               "<<": value << loop.step, ">>": value >> loop.step}.get(loop.op, value)
+        if nxt == value:
+            break
+        value = nxt
+    return values
+
+
+def trip_count(conds: list[S.Expr], counter: str, limit: int = MAX_TRIP) -> int | None:
+    """How many iterations k = 0, 1, ... run while any of `conds` (one per lane) holds; None
+    when a condition is not a number or the loop runs `limit` times or more. The conditions
+    are compiled, so a loop of 100,000 trips costs milliseconds, not seconds."""
+    if any(c.free_symbols - {counter} for c in conds):
+        # other symbols may cancel once the counter is known (`aBegin + 32 k <= aBegin + wA - 1`
+        # with aBegin = wA * 32 * blockIdx.y): substitute, slowly, and only so far
+        for k in range(min(limit, MAX_SUBSTITUTED_TRIPS)):
+            values = [c.subs({counter: k}) for c in conds]
+            if any(not v.is_const for v in values):
+                return None
+            if not any(v.value for v in values):
+                return k
+        return None
+    evaluate = S.compile_values(conds, [counter])
+    try:
+        for k in range(limit):
+            compiled = evaluate(k)
+            if any(v is None for v in compiled):
+                return None
+            if not any(compiled):
+                return k
+    except (ZeroDivisionError, ValueError):
+        return None
+    return None
+
+
+# ----------------------------------------------------------------------------- what nvcc may do
+def vectorized_iterations(offset: S.Expr, loops: tuple[LoopCtx, ...], known: dict[str, int], size: int,
+                          arch: Architecture) -> int | None:
+    """How many consecutive iterations' elements nvcc may load with one widest (16-byte) load
+    when it unrolls a loop around this shared load (`As[ty][e]`, e = 0, 1, 2, 3 -> one
+    LDS.128, measured on an H200), or None: consecutive elements per iteration, a trip count
+    that is a multiple of that many and a start aligned to the wide load in every lane."""
+    widest = arch.max_access_bytes
+    if size not in arch.access_sizes or size < arch.bank_bytes or size >= widest:
+        return None
+    group = widest // size
+    for lp in reversed(loops):
+        if lp.kind != LoopKind.ADDITIVE:
+            continue
+        affine = S.affine_in(offset, [lp.counter])
+        if affine is None or affine[0][0] != size:
+            continue
+        trips = iterations(lp, known)
+        if trips is None or len(trips) < group or len(trips) % group:
+            continue
+        if any(r % widest for r in S.residues(affine[1], widest)):
+            continue
+        return group
+    return None

@@ -1,0 +1,452 @@
+"""Each warp's lanes, and the scenarios in which a warp's request is charged.
+
+`warp_lanes` places a block's threads in warps with the hardware model's linearisation (x
+fastest). For one access (a `Site`) and one warp, `plan_warp` puts each lane's thread indices
+into the address, the mask and the loop conditions, and decides what must be walked: the
+loops whose counters change the warp's addresses or mask, and samples of the symbols no
+launch fixes (a parameter, a block index). One assignment of those is a *scenario*;
+`scenario_lanes` gives the lanes' addresses in one. A warp walked over many scenarios has
+its lane expressions compiled to Python once (`symbolic.compile_values`), and a generated
+function picks the active lanes' addresses (`lane_picker`). What is worked out per lane or
+per warp is remembered (`memo.py`): the accesses under one condition share its mask, and
+warps share loop bounds.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Callable, Iterator, Sequence
+
+from analyzer.analysis import symbolic as S
+from analyzer.analysis.loops import iterations, trip_count
+from analyzer.analysis.memo import remember
+from analyzer.analysis.results import LaunchConfig
+from analyzer.analysis.values import (
+    THREAD_SET,
+    THREAD_SYMBOLS,
+    LoopCtx,
+    LoopKind,
+    is_loop_counter,
+)
+from analyzer.ir.nodes import Space
+from analyzer.records import record, replace
+
+__all__ = [
+    "MAX_SCENARIOS",
+    "ScenarioLanes",
+    "Site",
+    "WarpPlan",
+    "evaluated",
+    "plan_warp",
+    "scenario_lanes",
+    "warp_lanes",
+]
+
+MAX_SCENARIOS = 2048  # iterations walked per warp and access before sampling instead
+COMPILE_SCENARIOS = 2  # lane expressions are compiled to Python when walked more often than this
+PARAM_SAMPLES = tuple(range(1, 65))
+# Several unknown parameters at once are sampled more sparsely, so that their product stays
+# below 150 scenarios: small values, powers of two and their neighbours, where costs change.
+SPARSE_PARAM_SAMPLES = (
+    (1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32, 33),
+    (1, 2, 3, 4, 8, 16, 17, 32, 33),
+    (1, 2, 4, 17, 32),
+)
+
+#: One lane's thread indices ({"threadIdx.x": 3, ...}), None for a lane past the block's end.
+Lane = dict[str, int] | None
+#: Where a warp is, for the memo tables: (block, warp size, warp index).
+Where = tuple[tuple[int, int, int], int, int]
+
+
+@record(slots=False)
+class Site:
+    """An access ready for the walk over warps: its address and mask with the launch's known
+    values put in, the loops around it, and where it is charged."""
+
+    offset: S.Expr  # bytes from the start of the access's region
+    affine: tuple[tuple[int, ...], S.Expr] | None  # offset = coefficients . threadIdx + rest
+    mask: S.Expr  # the condition under which a lane makes the access
+    loops: tuple[LoopCtx, ...]
+    launch: LaunchConfig
+    block: tuple[int, int, int]
+    known: dict[str, int]  # the symbols the launch (and --param) fix
+    space: Space
+    pieces: tuple[tuple[int, int], ...]  # (byte offset, bytes) of each hardware access of an element
+
+
+@record(frozen=False)
+class WarpPlan:
+    """How one warp's request is walked: its lanes' expressions, what each scenario assigns,
+    and (for many scenarios) the compiled evaluation of the lane expressions."""
+
+    ref: S.Expr  # the first lane's address
+    diffs: tuple[S.Expr | None, ...]  # each lane's address minus the first's; None: no such lane
+    walked: tuple[LoopCtx, ...]  # the loops whose counters a scenario assigns
+    factor: int | None  # executions of each scenario by the loops not walked; None: not known
+    sampled: tuple[str, ...]  # the other symbols a scenario assigns (sampled), sorted
+    names: tuple[str, ...]  # what a scenario assigns: the walked counters, then `sampled`
+    values: tuple[Sequence[int], ...]  # the values each of `names` takes
+    count: int  # scenarios before `MAX_SCENARIOS` cuts them
+    exact_walk: bool  # every counter's values are its real ones, and none was cut
+    lane_exprs: tuple[S.Expr | None, ...]  # diffs, then masks, then walked conditions, then ref
+    mask_at: list[int]  # where in `lane_exprs` each lane's mask is; -1: none
+    conds_at: list[tuple[int, ...]]  # where each lane's walked loop conditions are
+    present: list[int]  # the lanes the warp has
+    one_unknown_at: int  # where a scenario holds the one sampled symbol's value; -1 unless one
+    evaluate: Callable[..., tuple] | None = None  # compiled `lane_exprs` (see `plan_warp`)
+    pick: tuple[Callable[[tuple], tuple], bool] | None = None  # see `lane_picker`
+
+    def scenarios(self) -> Iterator[tuple[int, ...]]:
+        """Each scenario's values of `names`, the first `MAX_SCENARIOS` of them."""
+        return itertools.islice(itertools.product(*self.values), MAX_SCENARIOS)
+
+
+@record(frozen=False)
+class ScenarioLanes:
+    """The lanes of one warp in one scenario."""
+
+    rel: tuple[int | None, ...] | None  # active lanes' addresses minus the first lane's; None: undecided
+    ref_value: int | None  # the first lane's address, where the compiled evaluation gave it
+    assign: dict[str, int] | None  # the scenario's values, where they were substituted
+    undecided_mask: bool  # some lane's mask was not decided (and taken as true)
+
+
+@functools.lru_cache(maxsize=64)
+def warp_lanes(block: tuple[int, int, int], warp_size: int) -> tuple[tuple[Lane, ...], ...]:
+    """Each warp's lanes as threadIdx values (x fastest), None for lanes past the block's end.
+    Shared between callers (remembered): not to be changed."""
+    bx, by, bz = block
+    n = bx * by * bz
+    warps = []
+    for w in range((n + warp_size - 1) // warp_size):
+        lanes: list[Lane] = []
+        for lane in range(warp_size):
+            linear = w * warp_size + lane
+            if linear >= n:
+                lanes.append(None)
+                continue
+            lanes.append({"threadIdx.x": linear % bx, "threadIdx.y": (linear // bx) % by, "threadIdx.z": linear // (bx * by)})
+        warps.append(tuple(lanes))
+    return tuple(warps)
+
+
+# ----------------------------------------------------------------------------- one warp's plan
+def plan_warp(site: Site, lanes: tuple[Lane, ...], where: Where) -> WarpPlan | None:
+    """How the warp at `where` is walked for `site`; None when the warp has no lane."""
+    loop_conds = [per_lane(lp.cond, lanes, where) for lp in site.loops]
+    free: set[str] = set()
+    lane_offsets: tuple[S.Expr | None, ...] | None = None
+    if site.affine is not None:  # the lanes differ by plain numbers
+        coeffs, rest = site.affine
+        first, diffs = _affine_lanes(coeffs, lanes, where)
+        if first is None:
+            return None
+        ref = rest + first
+    else:
+        lane_offsets = per_lane(site.offset, lanes, where)
+        found = next((o for o in lane_offsets if o is not None), None)
+        if found is None:
+            return None
+        ref = found
+        diffs = tuple(None if o is None else o - ref for o in lane_offsets)
+        for d in diffs:
+            if d is not None:
+                free |= d.free_symbols
+    lane_masks = decided_masks(site.mask, lanes, where, site.launch)
+    for m in lane_masks:
+        if m is not None and not m.is_const:
+            free |= {x for x in m.free_symbols if is_loop_counter(x)}
+    walk, factor = _loops_to_walk(site, loop_conds, free)
+    walked = tuple(site.loops[i] for i in walk)
+    counters = {lp.counter for lp in walked}
+    sampled = tuple(sorted(s for s in free if s not in counters and not is_loop_counter(s)))
+    counter_values, exact_walk = _counter_values(walked, [loop_conds[i] for i in walk], site.known)
+    values = (*counter_values, *(param_samples(len(sampled)) for _ in sampled))
+    count = math.prod(len(v) for v in values)
+    n_lanes = len(diffs)
+    lane_exprs = (*diffs, *lane_masks, *(loop_conds[i][j] for i in walk for j in range(n_lanes)), ref)
+    plan = WarpPlan(
+        ref, diffs, walked, factor, sampled, tuple(lp.counter for lp in walked) + sampled, values, count,
+        exact_walk and count <= MAX_SCENARIOS, lane_exprs,
+        mask_at=[n_lanes + j if lane_masks[j] is not None else -1 for j in range(n_lanes)],
+        conds_at=[tuple([2 * n_lanes + i_w * n_lanes + j for i_w in range(len(walk))]) for j in range(n_lanes)]
+        if walk else [()] * n_lanes,
+        present=[j for j, d in enumerate(diffs) if d is not None],
+        one_unknown_at=len(walk) if len(sampled) == 1 else -1,
+    )
+    # compiling costs about a millisecond: worth it only for many scenarios
+    return _compiled(plan, lane_offsets) if count > COMPILE_SCENARIOS else plan
+
+
+def _loops_to_walk(site: Site, loop_conds: list[tuple[S.Expr | None, ...]], free: set[str]) -> tuple[list[int], int | None]:
+    """The loops whose counters change this warp's cost or mask (they must be walked), and how
+    many times the others together run each scenario (None when that is not known)."""
+    walk: list[int] = []
+    factor: int | None = 1
+    for i, lp in enumerate(site.loops):
+        conds = [c for c in loop_conds[i] if c is not None]
+        if lp.counter in free or len(set(conds)) > 1:  # the lanes' conditions differ
+            walk.append(i)
+            continue
+        its = iterations(replace(lp, cond=conds[0] if conds else None), site.known)
+        if its is None:
+            factor = None
+        elif factor is not None:
+            factor *= len(its)
+    return walk, factor
+
+
+def _counter_values(walked: tuple[LoopCtx, ...], conds: list[tuple[S.Expr | None, ...]],
+                    known: dict[str, int]) -> tuple[list[list[int]], bool]:
+    """The values each walked counter takes, and whether they are its real ones (else a
+    sample: the first 8 iterations, or powers of two for a multiplicative counter)."""
+    counter_values: list[list[int]] = []
+    exact = True
+    for lp, lane_conds in zip(walked, conds):
+        its: list[int] | None
+        if lp.kind == LoopKind.MULTIPLICATIVE:
+            its = iterations(lp, known)
+            if its is None:
+                its = [1 << j for j in range(10)]
+                exact = False
+        else:
+            its = None
+            cond_lanes = [c for c in lane_conds if c is not None]
+            if cond_lanes:
+                trips = trip_count(cond_lanes, lp.counter, MAX_SCENARIOS + 1)
+                its = None if trips is None else list(range(trips))
+            if its is None:
+                its = list(range(8))
+                exact = False
+        counter_values.append(its)
+    return counter_values, exact
+
+
+def _compiled(plan: WarpPlan, lane_offsets: tuple[S.Expr | None, ...] | None) -> WarpPlan:
+    """`plan` with its lane expressions compiled. Where every lane's address is a number in
+    each scenario, the addresses are compiled and subtracted, not their differences: half
+    the source and the work."""
+    bound = frozenset(plan.names)
+    absolute = lane_offsets is not None and all(lane_offsets[j].free_symbols <= bound  # type: ignore[union-attr]
+                                                for j in plan.present)
+    n_lanes = len(plan.diffs)
+    first = lane_offsets if absolute and lane_offsets is not None else plan.diffs
+    evaluate = S.compile_values([*first, *plan.lane_exprs[n_lanes:]], list(plan.names))
+    plan.evaluate = evaluate
+    plan.pick = lane_picker(evaluate.compiled, plan.present, plan.mask_at, plan.conds_at, absolute)  # type: ignore[attr-defined]
+    return plan
+
+
+# ----------------------------------------------------------------------------- one scenario
+def scenario_lanes(plan: WarpPlan, combo: tuple[int, ...]) -> ScenarioLanes:
+    """The lanes' addresses in one scenario: compiled and picked in one call where the plan
+    has a picker, else lane by lane (also when a lane divides by zero: the slow way)."""
+    lane_rel = ref_value = assign = None
+    undecided = False
+    try:
+        if plan.evaluate is None:
+            raise ValueError("not compiled")
+        values = plan.evaluate(*combo)
+        if plan.pick is not None:
+            lane_rel = plan.pick[0](values)
+            undecided = plan.pick[1]
+            ref_value = values[-1]
+    except (ZeroDivisionError, ValueError):
+        assign = dict(zip(plan.names, combo))
+        bound = frozenset(plan.names)
+        values = tuple(_substituted_value(e, assign, bound) for e in plan.lane_exprs) if plan.names else \
+            tuple(None if e is None or not e.is_const else e.value for e in plan.lane_exprs)
+    if lane_rel is None:
+        lane_rel, undecided_here = _lanes_one_by_one(plan, values)
+        undecided = undecided or undecided_here
+    return ScenarioLanes(lane_rel, ref_value, assign, undecided)
+
+
+def _lanes_one_by_one(plan: WarpPlan, values: tuple) -> tuple[tuple[int | None, ...] | None, bool]:
+    """Each active lane's address relative to the first lane from the values of the lane
+    expressions, and whether some lane's mask stayed undecided. An entry that is None in
+    `values` mentions a symbol the scenario does not assign (a parameter that is not known,
+    a value loaded from memory): a mask or condition stays undecided (on), an address makes
+    the whole request undecided (None)."""
+    rel: list[int | None] = [None] * len(plan.diffs)
+    undecided = False
+    for j in plan.present:
+        on = True
+        at = plan.mask_at[j]
+        if at >= 0:
+            mv = values[at]
+            if mv is not None:
+                on = bool(mv)
+            else:
+                undecided = True
+        for at in plan.conds_at[j]:
+            cv = values[at]
+            if cv is not None:
+                on = on and bool(cv)
+        dv = values[j]
+        if dv is None:
+            return None, undecided
+        if on:
+            rel[j] = dv
+    return tuple(rel), undecided
+
+
+# ----------------------------------------------------------------------------- lane expressions
+_LANE_MEMO: dict[tuple, S.Expr] = {}
+_WARP_MEMO: dict[tuple, tuple] = {}
+_DECIDED: dict[tuple, S.Expr] = {}
+_PICKERS: dict[tuple, tuple] = {}
+
+
+def _affine_lanes(coeffs: tuple[int, ...], lanes: tuple[Lane, ...],
+                  where: Where) -> tuple[int | None, tuple[S.Expr | None, ...]]:
+    """For an address whose threadIdx part is `coeffs` (x, y, z), the first lane's threadIdx
+    part and each lane's distance from it (None for a lane the warp does not have)."""
+    key = ("affine", coeffs, where)
+    done = _WARP_MEMO.get(key)
+    if done is None:
+        moved = [None if env is None else sum(c * env[n] for c, n in zip(coeffs, THREAD_SYMBOLS)) for env in lanes]
+        first = next((m for m in moved if m is not None), None)
+        diffs = tuple(None if m is None or first is None else S.const(m - first) for m in moved)
+        done = (first, diffs)
+        remember(_WARP_MEMO, key, done)
+    return done  # type: ignore[return-value]
+
+
+def per_lane(e: S.Expr | None, lanes: tuple[Lane, ...], where: Where) -> tuple[S.Expr | None, ...]:
+    """`e` at each lane of the warp at `where` (None for a lane the warp does not have, and
+    for every lane when `e` is None). Remembered per warp as well as per lane."""
+    if e is None:
+        return (None,) * len(lanes)
+    key = (e, where)
+    done = _WARP_MEMO.get(key)
+    if done is None:
+        done = tuple(None if env is None else _at_lane(e, env) for env in lanes)
+        remember(_WARP_MEMO, key, done)
+    return done
+
+
+def _at_lane(e: S.Expr, env: dict[str, int]) -> S.Expr:
+    """`e` with one lane's threadIdx put in; evaluated directly when nothing else is free.
+    Remembered: the accesses under one condition share its mask, warps share loop bounds."""
+    if e.is_const:
+        return e
+    key = (e, env["threadIdx.x"], env["threadIdx.y"], env["threadIdx.z"])
+    done = _LANE_MEMO.get(key)
+    if done is not None:
+        return done
+    done = evaluated(e, env) if e.free_symbols <= THREAD_SET else e.subs(env)
+    remember(_LANE_MEMO, key, done)
+    return done
+
+
+def param_samples(count: int) -> tuple[int, ...]:
+    """The values tried for each of `count` unknown parameters (1..64 for one alone)."""
+    if count <= 1:
+        return PARAM_SAMPLES
+    for samples in SPARSE_PARAM_SAMPLES:
+        if len(samples) ** count <= 150:
+            return samples
+    return SPARSE_PARAM_SAMPLES[-1]
+
+
+def _substituted_value(e: S.Expr | None, assign: dict[str, int], bound: frozenset[str]) -> int | None:
+    """The value of a lane expression in one scenario, None when it is not a number (as
+    `compile_values` gives it: a symbol other than those `bound` leaves it undecided)."""
+    if e is None:
+        return None
+    if e.is_const:
+        return e.value
+    if not e.free_symbols <= bound:
+        return None
+    try:
+        return e.evaluate(assign)
+    except (ArithmeticError, ValueError, LookupError):  # as `evaluated`: substitute instead
+        v = e.subs(assign)
+        return v.value if v.is_const else None
+
+
+def evaluated(e: S.Expr, env: dict[str, int]) -> S.Expr:
+    """`e` with `env` put in: a constant computed straight away, without building the
+    substituted expression; as `subs` leaves it where `env` does not bind every symbol, or
+    where evaluating divides by zero or shifts out of range."""
+    try:
+        return S.const(e.evaluate(env))
+    except (ArithmeticError, ValueError, LookupError):
+        return e.subs(env)
+
+
+def lane_picker(compiled: tuple[bool, ...], present: Sequence[int], mask_at: Sequence[int],
+                conds_at: Sequence[tuple[int, ...]], absolute: bool) -> tuple[Callable[[tuple], tuple], bool] | None:
+    """From the values of a warp's lane expressions (`WarpPlan.lane_exprs`), the function
+    giving each lane's address relative to the first lane, None for a lane that is off; and
+    whether some lane's mask stays undecided. The values hold the lanes' addresses where
+    `absolute` (the last value is the first lane's), else their distances from the first.
+    None where some lane's address is not compiled: the lanes are then picked one by one.
+    Remembered: warps and accesses share the shape."""
+    key = (compiled, tuple(present), tuple(mask_at), tuple(conds_at), absolute)
+    done = _PICKERS.get(key)
+    if done is None:
+        if not all(compiled[j] for j in present) or (absolute and not compiled[-1]):
+            return None
+        undecided = False
+        items = ["None"] * len(mask_at)
+        for j in present:
+            tests = []
+            at = mask_at[j]
+            if at >= 0:
+                if compiled[at]:
+                    tests.append(f"v[{at}]")
+                else:
+                    undecided = True
+            tests += [f"v[{at}]" for at in conds_at[j] if compiled[at]]
+            value = f"v[{j}] - v[-1]" if absolute else f"v[{j}]"
+            items[j] = f"({value} if {' and '.join(tests)} else None)" if tests else f"({value})"
+        source = f"lambda v: ({', '.join(items)},)"
+        done = (eval(source, {"__builtins__": {}}), undecided)  # noqa: S307 - our own source
+        remember(_PICKERS, key, done)
+    return done
+
+
+# ----------------------------------------------------------------------------- masks
+def decided_masks(mask: S.Expr, lanes: tuple[Lane, ...], where: Where,
+                  launch: LaunchConfig) -> tuple[S.Expr | None, ...]:
+    """Each lane's mask in the warp at `where`, decided where it depends only on block
+    indices of a known grid (see `_decide_mask`). Remembered per warp: the accesses under
+    one condition share it."""
+    key = (mask, where, launch.grid)
+    done = _WARP_MEMO.get(key)
+    if done is None:
+        done = tuple(_decide_mask(m, launch) for m in per_lane(mask, lanes, where))
+        remember(_WARP_MEMO, key, done)
+    return done
+
+
+def _decide_mask(m: S.Expr | None, launch: LaunchConfig) -> S.Expr | None:
+    """Decide a lane's mask when it depends only on block indices of a known grid: the
+    condition must hold (or fail) at every corner of the grid, as bounds checks do."""
+    if m is None or m.is_const:
+        return m
+    key = (m, launch.grid)
+    done = _DECIDED.get(key)
+    if done is None:
+        done = _decide_mask_at_corners(m, launch)
+        remember(_DECIDED, key, done)
+    return done
+
+
+def _decide_mask_at_corners(m: S.Expr, launch: LaunchConfig) -> S.Expr:
+    names = [n for n in m.free_symbols if not is_loop_counter(n)]
+    if not names or any(not n.startswith("blockIdx.") for n in names) or launch.grid is None:
+        return m
+    axes = {n: launch.grid["xyz".index(n[-1])] - 1 for n in names}
+    values = set()
+    for corner in itertools.product(*[(0, hi) for hi in axes.values()]):
+        v = m.subs(dict(zip(axes, corner)))
+        if not v.is_const:
+            return m
+        values.add(bool(v.value))
+    return S.const(1) if values == {True} else S.const(0) if values == {False} else m

@@ -1,0 +1,102 @@
+"""The values the symbolic interpreter works with, and what it records for each access.
+
+A value (`Value`) is an `S.Expr` over threadIdx/blockIdx/blockDim/gridDim, parameters and loop
+counters; a `Ptr` (a region and a byte offset into it); a struct held in registers (a dict of
+its fields' values); or None where nothing is known of a pointer. An `Occurrence` is one access
+reached by the interpreter, with its pointer, the condition under which a lane makes it and
+the loops around it; `costing.cost_occurrence` charges it. The PTX dataflow
+(`ptx.dataflow`) makes the same values and occurrences.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from analyzer.analysis import symbolic as S
+from analyzer.ir import nodes as N
+from analyzer.ir import types as T
+from analyzer.records import record
+
+__all__ = [
+    "THREAD_SYMBOLS",
+    "LoopCtx",
+    "LoopKind",
+    "Occurrence",
+    "Ptr",
+    "Value",
+    "is_loop_counter",
+    "lane_dependent",
+    "lane_varying",
+]
+
+THREAD_SYMBOLS = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
+THREAD_SET = frozenset(THREAD_SYMBOLS)
+
+#: An interpreted value: `S.Expr`, `Ptr`, a struct's fields (`dict[str, Value]`; a struct
+#: parameter's dict also holds its name under "__param__") or None.
+Value = Any
+
+
+@record(slots=False)
+class Ptr:
+    """A pointer: a byte offset into a region (an array, a pointer parameter)."""
+
+    region: str  # "param:a", "shared:tile#12", "field:A.elements", "unknown"
+    space: N.Space
+    offset: S.Expr  # bytes from the region's start
+    align: int  # alignment of the region's start
+
+
+class LoopKind(StrEnum):
+    """How a loop's counter moves: by a constant step (`k`), or multiplied, divided or shifted."""
+
+    ADDITIVE = "additive"
+    MULTIPLICATIVE = "multiplicative"
+
+
+@record(slots=False)
+class LoopCtx:
+    """A loop around an access: its counter symbol, the condition for an iteration to run,
+    and for a multiplicative counter how it moves."""
+
+    uid: int
+    counter: str  # the symbol walked: "k@12" (additive) or "s@12" (multiplicative)
+    cond: S.Expr | None  # in terms of the counter; None = no condition
+    kind: LoopKind
+    init: S.Expr | None = None  # multiplicative: first value
+    op: str = ""  # multiplicative: the update's operator, * / << >>
+    step: int = 0
+
+
+@record(frozen=False, slots=False)
+class Occurrence:
+    """One access reached by the interpreter (or the PTX dataflow), once per call site."""
+
+    access: N.Access
+    ptr: Ptr | None
+    mask: S.Expr
+    loops: tuple[LoopCtx, ...]
+    via: str | None
+    struct_type: T.StructType | None = None
+    reuses: N.Access | None = None  # the access whose value this load reuses (no request)
+
+
+def is_loop_counter(name: str) -> bool:
+    """Whether a symbol is a loop's counter: the interpreter and the PTX dataflow name them
+    `k@12` (additive, loop 12) and `s@12` (the variable itself, multiplicative)."""
+    return "@" in name
+
+
+def lane_varying(e: S.Expr) -> bool:
+    """Whether `e` holds an unknown value that may differ between the lanes of a warp."""
+    return any(u.lane_varying for u in S.unknowns(e))
+
+
+def lane_dependent(value: Value) -> bool:
+    """Whether an interpreted value may differ between the lanes of a warp."""
+    if isinstance(value, Ptr):
+        value = value.offset
+    if isinstance(value, dict):
+        return any(lane_dependent(v) for v in value.values())
+    return isinstance(value, S.Expr) and (bool(value.free_symbols & THREAD_SET) or lane_varying(value))
