@@ -10,8 +10,8 @@ import pytest
 
 from analyzer.diagnostics import Location, Severity, Span
 from analyzer.source.linemap import NEWLINES, VERBATIM
+from analyzer.source.directives import MAX_INCLUDE_DEPTH
 from analyzer.source.preprocess import (
-    MAX_INCLUDE_DEPTH,
     Comment,
     Preprocessed,
     preprocess,
