@@ -73,14 +73,8 @@ class Lowerer(StatementLowering):
             storage = decl.specs.storage
             if "__global__" in storage:
                 kernels.append(decl)
-            elif "__device__" in storage and "__host__" not in storage:
-                if decl.template_params:
-                    self.templates.functions[decl.name] = decl
-            else:
-                if decl.template_params:
-                    self.templates.functions[decl.name] = decl
-                if "__device__" not in storage:
-                    hosts.append(decl)
+            elif "__device__" not in storage:
+                hosts.append(decl)  # device functions are lowered when called (`device_function`)
             return
         if isinstance(decl, A.ExplicitInstantiation):
             targs = tuple(self.template_arg_value(a) for a in decl.template_args)

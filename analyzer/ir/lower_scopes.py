@@ -44,9 +44,9 @@ class Scope:
 
 @record(frozen=False, slots=False)
 class Templates:
-    """Function and struct templates by name, lowered when instantiated."""
+    """Struct templates by name, laid out when instantiated (function templates are found in
+    `function_defs` and lowered per instantiation)."""
 
-    functions: dict[str, A.FunctionDef] = field(default_factory=dict)
     structs: dict[str, A.StructDef] = field(default_factory=dict)
     struct_params: dict[str, tuple[A.TemplateParam, ...]] = field(default_factory=dict)
 

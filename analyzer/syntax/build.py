@@ -353,9 +353,6 @@ class ToAst:
     def if_statement(self, meta, cond, then, otherwise=None):
         return A.If(cond, then, otherwise, self._span(meta))
 
-    def open_statement(self, meta, *children):  # pragma: no cover - aliases cover every form
-        raise AssertionError(children)
-
     def while_statement(self, meta, cond, body):
         return A.While(cond, body, self._span(meta))
 
@@ -399,9 +396,6 @@ class ToAst:
 
     def conditional(self, meta, cond, then, otherwise):
         return A.Ternary(cond, then, otherwise, self._span(meta))
-
-    def binary(self, meta, left, op, right):
-        return A.BinaryOp(op, left, right, self._span(meta))
 
     def binary_expression(self, meta, *items, extents=()):
         """`a op b op c ...` grouped by C's precedence, every operator left-associative; each
