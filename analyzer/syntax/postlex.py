@@ -12,7 +12,7 @@ buffering tokens, so the contextual lexer stays in step with the parser.
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from analyzer.records import field, record
 from analyzer.syntax.lalr import Token
@@ -91,10 +91,12 @@ class CudaPostLexer:
 
     always_accept = ("IDENTIFIER",)
 
-    def __init__(self, token_class: type = Token) -> None:
+    def __init__(self, token_class: Any = Token) -> None:
         self.table = TypeTable()
         self.text = ""
-        self.token_class = token_class  # lark's Token when lark's own parser drives it
+        # (terminal, value, token) -> the token retyped, at its position; `token_class` is
+        # lark's Token when lark's own parser drives the post-lexer
+        self._retype: Callable[[str, str, Token], Token] = token_class.new_borrow_pos
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
         """The tokens of one declaration (`self.text`), identifiers retyped."""
@@ -119,19 +121,38 @@ class CudaPostLexer:
                 table.scopes.pop()
 
     def _identifier(self, tok: Token, state: _Declaration) -> Token:
+        """An identifier: TYPE_NAME, TEMPLATE_NAME, or left as it is; a name declared as a type
+        (`struct S`, `using S =`, a typedef's name) is added to the table."""
         prev = state.prev
         if prev is not None and prev.value in ("struct", "class", "union", "enum") and prev.type != "IDENTIFIER" or (
             state.struct_pending and state.paren_depth == state.struct_paren  # not a name inside `alignas(double2)`
         ):
             return self._tag_name(tok, state)
-        tok = self._retyped(tok, state)
         value = tok.value
+        table = self.table
+        if prev is not None and prev.value == "typename" and state.in_template_params:
+            state.local_types.add(value)
+            tok = self._retype("TYPE_NAME", value, tok)
+        elif prev is not None and prev.value == "using":
+            nxt = NEXT_CHAR.match(self.text, tok.end_pos)
+            if nxt and nxt.group(1) == "=":
+                self._declare(value, state.depth_at_start)
+        elif self._followed_by_template_args(tok) and (
+            value in table.templates or "::" in value or self._looks_like_template_use(tok)
+        ):
+            tok = self._retype("TEMPLATE_NAME", value, tok)
+        elif table.is_type(value) and not self._followed_by_member_access(tok):
+            # (`struct hostData *hostData; hostData->x`: a variable named like its type)
+            tok = self._retype("TYPE_NAME", value, tok)
+        elif self._followed_by_identifier(tok) and value not in KEYWORDS:
+            # two names in a row only start a declaration: `cg::thread_block cta`
+            tok = self._retype("TYPE_NAME", value, tok)
         if state.typedef_depth is not None and state.paren_depth == 0:
             state.typedef_last = value
         if state.template_entity_pending and state.paren_depth == 0:
             nxt = NEXT_CHAR.match(self.text, tok.end_pos)
             if nxt and nxt.group(1) == "(":
-                self.table.templates.add(value)
+                table.templates.add(value)
                 state.template_entity_pending = False
         return tok
 
@@ -141,37 +162,12 @@ class CudaPostLexer:
         if value in self.table.templates and self._followed_by_template_args(tok):
             # `template <> struct SharedMemory<int> {`: a specialization
             state.struct_pending = False
-            return self.token_class.new_borrow_pos("TEMPLATE_NAME", value, tok)
+            return self._retype("TEMPLATE_NAME", value, tok)
         self._declare(value, state.depth_at_start)
         if state.template_entity_pending:
             self.table.templates.add(value)
             state.template_entity_pending = False
         state.struct_pending = False
-        return tok
-
-    def _retyped(self, tok: Token, state: _Declaration) -> Token:
-        """Any other identifier: TYPE_NAME, TEMPLATE_NAME, or left as it is."""
-        value = tok.value
-        prev = state.prev
-        table = self.table
-        if prev is not None and prev.value == "typename" and state.in_template_params:
-            state.local_types.add(value)
-            return self.token_class.new_borrow_pos("TYPE_NAME", value, tok)
-        if prev is not None and prev.value == "using":
-            nxt = NEXT_CHAR.match(self.text, tok.end_pos)
-            if nxt and nxt.group(1) == "=":
-                self._declare(value, state.depth_at_start)
-            return tok
-        if self._followed_by_template_args(tok) and (
-            value in table.templates or "::" in value or self._looks_like_template_use(tok)
-        ):
-            return self.token_class.new_borrow_pos("TEMPLATE_NAME", value, tok)
-        if table.is_type(value) and not self._followed_by_member_access(tok):
-            # (`struct hostData *hostData; hostData->x`: a variable named like its type)
-            return self.token_class.new_borrow_pos("TYPE_NAME", value, tok)
-        if self._followed_by_identifier(tok) and value not in KEYWORDS:
-            # two names in a row only start a declaration: `cg::thread_block cta`
-            return self.token_class.new_borrow_pos("TYPE_NAME", value, tok)
         return tok
 
     def _punctuation(self, tok: Token, state: _Declaration) -> Token:
@@ -189,7 +185,7 @@ class CudaPostLexer:
             if state.in_template_params == 0:
                 state.template_entity_pending = True
         elif value == "class" and state.in_template_params > 0:
-            tok = self.token_class.new_borrow_pos("TYPENAME", "typename", tok)
+            tok = self._retype("TYPENAME", "typename", tok)
             value = "typename"
         elif value in ("struct", "class", "union") and tok.type != "IDENTIFIER":
             nxt = _WORD.match(self.text, tok.end_pos)
