@@ -42,7 +42,6 @@ _CONDITIONALS = frozenset({"if", "ifdef", "ifndef"})
 _ALTERNATES = frozenset({"elif", "else", "elifdef", "elifndef"})
 
 
-
 class DirectiveRunner(PreprocessorState):
     """Runs directive lines and skips the groups they exclude (a part of the preprocessor)."""
 

@@ -40,7 +40,6 @@ _PRECEDENCE = {
 }
 
 
-
 class ToAst:
     """Builds AST nodes as the parser reduces rules; spans are shifted by `offset` (the
     chunk's start). A rule's method is called with (meta, *kept children), the operator

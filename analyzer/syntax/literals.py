@@ -40,4 +40,3 @@ def char_value(text: str) -> int:
     if body.startswith("\\"):
         return _ESCAPES.get(body[1:2], ord(body[1:2] or "\0"))
     return ord(body[0]) if body else 0
-

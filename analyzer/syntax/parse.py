@@ -91,7 +91,6 @@ def cuda_parser(strict: bool = False) -> "Lark":
         return Lark(text, **options)
 
 
-
 # ----------------------------------------------------------------------------- driver
 
 
