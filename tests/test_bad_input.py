@@ -16,7 +16,8 @@ import pytest
 from analyzer.diagnostics import Span
 from analyzer.ir.lower import lower
 from analyzer.syntax import ast as A
-from analyzer.syntax.parse import MAX_NESTING, parse
+from analyzer.syntax.chunks import MAX_NESTING
+from analyzer.syntax.parse import parse
 
 MB = 1024 * 1024
 # A guard against hangs and runaway work, not a speed test (speed is measured by benchmarks/,

@@ -9,7 +9,9 @@ import re
 import pytest
 from lark import Lark, Token
 
-from analyzer.syntax.parse import CudaPostLexer, cuda_parser, grammar_path
+from analyzer.grammar_files import grammar_path
+from analyzer.syntax.parse import cuda_parser
+from analyzer.syntax.postlex import CudaPostLexer
 
 
 @pytest.fixture(scope="module")

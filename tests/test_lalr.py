@@ -16,8 +16,10 @@ from lark.exceptions import UnexpectedInput
 
 from analyzer.syntax import tables as T
 from analyzer.syntax.lalr import Inlined, Meta, ParseError, Parser, Token
-from analyzer.syntax.parse import (_OPERATOR_CHAINS, CudaPostLexer, TypeTable, _ast_methods, _fix_misspelled_align,
-                                   cuda_parser, cuda_tables)
+from analyzer.syntax.build import OPERATOR_CHAINS, ast_methods
+from analyzer.syntax.parse import cuda_parser, cuda_tables
+from analyzer.syntax.postlex import CudaPostLexer, TypeTable
+from analyzer.syntax.recovery import fix_misspelled_align
 
 SAMPLES = sorted((Path(__file__).resolve().parents[1] / "samples").glob("*.cu"))
 
@@ -81,7 +83,7 @@ def test_every_sample_reads_the_same_through_the_driver_and_through_lark(path):
     from analyzer.source.preprocess import preprocess
 
     text = preprocess(path.read_text(), str(path)).text
-    text = _fix_misspelled_align(text, [])  # as `parse` does before parsing
+    text = fix_misspelled_align(text, [])  # as `parse` does before parsing
     assert _driver_tree(text) == _lark_tree(text)
 
 
@@ -132,11 +134,11 @@ def test_a_character_no_terminal_matches_fails_with_no_token():
 
 
 def test_every_rule_that_builds_a_node_has_a_builder_method():
-    methods = _ast_methods()
+    methods = ast_methods()
     missing = {r.name for r in cuda_tables().rules if r.kind == T.CALL and not (r.expand1 and len(r.keep) == 1)
                and r.name not in methods}
     assert missing == set()
-    assert _OPERATOR_CHAINS <= set(methods)
+    assert OPERATOR_CHAINS <= set(methods)
 
 
 def test_a_rule_spec_keeps_what_lark_keeps():

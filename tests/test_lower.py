@@ -12,7 +12,8 @@ import pytest
 from analyzer.diagnostics import Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
-from analyzer.ir.lower import lower, walk_statements
+from analyzer.ir.lower import lower
+from analyzer.ir.nodes import walk_statements
 from analyzer.syntax.parse import parse
 
 # ----------------------------------------------------------------------------- helpers

@@ -10,8 +10,8 @@ import pytest
 
 from analyzer.diagnostics import Location, Severity, Span
 from analyzer.source.linemap import NEWLINES, VERBATIM
+from analyzer.source.directives import MAX_INCLUDE_DEPTH
 from analyzer.source.preprocess import (
-    MAX_INCLUDE_DEPTH,
     Comment,
     Preprocessed,
     preprocess,
@@ -899,15 +899,14 @@ def test_random_fragments_keep_the_map_consistent():
         result = pp(text, read_file=memory_reader(files))
         linemap = result.linemap
         for index in range(linemap.segments):
-            start = linemap._starts[index]
-            stop = linemap._starts[index + 1] if index + 1 < linemap.segments else len(result.text)
+            start, file, orig, kind = linemap.segment(index)
+            stop = linemap.segment(index + 1)[0] if index + 1 < linemap.segments else len(result.text)
             assert stop > start
-            source = linemap.files[linemap._file[index]]
+            source = linemap.files[file]
             original = files["h.h"] if source.path == "h.h" else text
-            if linemap._kind[index] == VERBATIM:
-                orig = linemap._orig[index]
+            if kind == VERBATIM:
                 assert result.text[start:stop] == original[orig : orig + stop - start], text
-            elif linemap._kind[index] == NEWLINES:
+            elif kind == NEWLINES:
                 assert set(result.text[start:stop]) == {"\n"}
         for offset in range(0, len(result.text) + 1, 3):
             path, line, column = linemap.resolve(offset)

@@ -14,7 +14,7 @@ from typing import Any
 from analyzer.analysis.results import LaunchConfig
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
-from analyzer.ir.lower import fold_binary
+from analyzer.ir.lower_scopes import fold_binary
 
 DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 4)}
 MAX_HOST_LOOP = 0  # loops in host code are not iterated: what they assign becomes unknown

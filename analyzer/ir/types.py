@@ -289,3 +289,21 @@ def element_type(t: CType) -> CType | None:
 def is_natural_access(t: CType) -> bool:
     """True when one aligned load/store of 1, 2, 4, 8 or 16 bytes moves the whole value."""
     return t.size in (1, 2, 4, 8, 16) and t.align is not None and t.align >= t.size
+
+
+def arithmetic_result_type(a: CType, b: CType, op: str) -> CType:
+    """The type of `a op b` for two arithmetic operands, by C's usual arithmetic conversions
+    as the analyses need them: a shift has its left operand's type; a floating
+    operand makes the result `float`, or `double` when either is 8 bytes; else an 8-byte
+    operand makes it `long`, an `unsigned int` operand `unsigned int`, and all else `int`
+    (narrower integers are promoted to `int`). Lowering and the simulator both use it."""
+    if op in ("<<", ">>"):
+        return a if isinstance(a, ScalarType) else INT
+    for t in (a, b):
+        if isinstance(t, ScalarType) and t.is_float:
+            return DOUBLE if (t.size == 8 or (isinstance(b, ScalarType) and b.is_float and b.size == 8)) else FLOAT
+    sizes = [t.size for t in (a, b) if isinstance(t, ScalarType)]
+    if sizes and max(sizes) == 8:
+        return LONG
+    unsigned = any(isinstance(t, ScalarType) and not t.is_signed and t.size == 4 for t in (a, b))
+    return UINT if unsigned else INT

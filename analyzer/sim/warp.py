@@ -24,7 +24,7 @@ from analyzer.arch import Architecture
 from analyzer.diagnostics import Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
-from analyzer.ir.lower import _arith_type
+from analyzer.ir.types import arithmetic_result_type as _arith_type
 from analyzer.sim.memory import Memory, Region, dtype_of
 
 MAX_INLINE_DEPTH = 16

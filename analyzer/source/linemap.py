@@ -108,6 +108,11 @@ class LineMap:
         """How many segments the table holds (a measure of its size, not of the text's)."""
         return len(self._starts)
 
+    def segment(self, index: int) -> tuple[int, int, int, int]:
+        """Segment `index` of the table as (start in the output, file index, orig, kind), with
+        `orig` and `kind` as the module docstring says: for checking the map, not resolving."""
+        return self._starts[index], self._file[index], self._orig[index], self._kind[index]
+
     def __len__(self) -> int:
         """The length of the preprocessed text this map describes."""
         return self._length

@@ -89,9 +89,6 @@ class DeclSpecs(Node):
     alignments: tuple[Alignment, ...] = child(())
     launch_bounds: tuple["Expr", ...] = child(())
 
-    def has(self, word: str) -> bool:
-        return word in self.storage or word in self.qualifiers
-
 
 @record
 class Declarator(Node):

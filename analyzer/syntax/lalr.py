@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterable, Iterator
 
-from analyzer.syntax.tables import CALL, INLINE, PASS, LexContext, RuleSpec, Tables
+from analyzer.syntax.tables import INLINE, PASS, LexContext, RuleSpec, Tables
 
 
 class Token(str):

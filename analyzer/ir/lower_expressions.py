@@ -1,0 +1,389 @@
+"""Lowering, part 2: expressions, addresses and memory accesses.
+
+`ExpressionLowering` turns AST expressions into IR values (`rvalue`, one method per AST
+class through the table `_RVALUE_OF`), works out the address of every lvalue in memory
+(`address`: indexing, members, dereferences), and makes every load and store of memory an
+`Access` with its element type, memory space and source text (`make_access`). It also
+knows the C type of an expression without lowering it (`type_of`).
+
+A layer of `analyzer.ir.lower.Lowerer` over `ScopesAndTypes` (see `lower_scopes` for why).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from analyzer.diagnostics import Span
+from analyzer.ir import nodes as N
+from analyzer.ir import types as T
+from analyzer.ir.lower_scopes import LoweringError, ScopesAndTypes
+from analyzer.syntax import ast as A
+
+BUILTIN_VECTORS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
+
+
+class ExpressionLowering(ScopesAndTypes):
+    """Expressions to IR values, lvalues to addresses, memory reads and writes to accesses."""
+
+    if TYPE_CHECKING:  # from the calls layer above
+
+        def lower_call(self, e: A.Call) -> N.Expr: ...
+
+    # ------------------------------------------------------------------ memory
+    def make_access(self, op: str, addr: N.Expr, elem: T.CType, span: Span, array: str) -> N.Access:
+        acc = N.Access(self.new_uid(), self.static_space(addr), op, elem, addr, span, self.source(span), array, statement=self.statement)
+        acc.volatile = _through_volatile(addr)
+        if self.current is not None and not self.host:
+            self.current.accesses.append(acc)
+        return acc
+
+    def static_space(self, e: N.Expr) -> str:
+        """The memory space a pointer-valued IR expression points into, when lowering can tell."""
+        while True:
+            if isinstance(e, (N.PtrAdd,)):
+                e = e.base
+            elif isinstance(e, N.Cast):
+                e = e.operand
+            elif isinstance(e, N.Select):
+                a, b = self.static_space(e.then), self.static_space(e.otherwise)
+                return a if a == b else "unknown"
+            else:
+                break
+        if isinstance(e, N.VarRef):
+            v = e.var
+            if isinstance(v.type, T.ArrayType):
+                return v.space
+            if v.kind in ("shared", "global", "constant") and isinstance(e.type, T.PointerType) and e.type.pointee == v.type:
+                return v.space  # the address of a scalar `__shared__`/`__device__` variable itself
+            return v.points_to
+        if isinstance(e, N.FieldRef):
+            root = e.base
+            while isinstance(root, N.FieldRef):
+                root = root.base
+            if isinstance(root, N.VarRef) and root.var.kind == "param" and self.current is not None and self.current.kind == "global":
+                return "global"
+            return "unknown"
+        return "unknown"
+
+    def address(self, e: A.Expr) -> tuple[N.Expr, T.CType, str]:
+        """The address of an lvalue in memory, its element type, and the array it derives from."""
+        if isinstance(e, A.Index):
+            base_t = self.type_of(e.base)
+            elem = T.element_type(base_t)
+            if elem is None:
+                if isinstance(base_t, T.StructType) or isinstance(base_t, T.UnknownType):
+                    raise LoweringError(f"indexing a value of type {base_t} (operator[] is not modelled)", e.span)
+                raise LoweringError(f"indexing a value of type {base_t}", e.span)
+            base_ptr = self.pointer_value(e.base)
+            index = self.rvalue(e.index)
+            size = elem.size
+            if size is None:
+                raise LoweringError(f"element type {elem} has unknown size", e.span)
+            offset = self.arith("*", index, N.Const(size, T.LONG, e.span), e.index.span)
+            return N.PtrAdd(base_ptr, offset, T.PointerType(elem), e.span), elem, self.array_name(e.base)
+        if isinstance(e, A.Member):
+            if e.arrow:
+                ptr = self.pointer_value(e.base)
+                st = T.element_type(ptr.type)
+            else:
+                ptr, st, _ = self.address(e.base)
+            if not isinstance(st, T.StructType):
+                raise LoweringError(f"member '{e.name}' of non-struct type {st}", e.span)
+            f = st.field(e.name)
+            if f is None or f.offset is None:
+                raise LoweringError(f"unknown field '{e.name}' of {st}", e.span)
+            return N.PtrAdd(ptr, N.Const(f.offset, T.LONG, e.span), T.PointerType(f.type), e.span), f.type, self.array_name(e.base)
+        if isinstance(e, A.UnaryOp) and e.op == "*":
+            ptr = self.pointer_value(e.operand)
+            elem = T.element_type(ptr.type) or T.UnknownType("?")
+            return ptr, elem, self.array_name(e.operand)
+        if isinstance(e, A.Identifier):
+            var = self.lookup(e.name)
+            if isinstance(var, N.Variable):
+                if var.is_reference:
+                    return N.VarRef(var, var.type, e.span), var.type.pointee, var.name  # type: ignore[attr-defined]
+                if var.kind in ("shared", "global", "constant") and not isinstance(var.type, T.ArrayType):
+                    return N.VarRef(var, T.PointerType(var.type), e.span), var.type, var.name
+        raise LoweringError(f"'{self.source(e.span)}' is not an lvalue warplint can follow", e.span)
+
+    def array_name(self, e: A.Expr) -> str:
+        while True:
+            if isinstance(e, (A.Index,)):
+                e = e.base
+            elif isinstance(e, A.Cast):
+                e = e.expr
+            elif isinstance(e, A.UnaryOp) and e.op in ("*", "&"):
+                e = e.operand
+            elif isinstance(e, A.BinaryOp) and e.op in ("+", "-"):
+                e = e.left
+            else:
+                break
+        return self.source(e.span)
+
+    def pointer_value(self, e: A.Expr) -> N.Expr:
+        """The value of a pointer-typed expression; arrays decay to the address of element 0."""
+        t = self.type_of(e)
+        if isinstance(t, T.ArrayType):
+            if isinstance(e, A.Identifier):
+                var = self.lookup(e.name)
+                if isinstance(var, N.Variable):
+                    return N.VarRef(var, T.PointerType(t.element), e.span)
+            addr, elem, _ = self.address(e)
+            return N.Cast(addr, T.PointerType(t.element), e.span)
+        return self.rvalue(e)
+
+    def address_of(self, e: A.Expr) -> N.Expr:
+        return self.address(e)[0]
+
+    # ------------------------------------------------------------------ expression types
+    def type_of(self, e: A.Expr) -> T.CType:
+        if isinstance(e, A.Identifier):
+            var = self.lookup(e.name)
+            if isinstance(var, N.Variable):
+                return var.type.pointee if var.is_reference else var.type  # type: ignore[attr-defined]
+            if isinstance(var, N.Const):
+                return var.type
+            return T.UnknownType(e.name)
+        if isinstance(e, A.Index):
+            return T.element_type(self.type_of(e.base)) or T.UnknownType("?")
+        if isinstance(e, A.Member):
+            bt = self.type_of(e.base)
+            if e.arrow:
+                bt = T.element_type(bt) or T.UnknownType("?")
+            if isinstance(bt, T.StructType):
+                f = bt.field(e.name)
+                if f is not None:
+                    return f.type
+            if isinstance(e.base, A.Identifier) and e.base.name in BUILTIN_VECTORS:
+                return T.UINT
+            return T.UnknownType(e.name)
+        if isinstance(e, A.Cast):
+            return self.type_of_typename(e.to)
+        if isinstance(e, A.UnaryOp):
+            if e.op == "*":
+                return T.element_type(self.type_of(e.operand)) or T.UnknownType("?")
+            if e.op == "&":
+                return T.PointerType(self.type_of(e.operand))
+            return self.type_of(e.operand)
+        if isinstance(e, A.BinaryOp):
+            lt, rt = self.type_of(e.left), self.type_of(e.right)
+            if isinstance(lt, (T.PointerType, T.ArrayType)) and e.op in "+-":
+                if e.op == "-" and isinstance(rt, (T.PointerType, T.ArrayType)):
+                    return T.LONG
+                return T.PointerType(T.element_type(lt) or T.UnknownType("?"))
+            if isinstance(rt, (T.PointerType, T.ArrayType)) and e.op == "+":
+                return T.PointerType(T.element_type(rt) or T.UnknownType("?"))
+            return T.INT
+        if isinstance(e, A.Ternary):
+            return self.type_of(e.then)
+        return self.rvalue(e).type
+
+    # ------------------------------------------------------------------ values
+    def arith(self, op: str, a: N.Expr, b: N.Expr, span: Span) -> N.Expr:
+        if isinstance(a.type, T.PointerType) and op in ("+", "-") and not isinstance(b.type, T.PointerType):
+            size = (a.type.pointee.size or 1)
+            off = N.Binary("*", b, N.Const(size, T.LONG, span), T.LONG, span)
+            if op == "-":
+                off = N.Unary("-", off, T.LONG, span)
+            return N.PtrAdd(a, off, a.type, span)
+        if isinstance(b.type, T.PointerType) and op == "+":
+            return self.arith("+", b, a, span)
+        t = T.arithmetic_result_type(a.type, b.type, op)
+        return N.Binary(op, a, b, t, span)
+
+    def rvalue(self, e: A.Expr, expected: T.CType | None = None) -> N.Expr:
+        """The IR value of an expression; `expected` is the type an initializer list initializes."""
+        lower = _RVALUE_OF.get(type(e)) or _rvalue_method(type(e))
+        if lower is None:
+            raise LoweringError(f"unsupported expression {type(e).__name__}", e.span)
+        return lower(self, e, expected)
+
+    def _constant(self, e: A.Constant, expected: T.CType | None) -> N.Expr:
+        if e.kind == "float":
+            return N.Const(e.value, T.FLOAT if e.text[-1:] in "fF" else T.DOUBLE, e.span)
+        if e.kind == "string":
+            return N.Opaque("string literal", T.PointerType(T.CHAR), e.span)
+        return N.Const(int(e.value), T.INT if e.kind != "bool" else T.BOOL, e.span)
+
+    def _identifier(self, e: A.Identifier, expected: T.CType | None) -> N.Expr:
+        bound = self.binding(e.name)
+        if isinstance(bound, int):
+            return N.Const(bound, T.INT, e.span)
+        var = self.lookup(e.name)
+        if isinstance(var, N.Const):
+            return N.Const(var.value, var.type, e.span)
+        if isinstance(var, N.Variable):
+            if var.is_reference:
+                return self.load(e)
+            if isinstance(var.type, T.ArrayType):
+                return N.VarRef(var, T.PointerType(var.type.element), e.span)
+            if var.kind in ("shared", "global", "constant"):
+                return self.load(e)
+            return N.VarRef(var, var.type, e.span)
+        if e.name == "warpSize":
+            return N.Const(32, T.INT, e.span)
+        if e.name in ("true", "false"):
+            return N.Const(int(e.name == "true"), T.BOOL, e.span)
+        if e.name in ("NULL", "nullptr"):
+            return N.Const(0, T.PointerType(T.VOID), e.span)
+        return N.Opaque(f"unknown name '{e.name}'", T.UnknownType(e.name), e.span)
+
+    def _member(self, e: A.Member, expected: T.CType | None) -> N.Expr:
+        if isinstance(e.base, A.Identifier) and e.base.name in BUILTIN_VECTORS and e.name in ("x", "y", "z"):
+            return N.Builtin(f"{e.base.name}.{e.name}", T.UINT, e.span)
+        # a field of a struct held in registers, or of one in memory
+        if not e.arrow:
+            base_t = self.type_of(e.base)
+            if self.in_registers(e.base):
+                base = self.rvalue(e.base)
+                ft = base_t.field(e.name).type if isinstance(base_t, T.StructType) and base_t.field(e.name) else T.UnknownType(e.name)
+                if isinstance(base, N.StructValue) and e.name in base.fields:
+                    return base.fields[e.name]
+                return N.FieldRef(base, e.name, ft, e.span)
+        return self.load(e)
+
+    def _index(self, e: A.Index, expected: T.CType | None) -> N.Expr:
+        t = self.type_of(e)
+        if isinstance(t, T.ArrayType):
+            return self.pointer_value(e)
+        if self.host:
+            return N.Opaque("host memory", t, e.span)
+        return self.load(e)
+
+    def _unary(self, e: A.UnaryOp, expected: T.CType | None) -> N.Expr:
+        if e.op == "*":
+            return self.load(e)
+        if e.op == "&":
+            if isinstance(e.operand, A.Identifier):
+                var = self.lookup(e.operand.name)
+                if isinstance(var, N.Variable) and var.kind in ("local", "param") and not var.is_reference:
+                    return N.Opaque(f"address of local '{var.name}'", T.PointerType(var.type), e.span)
+            try:
+                return self.address_of(e.operand)
+            except LoweringError:
+                return N.Opaque("address", T.PointerType(T.UnknownType("?")), e.span)
+        if e.op in ("++", "--", "p++", "p--"):
+            raise LoweringError("increment inside an expression is not modelled", e.span)
+        a = self.rvalue(e.operand)
+        if e.op == "+":
+            return a
+        t = T.BOOL if e.op == "!" else a.type
+        return N.Unary(e.op, a, t, e.span)
+
+    def _binary(self, e: A.BinaryOp, expected: T.CType | None) -> N.Expr:
+        a = self.rvalue(e.left)
+        b = self.rvalue(e.right)
+        if e.op in ("<", "<=", ">", ">=", "==", "!=", "&&", "||"):
+            return N.Binary(e.op, a, b, T.BOOL, e.span)
+        if e.op == "-" and isinstance(a.type, T.PointerType) and isinstance(b.type, T.PointerType):
+            return N.Opaque("pointer difference", T.LONG, e.span)
+        return self.arith(e.op, a, b, e.span)
+
+    def _ternary(self, e: A.Ternary, expected: T.CType | None) -> N.Expr:
+        c = self.rvalue(e.cond)
+        a = self.rvalue(e.then)
+        b = self.rvalue(e.otherwise)
+        return N.Select(c, a, b, a.type, e.span)
+
+    def _cast(self, e: A.Cast, expected: T.CType | None) -> N.Expr:
+        t = self.type_of_typename(e.to)
+        inner = self.rvalue(e.expr)
+        if isinstance(t, T.StructType) and t.is_vector and e.kind == "functional":
+            return self.construct(t, [inner], e.span)
+        return N.Cast(inner, t, e.span)
+
+    def _sizeof(self, e: A.SizeOf, expected: T.CType | None) -> N.Expr:
+        if isinstance(e.operand, A.TypeName):
+            t = self.type_of_typename(e.operand)
+        else:
+            t = self.type_of(e.operand)
+        v = t.size if e.op == "sizeof" else t.align
+        if v is None:
+            return N.Opaque(f"{e.op} of {t}", T.ULONG, e.span)
+        return N.Const(v, T.ULONG, e.span)
+
+    def _call(self, e: A.Call, expected: T.CType | None) -> N.Expr:
+        return self.lower_call(e)
+
+    def _assign(self, e: A.Assign, expected: T.CType | None) -> N.Expr:
+        raise LoweringError("assignment inside an expression is not modelled", e.span)
+
+    def _comma(self, e: A.Comma, expected: T.CType | None) -> N.Expr:
+        return self.rvalue(e.exprs[-1])
+
+    def _init_list(self, e: A.InitList, expected: T.CType | None) -> N.Expr:
+        if isinstance(expected, T.StructType):
+            vals = [self.rvalue(x) for x in e.items]
+            return N.StructValue({f.name: vals[i] for i, f in enumerate(expected.fields) if i < len(vals)}, expected, e.span)
+        return N.Opaque("initializer list", expected or T.UnknownType("{}"), e.span)
+
+    def _launch(self, e: A.Launch, expected: T.CType | None) -> N.Expr:
+        raise LoweringError("kernel launch inside an expression", e.span)
+
+    def _template_id(self, e: A.TemplateId, expected: T.CType | None) -> N.Expr:
+        return N.Opaque(f"template {e.name}", T.UnknownType(e.name), e.span)
+
+    def in_registers(self, e: A.Expr) -> bool:
+        """True when `e` names a struct value held in registers (a by-value param or a local)."""
+        while isinstance(e, A.Member) and not e.arrow:
+            e = e.base
+        if isinstance(e, A.Identifier):
+            var = self.lookup(e.name)
+            return isinstance(var, N.Variable) and var.kind in ("local", "param") and not var.is_reference
+        if isinstance(e, A.Call):
+            return True
+        return False
+
+    def load(self, e: A.Expr) -> N.Expr:
+        addr, elem, array = self.address(e)
+        if self.host:
+            return N.Opaque("host memory", elem, e.span)
+        acc = self.make_access("load", addr, elem, e.span, array)
+        return N.Load(acc, elem, e.span)
+
+    def construct(self, t: T.CType, args: list[N.Expr], span: Span) -> N.Expr:
+        if isinstance(t, T.StructType) and t.is_vector:
+            fields = {}
+            for i, f in enumerate(t.fields):
+                fields[f.name] = args[i] if i < len(args) else N.Const(1 if t.name == "dim3" else 0, f.type, span)
+            return N.StructValue(fields, t, span)
+        if len(args) == 1:
+            return N.Cast(args[0], t, span)
+        return N.Opaque(f"constructor of {t}", t, span, tuple(args))
+
+
+# AST expression class -> the method of ExpressionLowering that gives its value
+_RVALUE_OF: dict[type, Callable[[Any, Any, T.CType | None], N.Expr]] = {
+    A.Constant: ExpressionLowering._constant,
+    A.Identifier: ExpressionLowering._identifier,
+    A.Member: ExpressionLowering._member,
+    A.Index: ExpressionLowering._index,
+    A.UnaryOp: ExpressionLowering._unary,
+    A.BinaryOp: ExpressionLowering._binary,
+    A.Ternary: ExpressionLowering._ternary,
+    A.Cast: ExpressionLowering._cast,
+    A.SizeOf: ExpressionLowering._sizeof,
+    A.Call: ExpressionLowering._call,
+    A.Assign: ExpressionLowering._assign,
+    A.Comma: ExpressionLowering._comma,
+    A.InitList: ExpressionLowering._init_list,
+    A.Launch: ExpressionLowering._launch,
+    A.TemplateId: ExpressionLowering._template_id,
+}
+
+
+def _rvalue_method(cls: type) -> Callable[[Any, Any, T.CType | None], N.Expr] | None:
+    """The method for a subclass of one of the classes in `_RVALUE_OF` (there are none in
+    analyzer.syntax.ast today: this keeps `rvalue` as `isinstance` would decide)."""
+    return next((_RVALUE_OF[base] for base in cls.__mro__ if base in _RVALUE_OF), None)
+
+
+def _through_volatile(addr: N.Expr) -> bool:
+    """Whether an address is formed from a `volatile` variable (`volatile float *v = s;`)."""
+    stack: list[N.Expr] = [addr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, N.VarRef) and e.var.volatile:
+            return True
+        stack.extend(N.sub_expressions(e))
+    return False

@@ -1,0 +1,356 @@
+"""Lowering, part 1: scopes, types and templates, and constant folding.
+
+`ScopesAndTypes` is the base of `analyzer.ir.lower.Lowerer` and holds the state of one
+lowering (the scopes, the types and templates met so far, the function being lowered).
+It resolves names to bindings (a variable, an enumerator's constant, a typedef), type
+specifiers and declarators to `CType`s (structs laid out, enums counted, `__align__`
+applied, template parameters bound), and evaluates constant expressions
+(`const_int`, with `fold_binary` for C's arithmetic on two constants).
+
+Lowering is one object split into layers, each a class in its own module extending the one
+before: scopes and types (here), expressions (`lower_expressions`), calls (`lower_calls`),
+statements (`lower_statements`), and the top level (`lower.Lowerer`). They share all the
+state and call each other (an expression's type needs the scopes; a call inlines a struct's
+conversion operator, which declares shared arrays; a statement lowers expressions), so
+helper objects would hand each other everything; a layer that calls one above it says so
+in an `if TYPE_CHECKING:` block.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from analyzer.diagnostics import Diagnostic, Severity, Span
+from analyzer.ir import nodes as N
+from analyzer.ir import types as T
+from analyzer.records import field, record
+from analyzer.syntax import ast as A
+
+
+class LoweringError(Exception):
+    """A construct lowering cannot follow: the statement (or declaration) holding it is skipped."""
+
+    def __init__(self, message: str, span: Span):
+        super().__init__(message)
+        self.span = span
+
+
+@record(frozen=False, slots=False)
+class Scope:
+    """The names declared in one block (or at file scope)."""
+
+    names: dict[str, Any] = field(default_factory=dict)  # Variable | N.Const (enumerators) | CType (typedef)
+
+
+@record(frozen=False, slots=False)
+class Templates:
+    """Struct templates by name, laid out when instantiated (function templates are found in
+    `function_defs` and lowered per instantiation)."""
+
+    structs: dict[str, A.StructDef] = field(default_factory=dict)
+    struct_params: dict[str, tuple[A.TemplateParam, ...]] = field(default_factory=dict)
+
+
+class ScopesAndTypes:
+    """The state of one lowering; names, types, templates and constants (the base layer)."""
+
+    def __init__(self, text: str, path: str, padding: dict[str, int] | None = None) -> None:
+        self.text = text
+        self.path = path
+        self.declaring_volatile = False  # the declaration being lowered says `volatile`
+        # explicit instantiations of function templates: name -> template argument values
+        self.explicit: dict[str, list[tuple[Any, ...]]] = {}
+        # `__shared__` arrays whose last dimension is widened, to check a padding fix
+        self.padding = dict(padding or {})
+        self.diagnostics: list[Diagnostic] = []
+        self.types: dict[str, T.CType] = {}  # typedefs and struct names
+        self.struct_defs: dict[str, A.StructDef] = {}
+        self.globals = Scope()
+        self.function_defs: dict[str, A.FunctionDef] = {}
+        self.templates = Templates()
+        self.functions: dict[str, N.Function] = {}
+        self.kernels: list[N.Function] = []
+        self.scopes: list[Scope] = [self.globals]
+        self.type_bindings: list[dict[str, Any]] = [{}]  # template parameter -> CType | int
+        self.uid = 0
+        self.current: N.Function | None = None
+        self.host = False
+        self.reported: set[tuple[str, int]] = set()
+        self.instantiating: set[str] = set()
+        self.statement = 0  # a counter: accesses of one statement share it
+
+    # ------------------------------------------------------------------ helpers
+    def new_uid(self) -> int:
+        self.uid += 1
+        return self.uid
+
+    def source(self, span: Span) -> str:
+        return " ".join(self.text[span.start : span.end].split())
+
+    def warn(self, message: str, span: Span, code: str = "WL903", severity: Severity = Severity.WARNING) -> None:
+        key = (message, span.start)
+        if key in self.reported:
+            return
+        self.reported.add(key)
+        self.diagnostics.append(Diagnostic(severity, message, code, span))
+
+    def lookup(self, name: str) -> Any:
+        for scope in reversed(self.scopes):
+            if name in scope.names:
+                return scope.names[name]
+        short = name.rsplit("::", 1)[-1]
+        if short != name:
+            return self.lookup(short)
+        return None
+
+    def declare(self, var: Any, name: str) -> None:
+        if self.declaring_volatile and isinstance(var, N.Variable):
+            var.volatile = True
+        self.scopes[-1].names[name] = var
+
+    def binding(self, name: str) -> Any:
+        for b in reversed(self.type_bindings):
+            if name in b:
+                return b[name]
+        return None
+
+    def padded(self, name: str, t: T.CType) -> T.CType:
+        """A shared array's type with `self.padding[name]` more elements in its last dimension."""
+        extra = self.padding.get(name)
+        if not extra or not isinstance(t, T.ArrayType):
+            return t
+
+        def widen(a: T.CType) -> T.CType:
+            if isinstance(a, T.ArrayType) and isinstance(a.element, T.ArrayType):
+                return T.ArrayType(widen(a.element), a.length)
+            if isinstance(a, T.ArrayType) and a.length is not None:
+                return T.ArrayType(a.element, a.length + extra)
+            return a
+
+        return widen(t)
+
+    # ------------------------------------------------------------------ types and templates
+    def resolve_typespec(self, spec: A.TypeSpec) -> T.CType:
+        if spec.struct is not None:
+            return self.define_struct(spec.struct)
+        if spec.enum is not None:
+            self.define_enum(spec.enum)
+            return T.INT
+        text = spec.text
+        if len(spec.names) == 1:
+            name = spec.names[0]
+            bound = self.binding(name)
+            if isinstance(bound, T.CType):
+                return bound
+            if spec.template_args and name in self.templates.structs:
+                return self.instantiate_struct(name, spec.template_args)
+            if name in self.types:
+                return self.types[name]
+            short = name.rsplit("::", 1)[-1]
+            if short in self.types:
+                return self.types[short]
+            found = T.builtin_type(name) or T.builtin_type(short)
+            if found is not None:
+                return found
+            return T.UnknownType(name)  # `auto` too: the initializer's type replaces it
+        found = T.builtin_type(text)
+        if found is not None:
+            return found
+        # `unsigned` + typedef etc.: fall back to the last word
+        return T.builtin_type(spec.names[-1]) or T.UnknownType(text)
+
+    def apply_derivations(self, base: T.CType, derivations: Iterable[tuple[str, Any]]) -> T.CType:
+        t = base
+        for kind, value in reversed(tuple(derivations)):
+            if kind == "pointer":
+                t = T.PointerType(t)
+            elif kind == "reference":
+                t = T.PointerType(t, name="&")
+            elif kind == "array":
+                t = T.ArrayType(t, self.const_int(value) if value is not None else None)
+            elif kind == "function":
+                t = T.FunctionType(t)
+        return t
+
+    def declared_type(self, specs: A.DeclSpecs, declarator: A.Declarator | None) -> T.CType:
+        base = self.resolve_typespec(specs.type)
+        for al in specs.alignments:
+            n = self.const_int(al.value)
+            if n:
+                base = T.with_alignment(base, n)
+        if declarator is None:
+            return base
+        return self.apply_derivations(base, declarator.derivations)
+
+    def type_of_typename(self, tn: A.TypeName) -> T.CType:
+        return self.apply_derivations(self.declared_type(tn.specs, None), tn.derivations)
+
+    def define_struct(self, sd: A.StructDef) -> T.CType:
+        if sd.members is None:
+            if sd.name and sd.name in self.types:
+                return self.types[sd.name]
+            return T.UnknownType(f"{sd.kind} {sd.name}")
+        members: list[tuple[str, T.CType]] = []
+        for m in sd.members:
+            if isinstance(m, A.Declaration) and "typedef" not in m.specs.storage and "static" not in m.specs.storage:
+                for d in m.declarators:
+                    if d.declarator.params is not None:
+                        continue
+                    members.append((d.declarator.name or "", self.declared_type(m.specs, d.declarator)))
+                inner = m.specs.type.struct
+                if not m.declarators and inner is not None and inner.name is None and inner.members is not None:
+                    # an anonymous struct or union member (`union { struct { char b, g, r, a; }; unsigned u; }`):
+                    # laid out as one member, its fields are then the outer struct's fields
+                    members.append(("", self.declared_type(m.specs, None)))
+        explicit = None
+        for al in sd.alignments:
+            explicit = self.const_int(al.value) or explicit
+        name = sd.name or f"<anonymous {sd.kind}>"
+        t = T.layout_struct(name, members, is_union=sd.kind == "union", explicit_align=explicit)
+        if isinstance(t, T.StructType) and any(f.name == "" and isinstance(f.type, T.StructType) for f in t.fields):
+            fields: list[T.Field] = []
+            for f in t.fields:
+                if f.name == "" and isinstance(f.type, T.StructType):
+                    fields.extend(T.Field(g.name, g.type, None if f.offset is None or g.offset is None else f.offset + g.offset)
+                                  for g in f.type.fields)
+                else:
+                    fields.append(f)
+            t = T.StructType(t.name, tuple(fields), t.size, t.align, t.is_union, t.is_vector, t.explicit_align)
+        if sd.name:
+            self.types[sd.name] = t
+            self.struct_defs[sd.name] = sd
+        return t
+
+    def define_enum(self, ed: A.EnumDef) -> None:
+        if ed.enumerators is None:
+            return
+        if ed.name:
+            self.types[ed.name] = T.INT  # C++ names an enum without `enum`: `Color c;`
+        value = 0
+        for e in ed.enumerators:
+            if e.value is not None:
+                value = self.const_int(e.value) or 0
+            self.globals.names[e.name] = N.Const(value, T.INT, e.span)
+            value += 1
+
+    def instantiate_struct(self, name: str, args: tuple[A.Node, ...]) -> T.CType:
+        sd = self.templates.structs[name]
+        params = self.templates.struct_params.get(name, ())
+        self.type_bindings.append(self.bind_template(params, args))
+        try:
+            t = self.define_struct(A.StructDef(sd.kind, None, sd.members, sd.span, sd.alignments))
+        finally:
+            self.type_bindings.pop()
+        return T.StructType(f"{name}<...>", t.fields, t.size, t.align, t.is_union) if isinstance(t, T.StructType) else t
+
+    def bind_template(self, params: tuple[A.TemplateParam, ...], args: Iterable[Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for p, a in zip(params, args):
+            if p.name is None:
+                continue
+            if isinstance(a, (T.CType, int)):
+                out[p.name] = a
+            elif p.kind == "type":
+                if isinstance(a, A.TypeName):
+                    out[p.name] = self.type_of_typename(a)
+                elif isinstance(a, A.Identifier):
+                    out[p.name] = self.resolve_typespec(A.TypeSpec((a.name,), a.span))
+            else:
+                v = self.const_int(a) if isinstance(a, A.Expr) else None
+                if isinstance(a, A.TypeName) and a.specs.type.names and not a.derivations:
+                    v = self.const_int(A.Identifier(a.specs.type.names[0], a.span))
+                if v is not None:
+                    out[p.name] = v
+        return out
+
+    def template_arg_value(self, a: A.Node) -> Any:
+        if isinstance(a, A.TypeName):
+            if not a.derivations and len(a.specs.type.names) == 1:
+                v = self.const_int(A.Identifier(a.specs.type.names[0], a.span))
+                if v is not None:
+                    return v
+            return self.type_of_typename(a)
+        v = self.const_int(a)
+        if v is not None:
+            return v
+        if isinstance(a, A.Identifier):
+            return self.resolve_typespec(A.TypeSpec((a.name,), a.span))
+        return T.UnknownType(self.source(a.span))
+
+    # ------------------------------------------------------------------ constant evaluation
+    def const_int(self, e: A.Node | None) -> int | None:
+        """The integer value of a constant expression (macros are already expanded), or None."""
+        try:
+            v = self._const(e)
+        except (ZeroDivisionError, TypeError, ValueError, OverflowError, RecursionError):
+            return None
+        if isinstance(v, bool):
+            return int(v)
+        if isinstance(v, float):
+            return int(v) if v.is_integer() else None
+        return v
+
+    def _const(self, e: Any) -> Any:
+        if e is None:
+            return None
+        if isinstance(e, A.Constant):
+            return e.value if e.kind in ("int", "char", "bool", "float") else None
+        if isinstance(e, A.Identifier):
+            bound = self.binding(e.name)
+            if isinstance(bound, int):
+                return bound
+            v = self.lookup(e.name)
+            if isinstance(v, N.Const):
+                return v.value
+            if isinstance(v, N.Variable) and v.const_value is not None:
+                return v.const_value
+            return None
+        if isinstance(e, A.BinaryOp):
+            a, b = self._const(e.left), self._const(e.right)
+            if a is None or b is None:
+                return None
+            return fold_binary(e.op, a, b)
+        if isinstance(e, A.UnaryOp):
+            a = self._const(e.operand)
+            if a is None:
+                return None
+            return {"-": lambda x: -x, "+": lambda x: x, "!": lambda x: int(not x), "~": lambda x: ~int(x)}.get(e.op, lambda x: None)(a)
+        if isinstance(e, A.Ternary):
+            c = self._const(e.cond)
+            if c is None:
+                return None
+            return self._const(e.then if c else e.otherwise)
+        if isinstance(e, A.Cast):
+            v = self._const(e.expr)
+            t = self.type_of_typename(e.to)
+            if v is not None and isinstance(t, T.ScalarType) and not t.is_float:
+                return int(v)
+            return v
+        if isinstance(e, A.SizeOf):
+            t = self.type_of_typename(e.operand) if isinstance(e.operand, A.TypeName) else None
+            if t is None and isinstance(e.operand, A.Expr):
+                return None
+            return t.size if e.op == "sizeof" else t.align
+        return None
+
+
+def fold_binary(op: str, a: Any, b: Any) -> Any:
+    """`a op b` for two constants with C's semantics: integer division truncates toward
+    zero and `%` takes the dividend's sign; comparisons and logical operators give 0 or 1.
+    Used by lowering (constant folding) and by the host-code interpreter (launch sizes)."""
+    if op == "/":
+        if isinstance(a, float) or isinstance(b, float):
+            return a / b
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b >= 0) else -q
+    if op == "%":
+        a, b = int(a), int(b)
+        r = abs(a) % abs(b)
+        return r if a >= 0 else -r
+    return {
+        "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "<<": lambda: int(a) << int(b),
+        ">>": lambda: int(a) >> int(b), "&": lambda: int(a) & int(b), "|": lambda: int(a) | int(b),
+        "^": lambda: int(a) ^ int(b), "<": lambda: int(a < b), "<=": lambda: int(a <= b),
+        ">": lambda: int(a > b), ">=": lambda: int(a >= b), "==": lambda: int(a == b),
+        "!=": lambda: int(a != b), "&&": lambda: int(bool(a) and bool(b)), "||": lambda: int(bool(a) or bool(b)),
+    }[op]()

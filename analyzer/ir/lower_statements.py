@@ -1,0 +1,264 @@
+"""Lowering, part 4: statements and local declarations.
+
+`StatementLowering` turns a function body into IR statements: blocks with their scopes,
+`if`, the three loops (`Loop`), `switch` as an if-chain, `return`/`break`/`continue`,
+local declarations (`__shared__` arrays, references bound to an lvalue's address, `auto`
+typed from the initializer), assignments (to a register variable, a field of a local
+struct, or a `Store` to memory), barriers and kernel launches. A statement that cannot be
+lowered becomes `Skipped`, naming the variables it writes, and a WL903 warning.
+
+A layer of `analyzer.ir.lower.Lowerer` over `CallLowering` (see `lower_scopes` for why).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+from analyzer.ir import nodes as N
+from analyzer.ir import types as T
+from analyzer.ir.lower_calls import SYNC_CALLS, CallLowering, callee_name
+from analyzer.ir.lower_scopes import LoweringError, Scope
+from analyzer.syntax import ast as A
+
+
+class StatementLowering(CallLowering):
+    """Statements and local declarations to IR statements."""
+
+    if TYPE_CHECKING:  # from the top level above
+
+        def lower_global_declaration(self, decl: A.Declaration) -> None: ...
+
+    def lower_block(self, items: Iterable[A.Node]) -> list[N.Stmt]:
+        self.scopes.append(Scope())
+        out: list[N.Stmt] = []
+        try:
+            for item in items:
+                try:
+                    out.extend(self.lower_stmt(item))
+                except LoweringError as err:
+                    self.warn(f"{err}; statement skipped", err.span)
+                    out.append(N.Skipped(str(err), self.written_vars(item), item.span))
+        finally:
+            self.scopes.pop()
+        return out
+
+    def written_vars(self, node: A.Node) -> tuple[N.Variable, ...]:
+        out = []
+        for n in node.walk():
+            if isinstance(n, A.Assign) and isinstance(n.target, A.Identifier):
+                v = self.lookup(n.target.name)
+                if isinstance(v, N.Variable):
+                    out.append(v)
+        return tuple(out)
+
+    def lower_stmt(self, s: A.Node) -> list[N.Stmt]:
+        self.statement += 1
+        if isinstance(s, A.Compound):
+            return self.lower_block(s.items)
+        if isinstance(s, A.DeclStmt):
+            return self.lower_local_declaration(s.decl)
+        if isinstance(s, A.Declaration):
+            return self.lower_local_declaration(s)
+        if isinstance(s, A.ExprStmt):
+            if s.expr is None:
+                return []
+            return self.lower_expr_stmt(s.expr)
+        if isinstance(s, A.If):
+            cond = self.rvalue(s.cond)
+            then = self.lower_block([s.then])
+            other = self.lower_block([s.otherwise]) if s.otherwise is not None else []
+            return [N.If(cond, then, other, s.span)]
+        if isinstance(s, A.For):
+            self.scopes.append(Scope())
+            try:
+                init = self.lower_stmt(s.init) if s.init is not None else []
+                cond = self.rvalue(s.cond) if s.cond is not None else None
+                step = self.lower_expr_stmt(s.step) if s.step is not None else []
+                body = self.lower_block([s.body])
+                var = next((st.var for st in init if isinstance(st, N.Assign)), None)
+                if var is None and step and isinstance(step[-1], N.Assign):
+                    var = step[-1].var
+            finally:
+                self.scopes.pop()
+            return [N.Loop(init, cond, step, body, s.span, True, var)]
+        if isinstance(s, A.While):
+            return [N.Loop([], self.rvalue(s.cond), [], self.lower_block([s.body]), s.span, True)]
+        if isinstance(s, A.DoWhile):
+            body = self.lower_block([s.body])
+            return [N.Loop([], self.rvalue(s.cond), [], body, s.span, False)]
+        if isinstance(s, A.Switch):
+            return self.lower_switch(s)
+        if isinstance(s, A.Return):
+            return [N.Return(self.rvalue(s.value) if s.value is not None else None, s.span)]
+        if isinstance(s, A.Break):
+            return [N.Break(s.span)]
+        if isinstance(s, A.Continue):
+            return [N.Continue(s.span)]
+        if isinstance(s, A.CaseLabel):
+            return []
+        if isinstance(s, A.StaticAssert):
+            return []
+        if isinstance(s, A.Unsupported):
+            return [N.Skipped(s.what, (), s.span)]
+        raise LoweringError(f"unsupported statement {type(s).__name__}", s.span)
+
+    def lower_switch(self, s: A.Switch) -> list[N.Stmt]:
+        # A switch becomes an if-chain over its cases; fall-through is approximated by taking
+        # each case's statements up to the next label.
+        value = self.rvalue(s.expr)
+        groups: list[tuple[list[A.Expr | None], list[A.Node]]] = []
+        for item in s.body.items:
+            if isinstance(item, A.CaseLabel):
+                if groups and not groups[-1][1]:
+                    groups[-1][0].append(item.value)
+                else:
+                    groups.append(([item.value], []))
+            elif groups:
+                groups[-1][1].append(item)
+        out: list[N.Stmt] = []
+        default: list[N.Stmt] = []
+        chain: N.If | None = None
+        for labels, body in groups:
+            stmts = [st for st in self.lower_block(body) if not isinstance(st, N.Break)]
+            if None in labels:
+                default = stmts
+                continue
+            conds = [N.Binary("==", value, self.rvalue(lab), T.BOOL, lab.span) for lab in labels if lab is not None]
+            cond = conds[0]
+            for c in conds[1:]:
+                cond = N.Binary("||", cond, c, T.BOOL, s.span)
+            node = N.If(cond, stmts, [], s.span)
+            if chain is None:
+                out.append(node)
+            else:
+                chain.otherwise = [node]
+            chain = node
+        if chain is None:
+            return default
+        chain.otherwise = default
+        return out
+
+    def lower_local_declaration(self, decl: A.Declaration) -> list[N.Stmt]:
+        self.declaring_volatile = "volatile" in decl.specs.qualifiers
+        try:
+            return self._lower_local_declaration(decl)
+        finally:
+            self.declaring_volatile = False
+
+    def _lower_local_declaration(self, decl: A.Declaration) -> list[N.Stmt]:
+        specs = decl.specs
+        if "typedef" in specs.storage:
+            self.lower_global_declaration(decl)
+            return []
+        out: list[N.Stmt] = []
+        base = self.declared_type(specs, None)
+        for d in decl.declarators:
+            dec = d.declarator
+            if not dec.name:
+                continue
+            t = self.apply_derivations(base, dec.derivations)
+            if isinstance(t, T.FunctionType):
+                continue
+            if "__shared__" in specs.storage:
+                t = self.padded(dec.name, t)
+                var = N.Variable(dec.name, t, "shared", dec.span, space="shared", uid=self.new_uid(), extern="extern" in specs.storage)
+                self.declare(var, dec.name)
+                continue
+            if isinstance(t, T.PointerType) and t.name == "&" and d.init is not None:
+                # a reference is an alias: bind the name to the referenced lvalue's address
+                target = self.address_of(d.init)
+                var = N.Variable(dec.name, T.PointerType(t.pointee), "local", dec.span, uid=self.new_uid())
+                var.points_to = self.static_space(target)
+                var.is_reference = True
+                self.declare(var, dec.name)
+                out.append(N.Assign(var, target, dec.span))
+                continue
+            init_expr: N.Expr | None = None
+            if d.init is not None:
+                init_expr = self.rvalue(d.init, expected=t)
+                if isinstance(t, T.UnknownType) and t.name == "auto":
+                    t = init_expr.type
+            elif dec.constructor_args:
+                args = [self.rvalue(a) for a in dec.constructor_args]
+                init_expr = self.construct(t, args, dec.span)
+            var = N.Variable(dec.name, t, "local", dec.span, space="local", uid=self.new_uid())
+            if isinstance(t, T.PointerType) and init_expr is not None:
+                var.points_to = self.static_space(init_expr)
+            if isinstance(t, T.ScalarType) and ("const" in specs.qualifiers or "constexpr" in specs.storage) and d.init is not None:
+                var.const_value = self.const_int(d.init)
+            self.declare(var, dec.name)
+            if init_expr is not None:
+                out.append(N.Assign(var, init_expr, d.span))
+        return out
+
+    def lower_expr_stmt(self, e: A.Expr) -> list[N.Stmt]:
+        if isinstance(e, A.Comma):
+            out: list[N.Stmt] = []
+            for x in e.exprs:
+                out.extend(self.lower_expr_stmt(x))
+            return out
+        if isinstance(e, A.Assign):
+            return self.lower_assign(e)
+        if isinstance(e, A.UnaryOp) and e.op in ("++", "--", "p++", "p--"):
+            one = A.Constant("int", 1, "1", e.span)
+            return self.lower_assign(A.Assign("+=" if "+" in e.op else "-=", e.operand, one, e.span))
+        if isinstance(e, A.Call):
+            name = callee_name(e.func)
+            if name is not None and (name in SYNC_CALLS or name.endswith(".sync") or name.endswith("::sync")):
+                return [N.Sync(e.span)]
+        if isinstance(e, A.Launch):
+            return [self.lower_launch(e)]
+        return [N.Eval(self.rvalue(e), e.span)]
+
+    def lower_launch(self, e: A.Launch) -> N.LaunchStmt:
+        name = callee_name(e.func) or "?"
+        targs = tuple(self.template_arg_value(a) for a in e.template_args)
+        config = tuple(self.rvalue(c) for c in e.config)
+        args = tuple(self.rvalue(a) for a in e.args)
+        return N.LaunchStmt(name, targs, config, args, e.span, tuple(self.source(c.span) for c in e.config))
+
+    def lower_assign(self, e: A.Assign) -> list[N.Stmt]:
+        if isinstance(e.value, A.Assign):  # a = b = c: assign b, then a from b
+            inner = self.lower_assign(e.value)
+            return inner + self.lower_assign(A.Assign(e.op, e.target, e.value.target, e.span))
+        target = e.target
+        if isinstance(target, A.Identifier):
+            var = self.lookup(target.name)
+            if isinstance(var, N.Variable) and not var.is_reference and var.kind in ("local", "param"):
+                value = self.rvalue(e.value, expected=var.type)
+                if e.op != "=":
+                    value = self.arith(e.op[:-1], N.VarRef(var, var.type, target.span), value, e.span)
+                if isinstance(var.type, T.PointerType):
+                    space = self.static_space(value)
+                    var.points_to = space if var.points_to in ("unknown", space) else "unknown"
+                return [N.Assign(var, value, e.span)]
+        if isinstance(target, A.Member) and not target.arrow:
+            path = _field_path(target)
+            if path is not None:
+                var = self.lookup(path[0])
+                if isinstance(var, N.Variable) and var.kind in ("local", "param") and isinstance(var.type, T.StructType):
+                    value = self.rvalue(e.value)
+                    if e.op != "=":
+                        value = self.arith(e.op[:-1], self.rvalue(target), value, e.span)
+                    return [N.Assign(var, value, e.span, tuple(path[1:]))]
+        # a store to memory
+        addr, elem, array = self.address(target)
+        value = self.rvalue(e.value)
+        out: list[N.Stmt] = []
+        if e.op != "=":
+            load = self.make_access("load", addr, elem, target.span, array)
+            value = self.arith(e.op[:-1], N.Load(load, elem, target.span), value, e.span)
+        store = self.make_access("store", addr, elem, target.span, array)
+        out.append(N.Store(store, value, e.span))
+        return out
+
+
+def _field_path(e: A.Expr) -> list[str] | None:
+    """`s.a.b` as `["s", "a", "b"]`: a variable and the fields chosen in it, or None."""
+    path: list[str] = []
+    while isinstance(e, A.Member) and not e.arrow:
+        path.append(e.name)
+        e = e.base
+    if isinstance(e, A.Identifier):
+        return [e.name] + list(reversed(path))
+    return None

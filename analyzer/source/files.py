@@ -1,0 +1,103 @@
+"""The files the preprocessor reads, and where it stands in each.
+
+A `SplicedFile` is one original file with its backslash-newlines removed (what every
+later step reads), and maps an offset in that text back to a `Location` in the original.
+A `FileContext` is one file on the `#include` stack: the reading position, the `#if`
+groups open in it (`OpenConditional`), and what include-guard detection has seen.
+"""
+
+from __future__ import annotations
+
+import os
+from bisect import bisect_right
+
+from analyzer.diagnostics import Location
+from analyzer.source.linemap import SourceFile
+from analyzer.source.tokens import SPLICE
+
+
+def file_key(path: str) -> str:
+    """The key a file is known by (`#pragma once`, include guards, files read already):
+    its absolute, case-normalised path; `<built-in>`-style names stand for themselves."""
+    if path.startswith("<") and path.endswith(">"):
+        return path
+    return os.path.normcase(os.path.abspath(path))
+
+
+def read_text_file(path: str) -> str | None:
+    """A file's text (UTF-8, a byte-order mark dropped, undecodable bytes replaced), or None
+    when there is no such file: how `#include` reads unless the caller gives `read_file`."""
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8-sig", errors="replace") as f:
+        return f.read()
+
+
+class SplicedFile:
+    """One original file: its text with line splices removed, and how to map back."""
+
+    __slots__ = ("path", "key", "index", "original", "text", "splices", "removed", "source")
+
+    def __init__(self, path: str, key: str, text: str) -> None:
+        if text.startswith("\ufeff"):
+            text = " " + text[1:]
+        self.path = path
+        self.key = key
+        self.index = -1  # position in the LineMap's file table, once output comes from it
+        self.original = text
+        self.source = SourceFile.from_text(path, text)
+        self.splices: list[int] = []  # offsets in `text` where a backslash-newline was removed
+        self.removed: list[int] = []  # characters removed up to and including each splice
+        if "\\" in text and SPLICE.search(text):
+            pieces = []
+            last = 0
+            total = 0
+            for m in SPLICE.finditer(text):
+                pieces.append(text[last : m.start()])
+                total += m.end() - m.start()
+                self.splices.append(m.end() - total)
+                self.removed.append(total)
+                last = m.end()
+            pieces.append(text[last:])
+            text = "".join(pieces)
+        self.text = text
+
+    def orig(self, offset: int) -> int:
+        """Offset in the original text of an offset in the spliced text."""
+        if not self.splices:
+            return offset
+        i = bisect_right(self.splices, offset)
+        return offset + (self.removed[i - 1] if i else 0)
+
+    def location(self, start: int, end: int) -> Location:
+        """Location of the spliced-text range [start, end)."""
+        a = self.orig(start)
+        b = self.orig(end - 1) + 1 if end > start else a
+        line, column = self.source.position(a)
+        end_line, end_column = self.source.position(b)
+        return Location(self.path, line, column, end_line, end_column)
+
+
+class OpenConditional:
+    """One open `#if` group."""
+
+    __slots__ = ("taken", "else_seen", "start", "end", "name")
+
+    def __init__(self, taken: bool, start: int, end: int, name: str) -> None:
+        self.taken = taken  # some branch of the group has been (or is being) taken
+        self.else_seen = False
+        self.start, self.end, self.name = start, end, name
+
+
+class FileContext:
+    """A file being read: position, open conditionals, include-guard detection."""
+
+    __slots__ = ("file", "pos", "conds", "guard", "guard_name", "guard_end")
+
+    def __init__(self, file: SplicedFile) -> None:
+        self.file = file
+        self.pos = 0
+        self.conds: list[OpenConditional] = []
+        self.guard: OpenConditional | None = None
+        self.guard_name = ""
+        self.guard_end = -1

@@ -1,0 +1,187 @@
+"""The top-level splitter: preprocessed text cut into declarations, each parsed on its own.
+
+`split_top_level` finds where each top-level declaration (a function definition, a
+struct, a variable, a typedef ...) starts and ends by counting braces and parentheses,
+with no grammar: namespaces and `extern "C"` blocks are opened, not kept, so what they
+hold is split too. Parsing declaration by declaration is what lets one construct the
+grammar does not cover cost one declaration rather than the file. Nesting past
+MAX_NESTING braces or MAX_PAREN_NESTING parentheses, and a `/*` that never closes, are
+reported here, before the LALR parser (which would recurse) sees them.
+"""
+
+from __future__ import annotations
+
+import re
+from re import Match
+
+from analyzer.diagnostics import Diagnostic, Severity, Span
+from analyzer.records import record
+
+MAX_NESTING = 256  # braces/parens deeper than this are refused before the LALR parser sees them
+
+SIGNIFICANT = re.compile(
+    # comments and directive lines come first and are skipped (group "skip"): parse() also
+    # reads text that was not preprocessed, and a `{` or `;` in a comment is not code
+    r'(?P<skip>//[^\n]*|/\*[\s\S]*?\*/|^[ \t]*#[^\n]*)|(?P<open_comment>/\*)|'
+    r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*|[{}();]|\S',
+    re.MULTILINE,
+)
+# inside braces only these matter to the chunker (a 10 MB lookup table is not tokenised)
+BODY_TOKENS = re.compile(
+    r'(?P<skip>//[^\n]*|/\*[\s\S]*?\*/|^[ \t]*#[^\n]*)|(?P<open_comment>/\*)|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[{}();]',
+    re.MULTILINE,
+)
+MAX_PAREN_NESTING = 2048  # parentheses deeper than this end the file, like braces past MAX_NESTING
+
+
+@record(slots=False)
+class Chunk:
+    start: int
+    end: int
+    is_function: bool
+
+
+def split_top_level(text: str) -> tuple[list[Chunk], list[Diagnostic]]:
+    """Cut `text` into top-level declarations; namespace and extern "C" bodies are opened."""
+    return _Splitter(text).split()
+
+
+_HEAD_ENDS = (")", "const", "override", "noexcept", "final")  # what may come last before a function's body
+_NOT_FUNCTIONS = ("typedef", "struct", "class", "union", "enum")
+
+
+class _Splitter:
+    """One pass of `split_top_level` over a text: brace and parenthesis depths, and the head
+    (the significant tokens before its first `{`) of the declaration being read."""
+
+    __slots__ = ("text", "chunks", "diags", "depth", "paren", "open_scopes", "base", "chunk_start", "head",
+                 "body_is_function", "body_open_depth", "prev", "head_assigns", "too_deep")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.chunks: list[Chunk] = []
+        self.diags: list[Diagnostic] = []
+        self.depth = 0
+        self.paren = 0
+        self.open_scopes: list[int] = []  # brace depths of namespaces / extern "C" blocks we descended into
+        self.base = 0  # the brace depth of top level: inside the innermost open namespace
+        self.chunk_start: int | None = None
+        self.head: list[str] = []  # significant tokens of the current chunk before its first `{` at base depth
+        self.body_is_function = False
+        self.body_open_depth: int | None = None  # the depth of the chunk's first `{` at base depth
+        self.prev = ""
+        self.head_assigns = False  # an `=` outside parentheses: `int a[] = {...}`, not a default argument
+        self.too_deep = False  # the current declaration nests braces past MAX_NESTING
+
+    def split(self) -> tuple[list[Chunk], list[Diagnostic]]:
+        text = self.text
+        pos = 0
+        while True:
+            m = (SIGNIFICANT if self.depth == self.base else BODY_TOKENS).search(text, pos)
+            if m is None:
+                break
+            pos = m.end()
+            if m.lastgroup == "skip":
+                continue
+            if m.lastgroup == "open_comment":
+                # a `/*` that never closes: for a compiler the rest of the file is a comment
+                self._error("unterminated comment: '/*' without '*/'", m)
+                return self.chunks, self.diags  # a declaration it cuts short is not parsed: this diagnostic says why
+            if not self._token(m.group(0), m):
+                return self.chunks, self.diags
+        if self.chunk_start is not None and text[self.chunk_start :].strip() and not self.too_deep:
+            self.chunks.append(Chunk(self.chunk_start, len(text), False))
+        return self.chunks, self.diags
+
+    def _token(self, tok: str, m: Match[str]) -> bool:
+        """Take one significant token; False when the rest of the text is not read."""
+        if self.chunk_start is None:
+            if tok == "}" and self.open_scopes and self.depth == self.base:
+                self._close_namespace()
+                return True
+            if tok == ";":
+                return True
+            self._start_chunk(m.start())
+        if tok == "(":
+            self.paren += 1
+            if self.paren > MAX_PAREN_NESTING:
+                self._error(f"parentheses nested deeper than {MAX_PAREN_NESTING} levels; the rest of the file is skipped", m)
+                return False
+        elif tok == ")":
+            self.paren = max(0, self.paren - 1)
+        elif tok == "{":
+            if self._open_brace(m):
+                return True
+        elif tok == "}":
+            if self._close_brace(m):
+                return True
+        elif tok == ";" and self.depth == self.base and self.paren == 0:
+            self._end_chunk(m.end(), False)
+            return True
+        if self.depth == self.base and self.body_open_depth is None:
+            self.head.append(tok)
+            if tok == "=" and self.paren == 0:
+                self.head_assigns = True
+        self.prev = tok
+        return True
+
+    def _start_chunk(self, start: int) -> None:
+        self.chunk_start = start
+        self.head = []
+        self.head_assigns = False
+        self.body_open_depth = None
+
+    def _end_chunk(self, end: int, is_function: bool) -> None:
+        """The declaration ends at `end` (its `;` or `}`); one nested too deeply is dropped."""
+        if not self.too_deep:
+            self.chunks.append(Chunk(self.chunk_start, end, is_function))  # type: ignore[arg-type]
+        self.too_deep = False
+        self.chunk_start = None
+        self.prev = "}" if is_function else ";"
+
+    def _close_namespace(self) -> None:
+        self.depth -= 1
+        self.open_scopes.pop()
+        self.base = self.open_scopes[-1] if self.open_scopes else 0
+        self.prev = "}"
+
+    def _open_brace(self, m: Match[str]) -> bool:
+        """A `{`: True when it opens a namespace or `extern "C"` block (nothing more to do), else
+        it opens the chunk's body (a function's, when the head says so) or a nested block."""
+        if self.depth == self.base and self.body_open_depth is None:
+            head = self.head
+            if head and (head[0] == "namespace" or (head[0] == "extern" and len(head) == 2 and head[1].startswith('"'))):
+                self.depth += 1
+                self.open_scopes.append(self.depth)
+                self.base = self.depth
+                self.chunk_start = None
+                self.prev = "{"
+                return True
+            self.body_open_depth = self.depth
+            # `) {` opens a body; so does junk such as `) @ {` (one syntax error, not a
+            # declaration that swallows the rest of the file); a name before `{` does not
+            # (`struct __align__(16) V {`)
+            prev = self.prev
+            ends_head = prev in _HEAD_ENDS or not (prev[:1].isalnum() or prev[:1] in "_:>]\"'")
+            self.body_is_function = ends_head and "(" in head and head[0] not in _NOT_FUNCTIONS and not self.head_assigns
+        self.depth += 1
+        if self.depth > MAX_NESTING and not self.too_deep:
+            # the declaration is skipped; the chunker reads on to its end, and the next one is parsed
+            self._error(f"braces nested deeper than {MAX_NESTING} levels; this declaration is skipped", m)
+            self.too_deep = True
+        return False
+
+    def _close_brace(self, m: Match[str]) -> bool:
+        """A `}`: True when it ends the chunk (a function body) or is a stray one."""
+        self.depth -= 1
+        if self.depth < self.base:  # stray closing brace
+            self.depth = self.base
+            self.chunk_start = None
+            return True
+        if self.depth == self.base and self.body_open_depth is not None and self.body_is_function and self.paren == 0:
+            self._end_chunk(m.end(), True)
+            return True
+        return False
+
+    def _error(self, message: str, m: Match[str]) -> None:
+        self.diags.append(Diagnostic(Severity.ERROR, message, "WL901", Span(m.start(), m.end())))

@@ -1,0 +1,243 @@
+"""The post-lexer: which identifiers are type names and which are template names.
+
+C's grammar cannot be parsed without knowing which names denote types (`a * b;` declares
+`b` if `a` is a type); cuda.lark has separate terminals TYPE_NAME and TEMPLATE_NAME for
+them. `CudaPostLexer` sits between the lexer and the parser and retypes IDENTIFIER tokens
+from a scoped `TypeTable` that it fills as declarations go by (`struct S`, `typedef`,
+`using X =`, template parameters). A name from a header that is never read is guessed
+from the text after it (`Name *x`, `Name<...>(`), looking ahead in the raw text rather than
+buffering tokens, so the contextual lexer stays in step with the parser.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Iterator
+
+from analyzer.records import field, record
+from analyzer.syntax.lalr import Token
+
+KEYWORDS = frozenset(
+    """auto break case char const continue default do double else enum extern float for goto if
+    inline int long register restrict return short signed sizeof static struct switch typedef union
+    unsigned void volatile while bool true false class public private protected template typename
+    namespace using new delete this operator virtual friend throw try catch nullptr constexpr
+    static_cast reinterpret_cast const_cast dynamic_cast alignas alignof decltype explicit mutable
+    noexcept override final static_assert __global__ __device__ __host__ __shared__ __constant__
+    __managed__ __forceinline__ __noinline__ __restrict__ __restrict __inline__ __align__
+    __launch_bounds__ __attribute__ __alignof__ _Bool""".split()
+)
+
+_BUILTIN_TYPES = frozenset(
+    """size_t ssize_t ptrdiff_t intptr_t uintptr_t int8_t uint8_t int16_t uint16_t int32_t uint32_t
+    int64_t uint64_t uint ushort uchar ulong dim3 cudaError_t cudaStream_t cudaEvent_t __half half
+    __half2 half2 __nv_bfloat16 __nv_bfloat162 nv_bfloat16 cudaDeviceProp cudaEvent cudaArray
+    cudaTextureObject_t cudaSurfaceObject_t cudaChannelFormatDesc cudaExtent cudaPitchedPtr
+    cudaMemcpy3DParms FILE clock_t time_t va_list""".split()
+)
+_VECTOR_BASES = ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong",
+                 "ulonglong", "float", "double")
+_BUILTIN_TYPES |= frozenset(f"{b}{n}" for b in _VECTOR_BASES for n in (1, 2, 3, 4))
+
+
+@record(frozen=False, slots=False)
+class TypeTable:
+    """Names that denote types or templates, in nested scopes (pushed at `{`, popped at `}`)."""
+
+    scopes: list[set[str]] = field(default_factory=lambda: [set(_BUILTIN_TYPES)])
+    templates: set[str] = field(default_factory=set)
+
+    def is_type(self, name: str) -> bool:
+        short = name.rsplit("::", 1)[-1]
+        return any(name in s or short in s for s in self.scopes)
+
+    def add(self, name: str) -> None:
+        self.scopes[-1].add(name)
+
+
+NEXT_CHAR = re.compile(r"\s*(\S)(\S?)")
+_TEMPLATE_USE = re.compile(r"\s*<[\w\s,*:]*>\s*(\(|::|<<<|[A-Za-z_]|[*&]+\s*[A-Za-z_])")
+_WORD = re.compile(r"\s*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)")
+
+# the keywords and punctuators `_punctuation` acts on; every other token passes as it is
+_TRACKED = frozenset(("template", "<", ">", "class", "struct", "union", "typedef", "(", ")", "{", "}", ";", ","))
+
+
+class _Declaration:
+    """What the post-lexer remembers while one top-level declaration goes by."""
+
+    __slots__ = ("local_types", "depth_at_start", "prev", "in_template_params", "typedef_depth",
+                 "typedef_last", "struct_pending", "struct_paren", "template_entity_pending", "paren_depth")
+
+    def __init__(self, local_types: set[str], depth_at_start: int) -> None:
+        self.local_types = local_types  # the declaration's template parameters
+        self.depth_at_start = depth_at_start  # scopes open when it started (its template scope included)
+        self.prev: Token | None = None  # the token before
+        self.in_template_params = 0  # `<` depth inside `template <...>`; -1: waiting for the `<`
+        self.typedef_depth: int | None = None  # scope depth of an open `typedef`
+        self.typedef_last: str | None = None  # the last name of the typedef's current declarator
+        self.struct_pending = False  # `struct __align__(8)`: the tag name is still to come
+        self.struct_paren = 0  # parenthesis depth of that `struct`
+        self.template_entity_pending = False  # after `template <...>`: the name declared is a template
+        self.paren_depth = 0
+
+
+class CudaPostLexer:
+    """Turns IDENTIFIER into TYPE_NAME / TEMPLATE_NAME from a scoped table.
+
+    It looks ahead in the raw text instead of buffering tokens, so the contextual lexer
+    stays in step with the parser.
+    """
+
+    always_accept = ("IDENTIFIER",)
+
+    def __init__(self, token_class: Any = Token) -> None:
+        self.table = TypeTable()
+        self.text = ""
+        # (terminal, value, token) -> the token retyped, at its position; `token_class` is
+        # lark's Token when lark's own parser drives the post-lexer
+        self._retype: Callable[[str, str, Token], Token] = token_class.new_borrow_pos
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        """The tokens of one declaration (`self.text`), identifiers retyped."""
+        table = self.table
+        local_types: set[str] = set()
+        table.scopes.append(local_types)  # template parameters of this declaration
+        state = _Declaration(local_types, len(table.scopes))
+        identifier = self._identifier
+        punctuation = self._punctuation
+        try:
+            for tok in stream:
+                if tok.type == "IDENTIFIER":
+                    tok = identifier(tok, state)
+                elif tok.value in _TRACKED:
+                    tok = punctuation(tok, state)
+                state.prev = tok
+                yield tok
+        finally:
+            while len(table.scopes) > state.depth_at_start:
+                table.scopes.pop()
+            if table.scopes and table.scopes[-1] is local_types:
+                table.scopes.pop()
+
+    def _identifier(self, tok: Token, state: _Declaration) -> Token:
+        """An identifier: TYPE_NAME, TEMPLATE_NAME, or left as it is; a name declared as a type
+        (`struct S`, `using S =`, a typedef's name) is added to the table."""
+        prev = state.prev
+        if prev is not None and prev.value in ("struct", "class", "union", "enum") and prev.type != "IDENTIFIER" or (
+            state.struct_pending and state.paren_depth == state.struct_paren  # not a name inside `alignas(double2)`
+        ):
+            return self._tag_name(tok, state)
+        value = tok.value
+        table = self.table
+        if prev is not None and prev.value == "typename" and state.in_template_params:
+            state.local_types.add(value)
+            tok = self._retype("TYPE_NAME", value, tok)
+        elif prev is not None and prev.value == "using":
+            nxt = NEXT_CHAR.match(self.text, tok.end_pos)
+            if nxt and nxt.group(1) == "=":
+                self._declare(value, state.depth_at_start)
+        elif self._followed_by_template_args(tok) and (
+            value in table.templates or "::" in value or self._looks_like_template_use(tok)
+        ):
+            tok = self._retype("TEMPLATE_NAME", value, tok)
+        elif table.is_type(value) and not self._followed_by_member_access(tok):
+            # (`struct hostData *hostData; hostData->x`: a variable named like its type)
+            tok = self._retype("TYPE_NAME", value, tok)
+        elif self._followed_by_identifier(tok) and value not in KEYWORDS:
+            # two names in a row only start a declaration: `cg::thread_block cta`
+            tok = self._retype("TYPE_NAME", value, tok)
+        if state.typedef_depth is not None and state.paren_depth == 0:
+            state.typedef_last = value
+        if state.template_entity_pending and state.paren_depth == 0:
+            nxt = NEXT_CHAR.match(self.text, tok.end_pos)
+            if nxt and nxt.group(1) == "(":
+                table.templates.add(value)
+                state.template_entity_pending = False
+        return tok
+
+    def _tag_name(self, tok: Token, state: _Declaration) -> Token:
+        """The name after `struct`/`class`/`union`/`enum`: declared as a type."""
+        value = tok.value
+        if value in self.table.templates and self._followed_by_template_args(tok):
+            # `template <> struct SharedMemory<int> {`: a specialization
+            state.struct_pending = False
+            return self._retype("TEMPLATE_NAME", value, tok)
+        self._declare(value, state.depth_at_start)
+        if state.template_entity_pending:
+            self.table.templates.add(value)
+            state.template_entity_pending = False
+        state.struct_pending = False
+        return tok
+
+    def _punctuation(self, tok: Token, state: _Declaration) -> Token:
+        """A keyword or punctuator: follows templates, tag names, typedefs, scopes, parentheses."""
+        value = tok.value
+        table = self.table
+        if value == "template":
+            state.in_template_params = -1  # waiting for `<`
+        elif value == "<" and state.in_template_params == -1:
+            state.in_template_params = 1
+        elif state.in_template_params > 0 and value == "<":
+            state.in_template_params += 1
+        elif state.in_template_params > 0 and value == ">":
+            state.in_template_params -= 1
+            if state.in_template_params == 0:
+                state.template_entity_pending = True
+        elif value == "class" and state.in_template_params > 0:
+            tok = self._retype("TYPENAME", "typename", tok)
+            value = "typename"
+        elif value in ("struct", "class", "union") and tok.type != "IDENTIFIER":
+            nxt = _WORD.match(self.text, tok.end_pos)
+            if nxt and nxt.group(1) in ("__align__", "alignas", "__attribute__"):
+                state.struct_pending = True
+                state.struct_paren = state.paren_depth
+        elif value == "typedef":
+            state.typedef_depth = len(table.scopes)
+            state.typedef_last = None
+        elif value == "(":
+            state.paren_depth += 1
+        elif value == ")":
+            state.paren_depth -= 1
+        elif value == "{":
+            table.scopes.append(set())
+            state.struct_pending = False
+        elif value == "}":
+            if len(table.scopes) > state.depth_at_start:
+                table.scopes.pop()
+        elif value in (";", ",") and state.typedef_depth is not None and len(table.scopes) == state.typedef_depth:
+            if state.typedef_last:
+                self._declare(state.typedef_last, state.depth_at_start)
+            state.typedef_last = None
+            if value == ";":
+                state.typedef_depth = None
+        if value == ";" and state.template_entity_pending and state.paren_depth == 0:
+            state.template_entity_pending = False
+        return tok
+
+    def _declare(self, name: str, depth_at_start: int) -> None:
+        """Declare a type name in the innermost real scope (not this declaration's template scope)."""
+        scopes = self.table.scopes
+        target = scopes[-1] if len(scopes) > depth_at_start else scopes[depth_at_start - 2]
+        target.add(name)
+
+    def _looks_like_template_use(self, tok: Token) -> bool:
+        # `SharedMemory<T>()`, `Foo<float, 4> x`, `k<T><<<g, b>>>`: a name whose `<...>` closes and
+        # is followed by `(`, `::`, `<<<` or a name. Conditions like `x < n && y > m` do not match,
+        # because `&`, `|`, `(` and `;` are not allowed between the brackets.
+        return bool(_TEMPLATE_USE.match(self.text, tok.end_pos))
+
+    def _followed_by_template_args(self, tok: Token) -> bool:
+        m = NEXT_CHAR.match(self.text, tok.end_pos)
+        return bool(m and m.group(1) == "<" and m.group(2) not in ("<", "="))
+
+    def _followed_by_member_access(self, tok: Token) -> bool:
+        m = NEXT_CHAR.match(self.text, tok.end_pos)
+        return bool(m and (m.group(1) == "-" and m.group(2) == ">" or m.group(1) == "." and m.group(2) != "."))
+
+    def _followed_by_identifier(self, tok: Token) -> bool:
+        m = _WORD.match(self.text, tok.end_pos)
+        if not m:
+            return False
+        word = m.group(1)
+        return word not in KEYWORDS or word in ("const", "volatile", "__restrict__")
