@@ -59,17 +59,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cli", ("analyzer.cli", "analyzer.__main__")),
 )
 
-#: TEMPORARY: private names defined in modules that only the other branches of issue 12 change
-#: (`analysis/lanes.py` and `analysis/symbolic.py`: the analysis split, whose task makes what
-#: other modules take public; `ir/lower.py`: the front-end split, which moves `_arith_type` into
-#: `ir/types.py` and changes `sim/warp.py`'s import line). As (importing module, module the name
-#: is defined in, name). Empty it after merging those branches: an entry that no longer matches a
-#: violation fails `test_the_allow_list_holds_only_violations_that_still_exist`.
-PENDING_ON_OTHER_BRANCHES: frozenset[tuple[str, str, str]] = frozenset({
-    ("analyzer.sim.warp", "analyzer.ir.lower", "_arith_type"),  # front-end branch
-})
-
-
 class Import(NamedTuple):
     importer: str  # the importing module, dotted
     line: int
@@ -205,15 +194,10 @@ def test_no_module_imports_from_a_later_layer():
 
 
 def test_no_private_name_is_imported_from_another_module():
-    taken = sorted(private_uses() - PENDING_ON_OTHER_BRANCHES)
+    taken = sorted(private_uses())
     assert not taken, "private names taken from another module (make them public there):\n" + "\n".join(
         f"{importer} takes {module}.{name}" if name else f"{importer} imports the private module {module}"
         for importer, module, name in taken)
-
-
-def test_the_allow_list_holds_only_violations_that_still_exist():
-    stale = sorted(PENDING_ON_OTHER_BRANCHES - private_uses())
-    assert not stale, f"fixed: remove these from PENDING_ON_OTHER_BRANCHES: {stale}"
 
 
 # ----------------------------------------------------------------------------- the walk itself

@@ -24,7 +24,7 @@ from analyzer.arch import Architecture
 from analyzer.diagnostics import Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
-from analyzer.ir.types import arithmetic_result_type as _arith_type
+from analyzer.ir.types import arithmetic_result_type
 from analyzer.sim.memory import Memory, Region, dtype_of
 
 MAX_INLINE_DEPTH = 16
@@ -546,7 +546,7 @@ class BlockInterpreter:
             if isinstance(lt, T.PointerType) or isinstance(rt, T.PointerType):
                 common: T.CType = T.LONG
             else:
-                common = _arith_type(lt, rt, "+")
+                common = arithmetic_result_type(lt, rt, "+")
             a, b = _convert(a, common), _convert(b, common)
             return {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
                     "==": np.equal, "!=": np.not_equal}[op](a, b)
