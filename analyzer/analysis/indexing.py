@@ -9,11 +9,11 @@ field an access reads (`element_field`). Everything here reads IR only; nothing 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.ir.visit import NODE_CLASSES, Visitor
 from analyzer.records import record
 
 __all__ = [
@@ -31,20 +31,36 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- thread indices
-def _statement_exprs(s: N.Stmt) -> Iterator[N.Expr]:
-    if isinstance(s, N.Assign):
-        yield s.value
-    elif isinstance(s, N.Store):
-        yield s.access.address
-        yield s.value
-    elif isinstance(s, N.Eval):
-        yield s.expr
-    elif isinstance(s, N.If):
-        yield s.cond
-    elif isinstance(s, N.Loop) and s.cond is not None:
-        yield s.cond
-    elif isinstance(s, N.Return) and s.value is not None:
-        yield s.value
+class _StatementExpressions(Visitor):
+    """The expressions a statement evaluates itself, not those of the statements inside it."""
+
+    unvisited = frozenset(c for c in NODE_CLASSES.values() if issubclass(c, N.Expr))  # statements only
+
+    def visit_Assign(self, s: N.Assign) -> tuple[N.Expr, ...]:
+        return (s.value,)
+
+    def visit_Store(self, s: N.Store) -> tuple[N.Expr, ...]:
+        return (s.access.address, s.value)
+
+    def visit_Eval(self, s: N.Eval) -> tuple[N.Expr, ...]:
+        return (s.expr,)
+
+    def visit_If(self, s: N.If) -> tuple[N.Expr, ...]:
+        return (s.cond,)
+
+    def visit_Loop(self, s: N.Loop) -> tuple[N.Expr, ...]:
+        return (s.cond,) if s.cond is not None else ()
+
+    def visit_Return(self, s: N.Return) -> tuple[N.Expr, ...]:
+        return (s.value,) if s.value is not None else ()
+
+    def visit_Break(self, s: N.Stmt) -> tuple[N.Expr, ...]:
+        return ()  # the others evaluate nothing of their own (a launch: of the grid it starts)
+
+    visit_Continue = visit_Sync = visit_Skipped = visit_LaunchStmt = visit_Break
+
+
+_STATEMENT_EXPRESSIONS = _StatementExpressions()
 
 
 class ThreadIndexUse:
@@ -136,7 +152,7 @@ class ThreadIndexUse:
         if self._kernel_builtins is None:
             found: set[str] = set()
             for s in N.walk_statements(self.fn.body):
-                for e in _statement_exprs(s):
+                for e in _STATEMENT_EXPRESSIONS.visit(s):
                     found |= _direct_builtins(e)
             for acc in self.fn.accesses:
                 found |= _direct_builtins(acc.address)

@@ -25,6 +25,7 @@ from analyzer.diagnostics import Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.ir.types import arithmetic_result_type
+from analyzer.ir.visit import Visitor
 from analyzer.sim.memory import Memory, Region, dtype_of
 
 MAX_INLINE_DEPTH = 16
@@ -143,7 +144,7 @@ def _wrap(args: Any, n: int) -> Any:
     return args[:n]
 
 
-class BlockInterpreter:
+class BlockInterpreter(Visitor):
     """Runs one kernel for a batch of blocks at once; memory persists in `memory` between batches.
 
     The threads of the batch are laid out block after block, so warps never straddle two
@@ -280,47 +281,59 @@ class BlockInterpreter:
             self.stmt(s, eff, env)
 
     def stmt(self, s: N.Stmt, mask: np.ndarray, env: dict[int, Value]) -> None:
-        if isinstance(s, N.Assign):
-            value = _convert(self.eval(s.value, mask, env), s.var.type)
-            if s.field:
-                env[s.var.uid] = self.assign_field(env.get(s.var.uid), s.field, value, mask)
-            else:
-                env[s.var.uid] = _where(mask, value, env.get(s.var.uid))
-        elif isinstance(s, N.Store):
+        """Run one statement for the threads in `mask` (its `visit_<class>`)."""
+        self.visits[s.__class__](self, s, mask, env)
+
+    def visit_Assign(self, s: N.Assign, mask: np.ndarray, env: dict[int, Value]) -> None:
+        value = _convert(self.eval(s.value, mask, env), s.var.type)
+        if s.field:
+            env[s.var.uid] = self.assign_field(env.get(s.var.uid), s.field, value, mask)
+        else:
+            env[s.var.uid] = _where(mask, value, env.get(s.var.uid))
+
+    def visit_Store(self, s: N.Store, mask: np.ndarray, env: dict[int, Value]) -> None:
+        value = self.eval(s.value, mask, env)
+        addrs = self.eval(s.access.address, mask, env)
+        self.on_access(s.access, addrs, mask)
+        self.store(addrs, mask, value, s.access.element)
+
+    def visit_Eval(self, s: N.Eval, mask: np.ndarray, env: dict[int, Value]) -> None:
+        self.eval(s.expr, mask, env)
+
+    def visit_If(self, s: N.If, mask: np.ndarray, env: dict[int, Value]) -> None:
+        c = _truth(self.eval(s.cond, mask, env))
+        then = mask & c
+        if then.any():
+            self.block(s.then, then, env)
+        other = mask & ~c
+        if other.any():
+            self.block(s.otherwise, other, env)
+
+    def visit_Return(self, s: N.Return, mask: np.ndarray, env: dict[int, Value]) -> None:
+        frame = self.frames[-1]
+        if s.value is not None:
             value = self.eval(s.value, mask, env)
-            addrs = self.eval(s.access.address, mask, env)
-            self.on_access(s.access, addrs, mask)
-            self.store(addrs, mask, value, s.access.element)
-        elif isinstance(s, N.Eval):
-            self.eval(s.expr, mask, env)
-        elif isinstance(s, N.If):
-            c = _truth(self.eval(s.cond, mask, env))
-            then = mask & c
-            if then.any():
-                self.block(s.then, then, env)
-            other = mask & ~c
-            if other.any():
-                self.block(s.otherwise, other, env)
-        elif isinstance(s, N.Loop):
-            self.loop(s, mask, env)
-        elif isinstance(s, N.Return):
-            frame = self.frames[-1]
-            if s.value is not None:
-                value = self.eval(s.value, mask, env)
-                frame.value = _where(mask, value, frame.value)
-            frame.returned = frame.returned | mask
-        elif isinstance(s, N.Break):
-            if self.loops:
-                self.loops[-1].broke |= mask
-        elif isinstance(s, N.Continue):
-            if self.loops:
-                self.loops[-1].continued |= mask
-        elif isinstance(s, N.Sync):
-            self.sync(s, mask)
-        elif isinstance(s, N.Skipped):
-            for v in s.writes:
-                env.pop(v.uid, None)
-            self.note(f"a statement warplint could not lower ({s.what}) was skipped")
+            frame.value = _where(mask, value, frame.value)
+        frame.returned = frame.returned | mask
+
+    def visit_Break(self, s: N.Break, mask: np.ndarray, env: dict[int, Value]) -> None:
+        if self.loops:
+            self.loops[-1].broke |= mask
+
+    def visit_Continue(self, s: N.Continue, mask: np.ndarray, env: dict[int, Value]) -> None:
+        if self.loops:
+            self.loops[-1].continued |= mask
+
+    def visit_Sync(self, s: N.Sync, mask: np.ndarray, env: dict[int, Value]) -> None:
+        self.sync(s, mask)
+
+    def visit_Skipped(self, s: N.Skipped, mask: np.ndarray, env: dict[int, Value]) -> None:
+        for v in s.writes:
+            env.pop(v.uid, None)
+        self.note(f"a statement warplint could not lower ({s.what}) was skipped")
+
+    def visit_LaunchStmt(self, s: N.LaunchStmt, mask: np.ndarray, env: dict[int, Value]) -> None:
+        pass  # a launch from device code starts another grid, which is not simulated here
 
     def sync(self, s: N.Sync, mask: np.ndarray) -> None:
         """All threads of a block that have not exited must reach the same barrier: a block
@@ -334,7 +347,7 @@ class BlockInterpreter:
             b = int(np.argmax(bad))
             self.barriers[s.span.start] = BarrierProblem(s.span, int(reached[b]), int(living[b] - reached[b]))
 
-    def loop(self, s: N.Loop, mask: np.ndarray, env: dict[int, Value]) -> None:
+    def visit_Loop(self, s: N.Loop, mask: np.ndarray, env: dict[int, Value]) -> None:
         self.block(s.init, mask, env)
         running = self.live(mask)
         state = _LoopState(np.zeros(self.n, bool), np.zeros(self.n, bool), s.span)
@@ -459,78 +472,84 @@ class BlockInterpreter:
 
     # ------------------------------------------------------------------ expressions
     def eval(self, e: N.Expr, mask: np.ndarray, env: dict[int, Value]) -> Value:
-        if isinstance(e, N.Const):
-            v = e.value
-            return self.full(float(v) if isinstance(v, float) else int(v), e.type)
-        if isinstance(e, N.VarRef):
-            var = e.var
-            if var.uid in env:
-                return env[var.uid]
-            if isinstance(var.type, T.ArrayType) or var.kind in ("shared", "global", "constant"):
-                return self.address_of(var)
-            if var.const_value is not None:
-                return self.full(var.const_value, var.type)
-            return self.zero(var.type)
-        if isinstance(e, N.Builtin):
-            kind, axis = e.name.split(".")
-            if kind == "threadIdx":
-                return self.thread[axis]
-            i = "xyz".index(axis)
-            if kind == "blockIdx":
-                return self.block_idx[i]
-            value = {"blockDim": self.block_dim, "gridDim": self.grid_dim}[kind][i]
-            return np.full(self.n, value, np.uint32)
-        if isinstance(e, N.Binary):
-            return self.binary(e, mask, env)
-        if isinstance(e, N.Unary):
-            a = self.eval(e.operand, mask, env)
-            if e.op == "!":
-                return ~_truth(a)
-            a = _convert(a, e.type)
-            if e.op == "-":
-                return -a if a.dtype != np.bool_ else -(a.astype(np.int32))
-            if e.op == "~":
-                return ~a if a.dtype.kind in "iub" else ~a.astype(np.int64)
-            return a
-        if isinstance(e, N.Select):
-            c = _truth(self.eval(e.cond, mask, env))
-            a = _convert(self.eval(e.then, mask & c, env), e.type)
-            b = _convert(self.eval(e.otherwise, mask & ~c, env), e.type)
-            return _where(c, a, b)
-        if isinstance(e, N.PtrAdd):
-            base = self.eval(e.base, mask, env)
-            off = self.eval(e.offset, mask, env)
-            return base.astype(np.int64) + off.astype(np.int64)
-        if isinstance(e, N.Cast):
-            v = self.eval(e.operand, mask, env)
-            if isinstance(e.type, T.StructType) and not isinstance(v, dict):
-                return {f.name: _convert(v, f.type) for f in e.type.fields}
-            return _convert(v, e.type)
-        if isinstance(e, N.Load):
-            addrs = self.eval(e.access.address, mask, env)
-            self.on_access(e.access, addrs, mask)
-            return self.load(addrs, mask, e.access.element)
-        if isinstance(e, N.Call):
-            return self.call(e, mask, env)
-        if isinstance(e, N.FieldRef):
-            base = self.eval(e.base, mask, env)
-            if isinstance(base, dict) and e.name in base:
-                return base[e.name]
-            self.note(f"field `{e.name}` of a value warplint does not know was read as 0")
-            return self.zero(e.type)
-        if isinstance(e, N.StructValue):
-            return {k: _convert(self.eval(v, mask, env), e.type.field(k).type if isinstance(e.type, T.StructType) and e.type.field(k) else v.type)
-                    for k, v in e.fields.items()}
-        if isinstance(e, N.Opaque):
-            return self.opaque(e, mask, env)
+        """The value of `e` for every thread (its `visit_<class>`); only those in `mask` access memory."""
+        return self.visits[e.__class__](self, e, mask, env)
+
+    def visit_Const(self, e: N.Const, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        v = e.value
+        return self.full(float(v) if isinstance(v, float) else int(v), e.type)
+
+    def visit_VarRef(self, e: N.VarRef, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        var = e.var
+        if var.uid in env:
+            return env[var.uid]
+        if isinstance(var.type, T.ArrayType) or var.kind in ("shared", "global", "constant"):
+            return self.address_of(var)
+        if var.const_value is not None:
+            return self.full(var.const_value, var.type)
+        return self.zero(var.type)
+
+    def visit_Builtin(self, e: N.Builtin, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        kind, axis = e.name.split(".")
+        if kind == "threadIdx":
+            return self.thread[axis]
+        i = "xyz".index(axis)
+        if kind == "blockIdx":
+            return self.block_idx[i]
+        value = {"blockDim": self.block_dim, "gridDim": self.grid_dim}[kind][i]
+        return np.full(self.n, value, np.uint32)
+
+    def visit_Unary(self, e: N.Unary, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        a = self.eval(e.operand, mask, env)
+        if e.op == "!":
+            return ~_truth(a)
+        a = _convert(a, e.type)
+        if e.op == "-":
+            return -a if a.dtype != np.bool_ else -(a.astype(np.int32))
+        if e.op == "~":
+            return ~a if a.dtype.kind in "iub" else ~a.astype(np.int64)
+        return a
+
+    def visit_Select(self, e: N.Select, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        c = _truth(self.eval(e.cond, mask, env))
+        a = _convert(self.eval(e.then, mask & c, env), e.type)
+        b = _convert(self.eval(e.otherwise, mask & ~c, env), e.type)
+        return _where(c, a, b)
+
+    def visit_PtrAdd(self, e: N.PtrAdd, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        base = self.eval(e.base, mask, env)
+        off = self.eval(e.offset, mask, env)
+        return base.astype(np.int64) + off.astype(np.int64)
+
+    def visit_Cast(self, e: N.Cast, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        v = self.eval(e.operand, mask, env)
+        if isinstance(e.type, T.StructType) and not isinstance(v, dict):
+            return {f.name: _convert(v, f.type) for f in e.type.fields}
+        return _convert(v, e.type)
+
+    def visit_Load(self, e: N.Load, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        addrs = self.eval(e.access.address, mask, env)
+        self.on_access(e.access, addrs, mask)
+        return self.load(addrs, mask, e.access.element)
+
+    def visit_FieldRef(self, e: N.FieldRef, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        base = self.eval(e.base, mask, env)
+        if isinstance(base, dict) and e.name in base:
+            return base[e.name]
+        self.note(f"field `{e.name}` of a value warplint does not know was read as 0")
         return self.zero(e.type)
+
+    def visit_StructValue(self, e: N.StructValue, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        struct = e.type if isinstance(e.type, T.StructType) else None
+        return {k: _convert(self.eval(v, mask, env), struct.field(k).type if struct is not None and struct.field(k) else v.type)
+                for k, v in e.fields.items()}
 
     def zero(self, t: T.CType) -> Value:
         if isinstance(t, T.StructType):
             return {f.name: self.zero(f.type) for f in t.fields}
         return np.zeros(self.n, dtype_of(t) or np.int32)
 
-    def binary(self, e: N.Binary, mask: np.ndarray, env: dict[int, Value]) -> Value:
+    def visit_Binary(self, e: N.Binary, mask: np.ndarray, env: dict[int, Value]) -> Value:
         op = e.op
         a = self.eval(e.left, mask, env)
         if op in ("&&", "||"):
@@ -592,7 +611,7 @@ class BlockInterpreter:
         self.note(f"operator {op} is not simulated (gave 0)")
         return np.zeros(self.n, dt)
 
-    def call(self, e: N.Call, mask: np.ndarray, env: dict[int, Value]) -> Value:
+    def visit_Call(self, e: N.Call, mask: np.ndarray, env: dict[int, Value]) -> Value:
         if e.atomic is not None:
             return self.atomic(e, mask, env)
         if e.name in ("min", "max") and len(e.args) == 2:
@@ -622,7 +641,7 @@ class BlockInterpreter:
             return self.zero(fn.returns)
         return _convert(frame.value, fn.returns)
 
-    def opaque(self, e: N.Opaque, mask: np.ndarray, env: dict[int, Value]) -> Value:
+    def visit_Opaque(self, e: N.Opaque, mask: np.ndarray, env: dict[int, Value]) -> Value:
         ops = [self.eval(o, mask, env) for o in e.operands]
         name = e.reason.removeprefix("call to ").rsplit("::", 1)[-1]
         if name.startswith("__shfl"):
