@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.ir.builtins import BuiltinKind
 from analyzer.ir.visit import NODE_CLASSES, Visitor
 from analyzer.records import record
 
@@ -207,13 +209,17 @@ def index_of(access: N.Access) -> N.Expr | None:
     return None
 
 
-def _const(e: N.Expr) -> int | None:
+def _const(e: N.Expr, warp_size: int | None = None) -> int | None:
+    """The integer an IR expression is as written: a literal, a constant variable, and with
+    `warp_size` given the built-in `warpSize`."""
     if isinstance(e, N.Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
         return e.value
     if isinstance(e, N.VarRef) and e.var.const_value is not None:
         return e.var.const_value
     if isinstance(e, N.Cast):
-        return _const(e.operand)
+        return _const(e.operand, warp_size)
+    if isinstance(e, N.Builtin) and builtins.BUILTINS[e.name].kind is BuiltinKind.WARP_SIZE:
+        return warp_size
     return None
 
 
@@ -225,8 +231,9 @@ def _terms(e: N.Expr) -> list[N.Expr]:
     return [e]
 
 
-def row_stride(access: N.Access, uses: ThreadIndexUse) -> int | None:
-    """C in a 1-D index `s[r * C + c]` (or `(r << k) + c`) where `c` varies with the thread.
+def row_stride(access: N.Access, uses: ThreadIndexUse, warp_size: int) -> int | None:
+    """C in a 1-D index `s[r * C + c]` (or `(r << k) + c`) where `c` varies with the thread;
+    `warp_size` is the architecture's, for `s[r * warpSize + c]`.
 
     None when the index has no such shape: `s[4 * tid]` has a stride but no rows.
     """
@@ -241,9 +248,10 @@ def row_stride(access: N.Access, uses: ThreadIndexUse) -> int | None:
     for t in terms:
         c = None
         if isinstance(t, N.Binary) and t.op == "*":
-            c = _const(t.right) if _const(t.right) is not None else _const(t.left)
+            c = _const(t.right, warp_size)
+            c = c if c is not None else _const(t.left, warp_size)
         elif isinstance(t, N.Binary) and t.op == "<<":
-            k = _const(t.right)
+            k = _const(t.right, warp_size)
             c = 1 << k if k is not None and 0 <= k < 31 else None
         if c is not None and c >= 2 and stride is None:
             stride = c
@@ -251,7 +259,7 @@ def row_stride(access: N.Access, uses: ThreadIndexUse) -> int | None:
             others.append(t)
     if stride is None:
         return None
-    if not any(any(b.startswith("threadIdx.") for b in uses.builtins(t)) for t in others):
+    if not any(any(_is_thread_index(b) for b in uses.builtins(t)) for t in others):
         return None
     return stride
 
@@ -275,7 +283,11 @@ def row_index_varies(access: N.Access, uses: ThreadIndexUse) -> bool:
     if not (isinstance(off, N.Binary) and off.op == "*"):
         return True
     row = off.left if isinstance(off.right, N.Const) else off.right
-    return any(b.startswith("threadIdx.") or b == "laneid" for b in uses.builtins(row))
+    return any(builtins.BUILTINS[b].lane_varying for b in uses.builtins(row))
+
+
+def _is_thread_index(name: str) -> bool:
+    return builtins.BUILTINS[name].kind is BuiltinKind.THREAD_INDEX
 
 
 # ----------------------------------------------------------------------------- struct fields

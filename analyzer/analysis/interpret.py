@@ -28,9 +28,11 @@ from analyzer.analysis.values import (
     lane_varying,
 )
 from analyzer.arch import Architecture
+from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
-from analyzer.ir.nodes import AccessOp, Space
+from analyzer.ir.builtins import BuiltinKind
+from analyzer.ir.nodes import AccessOp, OpaqueKind, Space
 from analyzer.ir.visit import Visitor
 from analyzer.records import record
 
@@ -115,12 +117,16 @@ class Interpreter(Visitor):
         return S.unknown(var.name, Origin.PARAMETER)
 
     def builtin(self, name: str) -> S.Expr:
-        kind, axis = name.split(".")
-        i = "xyz".index(axis)
-        if kind == "blockDim" and self.launch.block is not None:
-            return S.const(self.launch.block[i])
-        if kind == "gridDim" and self.launch.grid is not None:
-            return S.const(self.launch.grid[i])
+        """A built-in variable's value: the launch's block and grid sizes where known, the
+        architecture's warp size, else its symbol (`threadIdx.x`, `blockIdx.y`)."""
+        spec = builtins.BUILTINS[name]
+        kind, axis = spec.kind, spec.axis
+        if kind is BuiltinKind.BLOCK_SIZE and self.launch.block is not None:
+            return S.const(self.launch.block[axis])
+        if kind is BuiltinKind.GRID_SIZE and self.launch.grid is not None:
+            return S.const(self.launch.grid[axis])
+        if kind is BuiltinKind.WARP_SIZE:
+            return S.const(self.arch.warp_size)
         return S.sym(name)
 
     def eval(self, e: N.Expr, env: dict[int, Value], ctx: Ctx) -> Value:
@@ -204,8 +210,9 @@ class Interpreter(Visitor):
             self.record(e.atomic, env, ctx)
             return S.unknown(f"result of {e.name}", Origin.LOADED)
         args = [self.eval(a, env, ctx) for a in e.args]
-        if e.name in ("min", "max") and len(args) == 2 and all(isinstance(a, S.Expr) for a in args):
-            return S.minimum(*args) if e.name == "min" else S.maximum(*args)
+        spec = builtins.lookup(e.name)
+        if spec is not None and spec.kind is BuiltinKind.MIN_MAX and len(args) == 2 and all(isinstance(a, S.Expr) for a in args):
+            return _MIN_MAX[spec.operation](*args)
         fn = self.module.functions.get(e.name)
         if fn is not None:
             return self.inline(fn, args, ctx)
@@ -234,7 +241,7 @@ class Interpreter(Visitor):
             self.eval(op, env, ctx)
         self.held.clear()  # a barrier, or a call warplint does not follow
         # `tile.thread_rank()`, `g.meta_group_rank()`: may differ between lanes
-        return S.unknown(e.reason, Origin.UNMODELLED, lane_varying=e.reason.startswith("method call"))
+        return S.unknown(e.reason, Origin.UNMODELLED, lane_varying=e.kind is OpaqueKind.METHOD_CALL)
 
     def binary(self, op: str, a: Value, b: Value, e: N.Binary) -> Value:
         if not isinstance(a, S.Expr) or not isinstance(b, S.Expr):
@@ -569,6 +576,9 @@ _BINARY: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {
     "&&": S.logical_and,
     "||": S.logical_or,
 }
+
+
+_MIN_MAX: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {"min": S.minimum, "max": S.maximum}
 
 
 def _joined_flow(c: S.Expr, f1: Flow, f2: Flow) -> Flow:

@@ -12,9 +12,12 @@ import math
 from typing import Any
 
 from analyzer.analysis.results import LaunchConfig
+from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.ir.builtins import BuiltinKind
 from analyzer.ir.lower_scopes import fold_binary
+from analyzer.ir.nodes import OpaqueKind
 from analyzer.ir.visit import Visitor
 
 DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 4)}
@@ -181,23 +184,27 @@ class HostInterpreter(Visitor):
         return self.expr(e.then if c else e.otherwise)
 
     def visit_Call(self, e: N.Call) -> Value:
-        if e.name in ("min", "max") and len(e.args) == 2:
+        spec = builtins.lookup(e.name)
+        if spec is not None and spec.kind is BuiltinKind.MIN_MAX and len(e.args) == 2:
             a, b = self.expr(e.args[0]), self.expr(e.args[1])
             if a is None or b is None:
                 return None
-            return min(a, b) if e.name == "min" else max(a, b)
+            return min(a, b) if spec.operation == "min" else max(a, b)
         return None
 
     def visit_Opaque(self, e: N.Opaque) -> Value:
-        name = e.reason.removeprefix("call to ")
-        callee = self.functions.get(name) if e.reason.startswith("call to ") else None
+        if e.kind is not OpaqueKind.CALL or e.callee is None:
+            return None
+        callee = self.functions.get(e.callee)
         if callee is not None:
             self.call(callee, [self.expr(op) for op in e.operands])
             return None
-        if name in ("ceil", "std::ceil", "ceilf", "floor", "std::floor", "floorf") and len(e.operands) == 1:
+        spec = builtins.math_function(e.callee)
+        rounding = _ROUNDING.get(spec.operation) if spec is not None else None
+        if rounding is not None and len(e.operands) == 1:
             v = self.expr(e.operands[0])
             if isinstance(v, (int, float)):
-                return int(math.ceil(v) if "ceil" in name else math.floor(v))
+                return int(rounding(v))
         return None
 
     def visit_Builtin(self, e: N.Expr) -> Value:
@@ -206,14 +213,18 @@ class HostInterpreter(Visitor):
     visit_Load = visit_PtrAdd = visit_Builtin
 
 
+#: The math functions host code rounds a grid size with (`ceil(n / 256.0)`), by operation.
+_ROUNDING = {"ceil": math.ceil, "floor": math.floor}
+
+
 def _base_name(name: str) -> str:
     return name.split("<", 1)[0].rsplit("::", 1)[-1]
 
 
 def _host_calls(stmts: list[N.Stmt]) -> set[str]:
-    """The names of the functions that host code calls (`call to NAME` opaque values)."""
-    return {x.reason.removeprefix("call to ") for x in N.walk_nodes(stmts)
-            if isinstance(x, N.Opaque) and x.reason.startswith("call to ")}
+    """The names of the functions that host code calls (the opaque calls it makes)."""
+    return {x.callee for x in N.walk_nodes(stmts)
+            if isinstance(x, N.Opaque) and x.kind is OpaqueKind.CALL and x.callee is not None}
 
 
 def uses_dimensions(kernel: N.Function, module: N.Module) -> int:
@@ -226,17 +237,15 @@ def uses_dimensions(kernel: N.Function, module: N.Module) -> int:
         if fn.name in seen:
             continue
         seen.add(fn.name)
-        for name in _builtins_in(fn.body):
-            if name in ("threadIdx.y", "blockDim.y"):
-                dims = max(dims, 2)
-            if name in ("threadIdx.z", "blockDim.z"):
-                dims = 3
+        for spec in _builtins_in(fn.body):
+            if spec.kind in (BuiltinKind.THREAD_INDEX, BuiltinKind.BLOCK_SIZE) and spec.axis:
+                dims = max(dims, spec.axis + 1)
         stack.extend(module.functions[c] for c in fn.calls if c in module.functions)
     return dims
 
 
-def _builtins_in(stmts: list[N.Stmt]) -> set[str]:
-    return {x.name for x in N.walk_nodes(stmts) if isinstance(x, N.Builtin)}
+def _builtins_in(stmts: list[N.Stmt]) -> set[builtins.BuiltinSpec]:
+    return {builtins.BUILTINS[x.name] for x in N.walk_nodes(stmts) if isinstance(x, N.Builtin)}
 
 
 def launch_configs(
