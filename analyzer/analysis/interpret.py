@@ -24,8 +24,10 @@ from analyzer.analysis.values import (
     LoopKind,
     Occurrence,
     Ptr,
+    StructParam,
     Value,
     lane_varying,
+    struct_fields,
 )
 from analyzer.arch import Architecture
 from analyzer.ir import builtins
@@ -109,7 +111,7 @@ class Interpreter(Visitor):
             space = Space.GLOBAL if kernel_param else Space.UNKNOWN
             return Ptr(f"param:{var.name}", space, S.const(0), self.arch.global_pointer_alignment)
         if isinstance(t, T.StructType) and not t.is_vector:
-            return {"__param__": var.name, "__kernel__": kernel_param}
+            return StructParam(var.name, kernel_param)
         if var.name in self.params:
             return S.const(self.params[var.name])
         if _is_int_type(t):
@@ -220,18 +222,23 @@ class Interpreter(Visitor):
 
     def visit_FieldRef(self, e: N.FieldRef, env: dict[int, Value], ctx: Ctx) -> Value:
         base = self.eval(e.base, env, ctx)
-        if isinstance(base, dict):
-            if e.name in base:
-                return base[e.name]
-            if "__param__" in base:  # a field of a struct parameter: named `A.width`
-                name = f"{base['__param__']}.{e.name}"
-                if isinstance(e.type, T.PointerType):
-                    space = Space.GLOBAL if base.get("__kernel__") else Space.UNKNOWN
-                    return Ptr(f"field:{name}", space, S.const(0), self.arch.global_pointer_alignment)
-                if name in self.params:
-                    return S.const(self.params[name])
-                return S.sym(name) if _is_int_type(e.type) else S.unknown(name, Origin.PARAMETER)
+        if isinstance(base, StructParam):
+            return base.fields[e.name] if e.name in base.fields else self.param_field(base, e)
+        if isinstance(base, dict) and e.name in base:
+            return base[e.name]
         return S.unknown(e.name, Origin.UNMODELLED)
+
+    def param_field(self, param: StructParam, e: N.FieldRef) -> Value:
+        """A field of a struct parameter the code did not assign: named `A.width`, its value
+        given (`--param A.width=64`) or a symbol; a pointer field points to global memory
+        when the struct is a parameter of the kernel itself."""
+        name = f"{param.name}.{e.name}"
+        if isinstance(e.type, T.PointerType):
+            space = Space.GLOBAL if param.kernel else Space.UNKNOWN
+            return Ptr(f"field:{name}", space, S.const(0), self.arch.global_pointer_alignment)
+        if name in self.params:
+            return S.const(self.params[name])
+        return S.sym(name) if _is_int_type(e.type) else S.unknown(name, Origin.PARAMETER)
 
     def visit_StructValue(self, e: N.StructValue, env: dict[int, Value], ctx: Ctx) -> Value:
         return {k: self.eval(v, env, ctx) for k, v in e.fields.items()}
@@ -265,9 +272,15 @@ class Interpreter(Visitor):
             return S.select(c, a, b)
         if isinstance(a, Ptr) and isinstance(b, Ptr) and a.region == b.region and isinstance(c, S.Expr):
             return Ptr(a.region, a.space, S.select(c, a.offset, b.offset), min(a.align, b.align))
-        if isinstance(a, dict) and isinstance(b, dict):
-            return {k: self.join(c, a.get(k), b.get(k)) for k in set(a) | set(b)}
+        if isinstance(a, StructParam) and isinstance(b, StructParam) and (a.name, a.kernel) == (b.name, b.kernel):
+            return StructParam(a.name, a.kernel, self.join_fields(c, a.fields, b.fields))
+        if isinstance(a, (dict, StructParam)) and isinstance(b, (dict, StructParam)):
+            # two different structs: what either assigned is known, the rest is not
+            return self.join_fields(c, struct_fields(a), struct_fields(b))
         return None if isinstance(a, Ptr) or isinstance(b, Ptr) else S.unknown("join", Origin.JOIN)
+
+    def join_fields(self, c: Value, a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
+        return {k: self.join(c, a.get(k), b.get(k)) for k in set(a) | set(b)}
 
     # ------------------------------------------------------------------ accesses
     def loaded_value(self, access: N.Access, env: dict[int, Value], ctx: Ctx) -> S.Expr:
@@ -379,16 +392,7 @@ class Interpreter(Visitor):
         if not s.field:
             env[s.var.uid] = value
             return Flow()
-        current = env.get(s.var.uid)
-        current = dict(current) if isinstance(current, dict) else {}
-        target = current
-        for name in s.field[:-1]:
-            nxt = target.get(name)
-            nxt = dict(nxt) if isinstance(nxt, dict) else {}
-            target[name] = nxt
-            target = nxt
-        target[s.field[-1]] = value
-        env[s.var.uid] = current
+        env[s.var.uid] = _with_field(env.get(s.var.uid), s.field, value)
         return Flow()
 
     def visit_Store(self, s: N.Store, env: dict[int, Value], ctx: Ctx) -> Flow:
@@ -592,6 +596,16 @@ def _joined_flow(c: S.Expr, f1: Flow, f2: Flow) -> Flow:
         flow.returned = r1 if r1 is not None else r2
     flow.value = f1.value if f1.value is not None else f2.value
     return flow
+
+
+def _with_field(struct: Value, path: tuple[str, ...], value: Value) -> Value:
+    """A copy of the struct value `struct` (fields, a struct parameter, or nothing known yet)
+    whose field at `path` (`("a", "b")` for `s.a.b`) is `value`."""
+    if isinstance(struct, StructParam):
+        return StructParam(struct.name, struct.kernel, _with_field(struct.fields, path, value))
+    fields = dict(struct) if isinstance(struct, dict) else {}
+    fields[path[0]] = value if len(path) == 1 else _with_field(fields.get(path[0]), path[1:], value)
+    return fields
 
 
 def _disjoint(key: HeldKey, ptr: Ptr, size: int) -> bool:
