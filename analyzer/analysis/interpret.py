@@ -213,7 +213,8 @@ class Interpreter(Visitor):
             return S.unknown(f"result of {e.name}", Origin.LOADED)
         args = [self.eval(a, env, ctx) for a in e.args]
         spec = builtins.lookup(e.name)
-        if spec is not None and spec.kind is BuiltinKind.MIN_MAX and len(args) == 2 and all(isinstance(a, S.Expr) for a in args):
+        if (spec is not None and spec.kind is BuiltinKind.MIN_MAX and len(args) == 2
+                and all(isinstance(a, S.Expr) for a in args)):
             return _MIN_MAX[spec.operation](*args)
         fn = self.module.functions.get(e.name)
         if fn is not None:

@@ -535,8 +535,11 @@ class BlockInterpreter(Visitor):
 
     def visit_StructValue(self, e: N.StructValue, mask: np.ndarray, env: dict[int, Value]) -> Value:
         struct = e.type if isinstance(e.type, T.StructType) else None
-        return {k: _convert(self.eval(v, mask, env), struct.field(k).type if struct is not None and struct.field(k) else v.type)
-                for k, v in e.fields.items()}
+        values = {}
+        for k, v in e.fields.items():
+            declared = struct.field(k) if struct is not None else None
+            values[k] = _convert(self.eval(v, mask, env), declared.type if declared else v.type)
+        return values
 
     def zero(self, t: T.CType) -> Value:
         if isinstance(t, T.StructType):

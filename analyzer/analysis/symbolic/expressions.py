@@ -64,6 +64,9 @@ class Atom:
     """A factor of a monomial.  `key` is a total, deterministic order; `free` the symbol names."""
 
     __slots__ = ("key", "free", "depth")
+    key: tuple
+    free: frozenset[str]
+    depth: int
 
     def __copy__(self):
         return self
@@ -76,6 +79,7 @@ class Symbol(Atom):
     """A named integer.  Interned: ``Symbol("x") is Symbol("x")``; equality is identity."""
 
     __slots__ = ("name",)
+    name: str
     _table: dict[str, "Symbol"] = {}
 
     def __new__(cls, name: str) -> "Symbol":
@@ -110,6 +114,8 @@ class Term(Atom):
     __slots__ = ("op", "args", "_hash", "_bnd")
     op: str
     args: tuple[Expr, ...]
+    _hash: int
+    _bnd: tuple[int | None, int | None] | None  # `queries.bounds`, remembered
 
     def __eq__(self, other):
         if self is other:
@@ -283,6 +289,15 @@ class Expr:
     """Immutable, hashable integer expression (canonical polynomial over atoms)."""
 
     __slots__ = ("_p", "_c", "_h", "_free", "_skey", "_bnd", "_depth", "_str")
+    _p: dict[tuple[Atom, ...], int]  # monomial -> coefficient, no zero coefficient
+    _c: int | None  # the value when constant
+    # remembered when first asked for: hash, free symbols, sort key, bounds, depth, text
+    _h: int | None
+    _free: frozenset[str] | None
+    _skey: tuple | None
+    _bnd: tuple[int | None, int | None] | None
+    _depth: int | None
+    _str: str | None
 
     def __new__(cls, value: "int | Expr" = 0) -> "Expr":
         """``Expr(5)`` is ``const(5)``; other expressions come from `sym`, the operators and
