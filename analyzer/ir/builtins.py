@@ -1,8 +1,8 @@
 """CUDA's built-in variables and functions, one record each: the one table of what warplint knows.
 
 Lowering recognises a name here (`lookup`, `variable`, `is_barrier_statement`) and makes IR
-from the record: a barrier, an atomic or a load intrinsic as an `Access`, `min`/`max` as a
-`Call`, `__mul24` as a product, `warpSize` and `threadIdx.x` as a `Builtin`, anything else as
+from the record: a barrier as a `Sync` statement, an atomic or a load intrinsic as an
+`Access`, `min`/`max` as a `Call`, `__mul24` as a product, `warpSize` and `threadIdx.x` as a `Builtin`, anything else as
 an opaque call whose type follows the record's `result`. The analysis reads what a value is
 (`BuiltinKind`, `axis`, `lane_varying`: `threadIdx.x` differs between lanes, `blockIdx.x` does
 not, an atomic's old value does) and gives `warpSize` the `Architecture`'s warp size; the
@@ -10,8 +10,8 @@ simulator runs the record's `operation` (`atomicCAS` is "cas", `__shfl_xor_sync`
 `docs/ARCHITECTURE.md` ("Adding a builtin") gives the steps to add one.
 
 Names are looked up without their namespace (`std::min` is `min`, `cg::sync` is `sync`), and
-the math functions under each of CUDA's spellings (`sqrtf`, `__fsqrt`-style intrinsics such as
-`__expf`, `std::sqrt`: `math_function`).
+the math functions under each of CUDA's spellings (`sqrtf`, the intrinsic `__expf`,
+`std::sqrt`: `math_function`).
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class BuiltinSpec:
     lane_varying: bool = False
     # what the simulator runs: an atomic's update ("add", "cas"), a shuffle's source lane
     # ("idx", "up", "down", "xor"), a vote ("ballot", "any", "all"), "min"/"max", a math
-    # function's canonical name ("sqrt" for sqrtf and __fsqrt-style spellings)
+    # function's canonical name ("sqrt" for sqrtf and std::sqrt, "exp" for __expf)
     operation: str = ""
     axis: int | None = None  # the dim3 variables: 0, 1, 2 for .x, .y, .z
     takes_mask: bool = False  # the `_sync` functions: a member mask comes first

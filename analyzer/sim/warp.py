@@ -121,8 +121,8 @@ def _shuffle_source(operation: str, lane: np.ndarray, arg: np.ndarray, width: np
     return seg + arg % width
 
 
-#: How the simulator computes each math function, by the operation of its builtin (`sqrtf`,
-#: `__fsqrt`-style and `std::sqrt` spellings are all "sqrt": `builtins.math_function`).
+#: How the simulator computes each math function, by the operation of its builtin (`sqrtf`
+#: and `std::sqrt` are both "sqrt", `__expf` is "exp": `builtins.math_function`).
 MATH_OPERATIONS: dict[str, Callable[..., Any] | None] = {
     "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "exp": np.exp, "exp2": np.exp2, "log": np.log,
     "log2": np.log2, "log10": np.log10, "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh,
