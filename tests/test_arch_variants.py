@@ -69,8 +69,17 @@ __global__ void shuffled(float *y) {
 }
 """
 
+# `warpSize` is the architecture's: with 64 lanes a warp's lanes are 0..63 and each warp one row
+WARP_SIZED = """\
+__global__ void warp_sized(float *y) {
+    y[2 * (threadIdx.x % warpSize)] = 1.0f;
+    y[threadIdx.x / warpSize * 32] = 2.0f;
+}
+"""
+
 KERNELS = {"shared_strides": (SHARED_STRIDES, (64, 1, 1)), "global_strides": (GLOBAL_STRIDES, (64, 1, 1)),
-           "columns": (COLUMNS, (16, 8, 1)), "shuffled": (SHUFFLED, (64, 1, 1))}
+           "columns": (COLUMNS, (16, 8, 1)), "shuffled": (SHUFFLED, (64, 1, 1)),
+           "warp_sized": (WARP_SIZED, (64, 1, 1))}
 
 #: access -> (cost per request, ideal per request): wavefronts for shared, sectors for global.
 EXPECTED = {
@@ -78,6 +87,8 @@ EXPECTED = {
         "s[t]": (1, 1), "s[4 * t]": (4, 1), "s[16 * t]": (16, 1), "s[17 * t]": (1, 1), "pairs[t]": (2, 2),
         "x[t]": (4, 4), "x[t + 1]": (5, 4), "x[2 * t]": (8, 4), "x[32 * t]": (32, 4),
         "tile[threadIdx.x * 32 + threadIdx.y]": (16, 1), "y[first]": (1, 4),
+        "y[2 * (threadIdx.x % warpSize)]": (8, 4),  # lanes 0..31 every other float: bytes 0..248
+        "y[threadIdx.x / warpSize * 32]": (1, 4),  # one float a warp
     },
     "16 banks": {
         "s[t]": (2, 1),  # words 0..31: banks 0..15 hold two each
@@ -89,6 +100,7 @@ EXPECTED = {
         # word 32x + y is in bank y: the two rows of a warp are two banks of 16 words each
         "tile[threadIdx.x * 32 + threadIdx.y]": (16, 1),
         "y[first]": (1, 4),
+        "y[2 * (threadIdx.x % warpSize)]": (8, 4), "y[threadIdx.x / warpSize * 32]": (1, 4),
     },
     "64 lanes": {
         "s[t]": (2, 2),  # two phases, each 32 consecutive words: 1 + 1
@@ -103,6 +115,10 @@ EXPECTED = {
         # each phase is two rows (y = 0, 1 and y = 2, 3): two banks of 16 words, 16 + 16
         "tile[threadIdx.x * 32 + threadIdx.y]": (32, 2),
         "y[first]": (1, 8),  # lane 0 of 64: one word (a 32-lane shuffle would give lanes 32..63 lane 32's)
+        # warpSize is 64: lanes 0..63 every other float, bytes 0..504 (with 32, lanes 32..63
+        # would repeat lanes 0..31's 8 sectors) ...
+        "y[2 * (threadIdx.x % warpSize)]": (16, 8),
+        "y[threadIdx.x / warpSize * 32]": (1, 8),  # ... and one float a warp (with 32: floats 0 and 32)
     },
 }
 ARCHS = {"sm_90": SM_90, "16 banks": BANKS_16, "64 lanes": LANES_64}

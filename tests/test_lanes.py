@@ -553,3 +553,35 @@ __global__ void k(int *out) { out[threadIdx.x] = f5(threadIdx.x); }
                          "followed: their accesses are not checked and their results are unknown")
     store = cost_of(src, "out[threadIdx.x]", block=(32, 1, 1), grid=(1, 1, 1))
     assert (store.per_request, store.exact) == (4, True)
+
+
+# ----------------------------------------------------------------------------- struct parameters
+MATRIX = """
+struct Matrix { int width; int height; float *elements; };
+__global__ void k(Matrix A, Matrix B, int pick) {
+    int row = threadIdx.x;
+    A.elements[row * A.width] = 1.0f;
+    Matrix C = A;
+    C.width = 1;
+    C.elements[row * C.width] = 2.0f;
+    Matrix D = pick ? A : B;
+    D.elements[row] = 3.0f;
+}
+"""
+
+
+def test_a_struct_parameters_fields_are_named_after_it_and_its_pointers_are_global():
+    cost = cost_of(MATRIX, "A.elements[row * A.width]", block=(32, 1, 1))
+    assert cost.space == "global" and not cost.exact  # A.width is not known: a worst case
+    given = cost_of(MATRIX, "A.elements[row * A.width]", block=(32, 1, 1), params={"A.width": 1})
+    assert given.exact and given.per_request == 4
+
+
+def test_a_copy_of_a_struct_parameter_keeps_its_other_fields_and_takes_what_is_assigned():
+    cost = cost_of(MATRIX, "C.elements[row * C.width]", block=(32, 1, 1))
+    assert cost.space == "global" and cost.exact and cost.per_request == 4  # C.width = 1: consecutive floats
+
+
+def test_joining_two_different_struct_parameters_knows_only_their_assigned_fields():
+    cost = cost_of(MATRIX, "D.elements[row]", block=(32, 1, 1))
+    assert cost.space != "global"  # neither A's nor B's elements: where it points is not known

@@ -1,7 +1,8 @@
 """Specification of analyzer.analysis.symbolic: canonical integer expressions for lane addresses.
 
-Index arithmetic is assumed non-negative (docs/CONTRACTS.md); folding two constants uses C
-semantics (truncation toward zero, the sign of % follows the dividend).
+Index arithmetic is assumed non-negative (docs/ARCHITECTURE.md, "Contracts between stages");
+folding two constants uses C semantics (truncation toward zero, the sign of % follows the
+dividend).
 """
 
 from __future__ import annotations
@@ -346,6 +347,22 @@ def test_subs_accepts_expressions():
     assert (tx * 4).subs({"threadIdx.x": ty + 1}) == 4 * ty + 4
     assert (tx * ty).subs({"threadIdx.x": ty, "threadIdx.y": tx}) == tx * ty
     assert (tx // 16).subs({"threadIdx.x": 16 * bx + ty}) == bx + ty // 16
+
+
+def test_every_opaque_operation_is_rebuilt_by_a_substitution():
+    # each module of the package registers the constructors of its terms (expressions.REBUILD);
+    # one it forgot would fail here, at `subs`
+    a, b, c = sym("a"), sym("b"), sym("c")
+    made = {
+        "/": a // b, "%": a % b, "<<": a << b, ">>": a >> b, "&": a & b, "|": a | b, "^": a ^ b,
+        "min": minimum(a, b), "max": maximum(a, b), "select": select(c, a, b),
+        "<": compare("<", a, b), "<=": compare("<=", a, b), "==": compare("==", a, b),
+        "!=": compare("!=", a, b), "&&": logical_and(a, b), "||": logical_or(a, b),
+    }
+    env = {"a": 13, "b": 3, "c": 0}
+    for op, e in made.items():
+        assert e.subs(env) == e.evaluate(env), op
+        assert e.subs({"a": 6}).evaluate(env | {"a": 6}) == e.evaluate(env | {"a": 6}), op
 
 
 def test_subs_with_unrelated_names_returns_the_same_object():

@@ -13,6 +13,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import ClassVar
 
+from analyzer.ir import builtins
+from analyzer.ir.builtins import BuiltinKind
 from analyzer.ir.nodes import AccessOp, Space
 from analyzer.records import record
 
@@ -205,9 +207,10 @@ def words(a: Assumption) -> str:
 def _depends_on_words(unknowns: tuple[str, ...]) -> str:
     """`the cost depends on n (not known) and on the block (blockIdx.x): worst case over ...`."""
     tried = "values 1..64" if len(unknowns) == 1 else "sampled values from 1 to 64 of each"
-    params = [d for d in unknowns if not d.startswith(("blockIdx.", "gridDim.", "blockDim."))]
-    indices = [d for d in unknowns if d.startswith("blockIdx.")]
-    sizes = [d for d in unknowns if d.startswith(("gridDim.", "blockDim."))]
+    kinds = {d: _variable_kind(d) for d in unknowns}
+    indices = [d for d in unknowns if kinds[d] is BuiltinKind.BLOCK_INDEX]
+    sizes = [d for d in unknowns if kinds[d] in _LAUNCH_SIZES]
+    params = [d for d in unknowns if d not in indices and d not in sizes]
     what = []
     if params:
         what.append(f"{', '.join(params)} (not known)")
@@ -222,3 +225,12 @@ def _depends_on_words(unknowns: tuple[str, ...]) -> str:
         how.append("--grid/--block")
     hint = f" (pass {' and '.join(how)})" if how else ""
     return f"the cost depends on {' and on '.join(what)}: worst case over {tried}{hint}"
+
+
+_LAUNCH_SIZES = (BuiltinKind.GRID_SIZE, BuiltinKind.BLOCK_SIZE)
+
+
+def _variable_kind(name: str) -> BuiltinKind | None:
+    """What built-in variable a symbol is (`blockIdx.x`), None for a parameter (`n`, `A.width`)."""
+    spec = builtins.variable(name)
+    return spec.kind if spec is not None else None

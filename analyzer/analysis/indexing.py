@@ -9,11 +9,13 @@ field an access reads (`element_field`). Everything here reads IR only; nothing 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
+from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.ir.builtins import BuiltinKind
+from analyzer.ir.visit import NODE_CLASSES, Visitor
 from analyzer.records import record
 
 __all__ = [
@@ -31,20 +33,36 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- thread indices
-def _statement_exprs(s: N.Stmt) -> Iterator[N.Expr]:
-    if isinstance(s, N.Assign):
-        yield s.value
-    elif isinstance(s, N.Store):
-        yield s.access.address
-        yield s.value
-    elif isinstance(s, N.Eval):
-        yield s.expr
-    elif isinstance(s, N.If):
-        yield s.cond
-    elif isinstance(s, N.Loop) and s.cond is not None:
-        yield s.cond
-    elif isinstance(s, N.Return) and s.value is not None:
-        yield s.value
+class _StatementExpressions(Visitor):
+    """The expressions a statement evaluates itself, not those of the statements inside it."""
+
+    unvisited = frozenset(c for c in NODE_CLASSES.values() if issubclass(c, N.Expr))  # statements only
+
+    def visit_Assign(self, s: N.Assign) -> tuple[N.Expr, ...]:
+        return (s.value,)
+
+    def visit_Store(self, s: N.Store) -> tuple[N.Expr, ...]:
+        return (s.access.address, s.value)
+
+    def visit_Eval(self, s: N.Eval) -> tuple[N.Expr, ...]:
+        return (s.expr,)
+
+    def visit_If(self, s: N.If) -> tuple[N.Expr, ...]:
+        return (s.cond,)
+
+    def visit_Loop(self, s: N.Loop) -> tuple[N.Expr, ...]:
+        return (s.cond,) if s.cond is not None else ()
+
+    def visit_Return(self, s: N.Return) -> tuple[N.Expr, ...]:
+        return (s.value,) if s.value is not None else ()
+
+    def visit_Break(self, s: N.Stmt) -> tuple[N.Expr, ...]:
+        return ()  # the others evaluate nothing of their own (a launch: of the grid it starts)
+
+    visit_Continue = visit_Sync = visit_Skipped = visit_LaunchStmt = visit_Break
+
+
+_STATEMENT_EXPRESSIONS = _StatementExpressions()
 
 
 class ThreadIndexUse:
@@ -136,7 +154,7 @@ class ThreadIndexUse:
         if self._kernel_builtins is None:
             found: set[str] = set()
             for s in N.walk_statements(self.fn.body):
-                for e in _statement_exprs(s):
+                for e in _STATEMENT_EXPRESSIONS.visit(s):
                     found |= _direct_builtins(e)
             for acc in self.fn.accesses:
                 found |= _direct_builtins(acc.address)
@@ -191,13 +209,17 @@ def index_of(access: N.Access) -> N.Expr | None:
     return None
 
 
-def _const(e: N.Expr) -> int | None:
+def _const(e: N.Expr, warp_size: int | None = None) -> int | None:
+    """The integer an IR expression is as written: a literal, a constant variable, and with
+    `warp_size` given the built-in `warpSize`."""
     if isinstance(e, N.Const) and isinstance(e.value, int) and not isinstance(e.value, bool):
         return e.value
     if isinstance(e, N.VarRef) and e.var.const_value is not None:
         return e.var.const_value
     if isinstance(e, N.Cast):
-        return _const(e.operand)
+        return _const(e.operand, warp_size)
+    if isinstance(e, N.Builtin) and builtins.BUILTINS[e.name].kind is BuiltinKind.WARP_SIZE:
+        return warp_size
     return None
 
 
@@ -209,8 +231,9 @@ def _terms(e: N.Expr) -> list[N.Expr]:
     return [e]
 
 
-def row_stride(access: N.Access, uses: ThreadIndexUse) -> int | None:
-    """C in a 1-D index `s[r * C + c]` (or `(r << k) + c`) where `c` varies with the thread.
+def row_stride(access: N.Access, uses: ThreadIndexUse, warp_size: int) -> int | None:
+    """C in a 1-D index `s[r * C + c]` (or `(r << k) + c`) where `c` varies with the thread;
+    `warp_size` is the architecture's, for `s[r * warpSize + c]`.
 
     None when the index has no such shape: `s[4 * tid]` has a stride but no rows.
     """
@@ -225,9 +248,10 @@ def row_stride(access: N.Access, uses: ThreadIndexUse) -> int | None:
     for t in terms:
         c = None
         if isinstance(t, N.Binary) and t.op == "*":
-            c = _const(t.right) if _const(t.right) is not None else _const(t.left)
+            c = _const(t.right, warp_size)
+            c = c if c is not None else _const(t.left, warp_size)
         elif isinstance(t, N.Binary) and t.op == "<<":
-            k = _const(t.right)
+            k = _const(t.right, warp_size)
             c = 1 << k if k is not None and 0 <= k < 31 else None
         if c is not None and c >= 2 and stride is None:
             stride = c
@@ -235,7 +259,7 @@ def row_stride(access: N.Access, uses: ThreadIndexUse) -> int | None:
             others.append(t)
     if stride is None:
         return None
-    if not any(any(b.startswith("threadIdx.") for b in uses.builtins(t)) for t in others):
+    if not any(any(_is_thread_index(b) for b in uses.builtins(t)) for t in others):
         return None
     return stride
 
@@ -259,7 +283,11 @@ def row_index_varies(access: N.Access, uses: ThreadIndexUse) -> bool:
     if not (isinstance(off, N.Binary) and off.op == "*"):
         return True
     row = off.left if isinstance(off.right, N.Const) else off.right
-    return any(b.startswith("threadIdx.") or b == "laneid" for b in uses.builtins(row))
+    return any(builtins.BUILTINS[b].lane_varying for b in uses.builtins(row))
+
+
+def _is_thread_index(name: str) -> bool:
+    return builtins.BUILTINS[name].kind is BuiltinKind.THREAD_INDEX
 
 
 # ----------------------------------------------------------------------------- struct fields

@@ -24,13 +24,18 @@ from analyzer.analysis.values import (
     LoopKind,
     Occurrence,
     Ptr,
+    StructParam,
     Value,
     lane_varying,
+    struct_fields,
 )
 from analyzer.arch import Architecture
+from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
-from analyzer.ir.nodes import AccessOp, Space
+from analyzer.ir.builtins import BuiltinKind
+from analyzer.ir.nodes import AccessOp, OpaqueKind, Space
+from analyzer.ir.visit import Visitor
 from analyzer.records import record
 
 __all__ = ["Ctx", "Flow", "Interpreter"]
@@ -78,9 +83,10 @@ def _is_int_type(t: T.CType) -> bool:
     return isinstance(t, T.ScalarType) and not t.is_float
 
 
-class Interpreter:
+class Interpreter(Visitor):
     """Runs a kernel's IR once, symbolically (see the module docstring): `occurrences` holds
-    every access reached, `notes` the limits the run hit (calls not followed)."""
+    every access reached, `notes` the limits the run hit (calls not followed). One
+    `visit_<NodeClass>` per IR node: expressions give a `Value`, statements a `Flow`."""
 
     def __init__(self, module: N.Module, launch: LaunchConfig, params: dict[str, int], arch: Architecture) -> None:
         self.module = module
@@ -105,7 +111,7 @@ class Interpreter:
             space = Space.GLOBAL if kernel_param else Space.UNKNOWN
             return Ptr(f"param:{var.name}", space, S.const(0), self.arch.global_pointer_alignment)
         if isinstance(t, T.StructType) and not t.is_vector:
-            return {"__param__": var.name, "__kernel__": kernel_param}
+            return StructParam(var.name, kernel_param)
         if var.name in self.params:
             return S.const(self.params[var.name])
         if _is_int_type(t):
@@ -113,26 +119,28 @@ class Interpreter:
         return S.unknown(var.name, Origin.PARAMETER)
 
     def builtin(self, name: str) -> S.Expr:
-        kind, axis = name.split(".")
-        i = "xyz".index(axis)
-        if kind == "blockDim" and self.launch.block is not None:
-            return S.const(self.launch.block[i])
-        if kind == "gridDim" and self.launch.grid is not None:
-            return S.const(self.launch.grid[i])
+        """A built-in variable's value: the launch's block and grid sizes where known, the
+        architecture's warp size, else its symbol (`threadIdx.x`, `blockIdx.y`)."""
+        spec = builtins.BUILTINS[name]
+        kind, axis = spec.kind, spec.axis
+        if kind is BuiltinKind.BLOCK_SIZE and self.launch.block is not None:
+            return S.const(self.launch.block[axis])
+        if kind is BuiltinKind.GRID_SIZE and self.launch.grid is not None:
+            return S.const(self.launch.grid[axis])
+        if kind is BuiltinKind.WARP_SIZE:
+            return S.const(self.arch.warp_size)
         return S.sym(name)
 
     def eval(self, e: N.Expr, env: dict[int, Value], ctx: Ctx) -> Value:
-        method = _EVAL.get(type(e))
-        if method is None:
-            return S.unknown(type(e).__name__, Origin.UNMODELLED)
-        return method(self, e, env, ctx)
+        """The value of `e` (its `visit_<class>`), recording the accesses it makes."""
+        return self.visits[e.__class__](self, e, env, ctx)
 
-    def eval_const(self, e: N.Const, env: dict[int, Value], ctx: Ctx) -> Value:
+    def visit_Const(self, e: N.Const, env: dict[int, Value], ctx: Ctx) -> Value:
         if isinstance(e.value, float) or (isinstance(e.type, T.ScalarType) and e.type.is_float):
             return S.unknown("float", Origin.FLOAT)
         return S.const(int(e.value))
 
-    def eval_var(self, e: N.VarRef, env: dict[int, Value], ctx: Ctx) -> Value:
+    def visit_VarRef(self, e: N.VarRef, env: dict[int, Value], ctx: Ctx) -> Value:
         var = e.var
         if var.uid in env:
             return env[var.uid]
@@ -146,15 +154,15 @@ class Interpreter:
             return S.const(var.const_value)
         return S.unknown(f"uninitialised {var.name}", Origin.UNINITIALISED)
 
-    def eval_builtin(self, e: N.Builtin, env: dict[int, Value], ctx: Ctx) -> Value:
+    def visit_Builtin(self, e: N.Builtin, env: dict[int, Value], ctx: Ctx) -> Value:
         return self.builtin(e.name)
 
-    def eval_binary(self, e: N.Binary, env: dict[int, Value], ctx: Ctx) -> Value:
+    def visit_Binary(self, e: N.Binary, env: dict[int, Value], ctx: Ctx) -> Value:
         a = self.eval(e.left, env, ctx)
         b = self.eval(e.right, env, ctx)
         return self.binary(e.op, a, b, e)
 
-    def eval_unary(self, e: N.Unary, env: dict[int, Value], ctx: Ctx) -> Value:
+    def visit_Unary(self, e: N.Unary, env: dict[int, Value], ctx: Ctx) -> Value:
         a = self.eval(e.operand, env, ctx)
         if not isinstance(a, S.Expr):
             return S.unknown("pointer op", Origin.UNMODELLED)
@@ -166,7 +174,7 @@ class Interpreter:
             return S.logical_not(a)
         return S.unknown(e.op, Origin.UNMODELLED)
 
-    def eval_select(self, e: N.Select, env: dict[int, Value], ctx: Ctx) -> Value:
+    def visit_Select(self, e: N.Select, env: dict[int, Value], ctx: Ctx) -> Value:
         # each side runs only in the lanes that choose it: a load in `c ? a[i] : 0` is
         # made by the lanes where c holds
         c = self.eval(e.cond, env, ctx)
@@ -175,14 +183,14 @@ class Interpreter:
         b = self.eval(e.otherwise, env, ctx.child(S.logical_and(ctx.mask, S.logical_not(cond))))
         return self.join(c, a, b)
 
-    def eval_ptr_add(self, e: N.PtrAdd, env: dict[int, Value], ctx: Ctx) -> Value:
+    def visit_PtrAdd(self, e: N.PtrAdd, env: dict[int, Value], ctx: Ctx) -> Value:
         base = self.eval(e.base, env, ctx)
         off = self.eval(e.offset, env, ctx)
         if isinstance(base, Ptr) and isinstance(off, S.Expr):
             return Ptr(base.region, base.space, base.offset + off, base.align)
         return None
 
-    def eval_cast(self, e: N.Cast, env: dict[int, Value], ctx: Ctx) -> Value:
+    def visit_Cast(self, e: N.Cast, env: dict[int, Value], ctx: Ctx) -> Value:
         v = self.eval(e.operand, env, ctx)
         if isinstance(e.type, T.ScalarType):
             if e.type.is_float:
@@ -191,50 +199,57 @@ class Interpreter:
                 return S.unknown("float to int", Origin.FLOAT)
         return v
 
-    def eval_load(self, e: N.Load, env: dict[int, Value], ctx: Ctx) -> Value:
+    def visit_Load(self, e: N.Load, env: dict[int, Value], ctx: Ctx) -> Value:
         self.record(e.access, env, ctx)
         if isinstance(e.type, T.PointerType):
             return None
         return self.loaded_value(e.access, env, ctx)
 
-    def eval_call(self, e: N.Call, env: dict[int, Value], ctx: Ctx) -> Value:
+    def visit_Call(self, e: N.Call, env: dict[int, Value], ctx: Ctx) -> Value:
         if e.atomic is not None:
             for a in e.args:
                 self.eval(a, env, ctx)
             self.record(e.atomic, env, ctx)
             return S.unknown(f"result of {e.name}", Origin.LOADED)
         args = [self.eval(a, env, ctx) for a in e.args]
-        if e.name in ("min", "max") and len(args) == 2 and all(isinstance(a, S.Expr) for a in args):
-            return S.minimum(*args) if e.name == "min" else S.maximum(*args)
+        spec = builtins.lookup(e.name)
+        if (spec is not None and spec.kind is BuiltinKind.MIN_MAX and len(args) == 2
+                and all(isinstance(a, S.Expr) for a in args)):
+            return _MIN_MAX[spec.operation](*args)
         fn = self.module.functions.get(e.name)
         if fn is not None:
             return self.inline(fn, args, ctx)
         return S.unknown(f"call {e.name}", Origin.CALL_RESULT)
 
-    def eval_field(self, e: N.FieldRef, env: dict[int, Value], ctx: Ctx) -> Value:
+    def visit_FieldRef(self, e: N.FieldRef, env: dict[int, Value], ctx: Ctx) -> Value:
         base = self.eval(e.base, env, ctx)
-        if isinstance(base, dict):
-            if e.name in base:
-                return base[e.name]
-            if "__param__" in base:  # a field of a struct parameter: named `A.width`
-                name = f"{base['__param__']}.{e.name}"
-                if isinstance(e.type, T.PointerType):
-                    space = Space.GLOBAL if base.get("__kernel__") else Space.UNKNOWN
-                    return Ptr(f"field:{name}", space, S.const(0), self.arch.global_pointer_alignment)
-                if name in self.params:
-                    return S.const(self.params[name])
-                return S.sym(name) if _is_int_type(e.type) else S.unknown(name, Origin.PARAMETER)
+        if isinstance(base, StructParam):
+            return base.fields[e.name] if e.name in base.fields else self.param_field(base, e)
+        if isinstance(base, dict) and e.name in base:
+            return base[e.name]
         return S.unknown(e.name, Origin.UNMODELLED)
 
-    def eval_struct(self, e: N.StructValue, env: dict[int, Value], ctx: Ctx) -> Value:
+    def param_field(self, param: StructParam, e: N.FieldRef) -> Value:
+        """A field of a struct parameter the code did not assign: named `A.width`, its value
+        given (`--param A.width=64`) or a symbol; a pointer field points to global memory
+        when the struct is a parameter of the kernel itself."""
+        name = f"{param.name}.{e.name}"
+        if isinstance(e.type, T.PointerType):
+            space = Space.GLOBAL if param.kernel else Space.UNKNOWN
+            return Ptr(f"field:{name}", space, S.const(0), self.arch.global_pointer_alignment)
+        if name in self.params:
+            return S.const(self.params[name])
+        return S.sym(name) if _is_int_type(e.type) else S.unknown(name, Origin.PARAMETER)
+
+    def visit_StructValue(self, e: N.StructValue, env: dict[int, Value], ctx: Ctx) -> Value:
         return {k: self.eval(v, env, ctx) for k, v in e.fields.items()}
 
-    def eval_opaque(self, e: N.Opaque, env: dict[int, Value], ctx: Ctx) -> Value:
+    def visit_Opaque(self, e: N.Opaque, env: dict[int, Value], ctx: Ctx) -> Value:
         for op in e.operands:
             self.eval(op, env, ctx)
         self.held.clear()  # a barrier, or a call warplint does not follow
         # `tile.thread_rank()`, `g.meta_group_rank()`: may differ between lanes
-        return S.unknown(e.reason, Origin.UNMODELLED, lane_varying=e.reason.startswith("method call"))
+        return S.unknown(e.reason, Origin.UNMODELLED, lane_varying=e.kind is OpaqueKind.METHOD_CALL)
 
     def binary(self, op: str, a: Value, b: Value, e: N.Binary) -> Value:
         if not isinstance(a, S.Expr) or not isinstance(b, S.Expr):
@@ -258,9 +273,15 @@ class Interpreter:
             return S.select(c, a, b)
         if isinstance(a, Ptr) and isinstance(b, Ptr) and a.region == b.region and isinstance(c, S.Expr):
             return Ptr(a.region, a.space, S.select(c, a.offset, b.offset), min(a.align, b.align))
-        if isinstance(a, dict) and isinstance(b, dict):
-            return {k: self.join(c, a.get(k), b.get(k)) for k in set(a) | set(b)}
+        if isinstance(a, StructParam) and isinstance(b, StructParam) and (a.name, a.kernel) == (b.name, b.kernel):
+            return StructParam(a.name, a.kernel, self.join_fields(c, a.fields, b.fields))
+        if isinstance(a, (dict, StructParam)) and isinstance(b, (dict, StructParam)):
+            # two different structs: what either assigned is known, the rest is not
+            return self.join_fields(c, struct_fields(a), struct_fields(b))
         return None if isinstance(a, Ptr) or isinstance(b, Ptr) else S.unknown("join", Origin.JOIN)
+
+    def join_fields(self, c: Value, a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
+        return {k: self.join(c, a.get(k), b.get(k)) for k in set(a) | set(b)}
 
     # ------------------------------------------------------------------ accesses
     def loaded_value(self, access: N.Access, env: dict[int, Value], ctx: Ctx) -> S.Expr:
@@ -365,36 +386,26 @@ class Interpreter:
     def stmt(self, s: N.Stmt, env: dict[int, Value], ctx: Ctx) -> Flow:
         if ctx.via is not None:
             self.work += 1
-        method = _EXEC.get(type(s))
-        return method(self, s, env, ctx) if method is not None else Flow()
+        return self.visits[s.__class__](self, s, env, ctx)
 
-    def exec_assign(self, s: N.Assign, env: dict[int, Value], ctx: Ctx) -> Flow:
+    def visit_Assign(self, s: N.Assign, env: dict[int, Value], ctx: Ctx) -> Flow:
         value = self.eval(s.value, env, ctx)
         if not s.field:
             env[s.var.uid] = value
             return Flow()
-        current = env.get(s.var.uid)
-        current = dict(current) if isinstance(current, dict) else {}
-        target = current
-        for name in s.field[:-1]:
-            nxt = target.get(name)
-            nxt = dict(nxt) if isinstance(nxt, dict) else {}
-            target[name] = nxt
-            target = nxt
-        target[s.field[-1]] = value
-        env[s.var.uid] = current
+        env[s.var.uid] = _with_field(env.get(s.var.uid), s.field, value)
         return Flow()
 
-    def exec_store(self, s: N.Store, env: dict[int, Value], ctx: Ctx) -> Flow:
+    def visit_Store(self, s: N.Store, env: dict[int, Value], ctx: Ctx) -> Flow:
         self.eval(s.value, env, ctx)
         self.record(s.access, env, ctx)
         return Flow()
 
-    def exec_eval(self, s: N.Eval, env: dict[int, Value], ctx: Ctx) -> Flow:
+    def visit_Eval(self, s: N.Eval, env: dict[int, Value], ctx: Ctx) -> Flow:
         self.eval(s.expr, env, ctx)
         return Flow()
 
-    def exec_loop(self, s: N.Loop, env: dict[int, Value], ctx: Ctx) -> Flow:
+    def visit_Loop(self, s: N.Loop, env: dict[int, Value], ctx: Ctx) -> Flow:
         self.held.clear()  # each iteration loads again (the body is interpreted once for all)
         try:
             if not self.unrolled(s, env, ctx):
@@ -403,24 +414,29 @@ class Interpreter:
             self.held.clear()
         return Flow()
 
-    def exec_return(self, s: N.Return, env: dict[int, Value], ctx: Ctx) -> Flow:
+    def visit_Return(self, s: N.Return, env: dict[int, Value], ctx: Ctx) -> Flow:
         value = self.eval(s.value, env, ctx) if s.value is not None else None
         return Flow(returned=S.const(1), value=value)
 
-    def exec_break(self, s: N.Stmt, env: dict[int, Value], ctx: Ctx) -> Flow:
+    def visit_Break(self, s: N.Stmt, env: dict[int, Value], ctx: Ctx) -> Flow:
         return Flow(broke=True)  # `break` and `continue` alike end the body interpreted once
 
-    def exec_skipped(self, s: N.Skipped, env: dict[int, Value], ctx: Ctx) -> Flow:
+    visit_Continue = visit_Break
+
+    def visit_LaunchStmt(self, s: N.LaunchStmt, env: dict[int, Value], ctx: Ctx) -> Flow:
+        return Flow()  # a launch from device code starts another grid: this thread touches nothing
+
+    def visit_Skipped(self, s: N.Skipped, env: dict[int, Value], ctx: Ctx) -> Flow:
         for v in s.writes:
             env[v.uid] = S.unknown(f"{v.name} (written by a skipped statement)", Origin.SKIPPED)
         self.held.clear()
         return Flow()
 
-    def exec_sync(self, s: N.Sync, env: dict[int, Value], ctx: Ctx) -> Flow:
+    def visit_Sync(self, s: N.Sync, env: dict[int, Value], ctx: Ctx) -> Flow:
         self.held.clear()  # other threads' stores become visible
         return Flow()
 
-    def exec_if(self, s: N.If, env: dict[int, Value], ctx: Ctx) -> Flow:
+    def visit_If(self, s: N.If, env: dict[int, Value], ctx: Ctx) -> Flow:
         c = self.eval(s.cond, env, ctx)
         if not isinstance(c, S.Expr):
             c = S.unknown("condition", Origin.UNMODELLED)
@@ -550,35 +566,6 @@ class Interpreter:
         return LoopCtx(uid, counter, cond, kind, init_value, mop, mstep)
 
 
-_EVAL: dict[type, Callable[..., Value]] = {
-    N.Const: Interpreter.eval_const,
-    N.VarRef: Interpreter.eval_var,
-    N.Builtin: Interpreter.eval_builtin,
-    N.Binary: Interpreter.eval_binary,
-    N.Unary: Interpreter.eval_unary,
-    N.Select: Interpreter.eval_select,
-    N.PtrAdd: Interpreter.eval_ptr_add,
-    N.Cast: Interpreter.eval_cast,
-    N.Load: Interpreter.eval_load,
-    N.Call: Interpreter.eval_call,
-    N.FieldRef: Interpreter.eval_field,
-    N.StructValue: Interpreter.eval_struct,
-    N.Opaque: Interpreter.eval_opaque,
-}
-
-_EXEC: dict[type, Callable[..., Flow]] = {
-    N.Assign: Interpreter.exec_assign,
-    N.Store: Interpreter.exec_store,
-    N.Eval: Interpreter.exec_eval,
-    N.If: Interpreter.exec_if,
-    N.Loop: Interpreter.exec_loop,
-    N.Return: Interpreter.exec_return,
-    N.Break: Interpreter.exec_break,
-    N.Continue: Interpreter.exec_break,
-    N.Skipped: Interpreter.exec_skipped,
-    N.Sync: Interpreter.exec_sync,
-}
-
 _BINARY: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {
     "+": lambda a, b: a + b,
     "-": lambda a, b: a - b,
@@ -596,6 +583,9 @@ _BINARY: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {
 }
 
 
+_MIN_MAX: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {"min": S.minimum, "max": S.maximum}
+
+
 def _joined_flow(c: S.Expr, f1: Flow, f2: Flow) -> Flow:
     """How an if/else with condition `c` ended, from how its branches did."""
     flow = Flow()
@@ -607,6 +597,16 @@ def _joined_flow(c: S.Expr, f1: Flow, f2: Flow) -> Flow:
         flow.returned = r1 if r1 is not None else r2
     flow.value = f1.value if f1.value is not None else f2.value
     return flow
+
+
+def _with_field(struct: Value, path: tuple[str, ...], value: Value) -> Value:
+    """A copy of the struct value `struct` (fields, a struct parameter, or nothing known yet)
+    whose field at `path` (`("a", "b")` for `s.a.b`) is `value`."""
+    if isinstance(struct, StructParam):
+        return StructParam(struct.name, struct.kernel, _with_field(struct.fields, path, value))
+    fields = dict(struct) if isinstance(struct, dict) else {}
+    fields[path[0]] = value if len(path) == 1 else _with_field(fields.get(path[0]), path[1:], value)
+    return fields
 
 
 def _disjoint(key: HeldKey, ptr: Ptr, size: int) -> bool:

@@ -12,9 +12,13 @@ import math
 from typing import Any
 
 from analyzer.analysis.results import LaunchConfig
+from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.ir.builtins import BuiltinKind
 from analyzer.ir.lower_scopes import fold_binary
+from analyzer.ir.nodes import OpaqueKind
+from analyzer.ir.visit import Visitor
 
 DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 4)}
 MAX_HOST_LOOP = 0  # loops in host code are not iterated: what they assign becomes unknown
@@ -38,7 +42,7 @@ def _dims(v: Value) -> tuple[int, int, int] | None:
 MAX_HOST_CALL_DEPTH = 8  # host functions calling host functions are followed this deep
 
 
-class HostInterpreter:
+class HostInterpreter(Visitor):
     """Evaluates host code just enough to know launch configurations and scalar arguments.
 
     A call to another host function of the file (`MatmulCoreV2(a, b, out, M, N, P)` from
@@ -56,48 +60,60 @@ class HostInterpreter:
             self.stmt(s)
 
     def stmt(self, s: N.Stmt) -> None:
-        if isinstance(s, N.Assign):
-            value = self.expr(s.value)
-            if s.field:
-                current = self.env.get(s.var.uid)
-                if not isinstance(current, dict):
-                    current = {}
-                current = dict(current)
-                current[s.field[0]] = value
-                self.env[s.var.uid] = current
-            else:
-                self.env[s.var.uid] = value
-        elif isinstance(s, N.LaunchStmt):
-            grid = self.expr(s.config[0]) if len(s.config) > 0 else None
-            block = self.expr(s.config[1]) if len(s.config) > 1 else None
-            args = tuple(self.expr(a) for a in s.args)
-            self.launches.append((s, grid, block, args))
-        elif isinstance(s, N.If):
-            cond = self.expr(s.cond)
-            if cond is not None and not isinstance(cond, dict):
-                self.run(s.then if cond else s.otherwise)
-            else:
-                before = dict(self.env)
-                self.run(s.then)
-                self.run(s.otherwise)
-                for uid in set(self.env) | set(before):
-                    if self.env.get(uid) != before.get(uid):
-                        self.env[uid] = None
-        elif isinstance(s, N.Loop):
-            self.run(s.init)
-            for st in s.body + s.step:
-                self._forget_writes(st)
-            # launches inside host loops are still collected, with what is known
-            saved = dict(self.env)
-            self.run(s.body)
-            self.env = saved
-            for st in s.body + s.step:
-                self._forget_writes(st)
-        elif isinstance(s, N.Skipped):
-            for v in s.writes:
-                self.env[v.uid] = None
-        elif isinstance(s, N.Eval):
-            self.expr(s.expr)
+        self.visits[s.__class__](self, s)
+
+    def visit_Assign(self, s: N.Assign) -> None:
+        value = self.expr(s.value)
+        if s.field:
+            current = self.env.get(s.var.uid)
+            if not isinstance(current, dict):
+                current = {}
+            current = dict(current)
+            current[s.field[0]] = value
+            self.env[s.var.uid] = current
+        else:
+            self.env[s.var.uid] = value
+
+    def visit_LaunchStmt(self, s: N.LaunchStmt) -> None:
+        grid = self.expr(s.config[0]) if len(s.config) > 0 else None
+        block = self.expr(s.config[1]) if len(s.config) > 1 else None
+        args = tuple(self.expr(a) for a in s.args)
+        self.launches.append((s, grid, block, args))
+
+    def visit_If(self, s: N.If) -> None:
+        cond = self.expr(s.cond)
+        if cond is not None and not isinstance(cond, dict):
+            self.run(s.then if cond else s.otherwise)
+        else:
+            before = dict(self.env)
+            self.run(s.then)
+            self.run(s.otherwise)
+            for uid in set(self.env) | set(before):
+                if self.env.get(uid) != before.get(uid):
+                    self.env[uid] = None
+
+    def visit_Loop(self, s: N.Loop) -> None:
+        self.run(s.init)
+        for st in s.body + s.step:
+            self._forget_writes(st)
+        # launches inside host loops are still collected, with what is known
+        saved = dict(self.env)
+        self.run(s.body)
+        self.env = saved
+        for st in s.body + s.step:
+            self._forget_writes(st)
+
+    def visit_Skipped(self, s: N.Skipped) -> None:
+        for v in s.writes:
+            self.env[v.uid] = None
+
+    def visit_Eval(self, s: N.Eval) -> None:
+        self.expr(s.expr)
+
+    def visit_Store(self, s: N.Stmt) -> None:
+        pass  # host code's stores, returns, jumps and barriers launch nothing
+
+    visit_Return = visit_Break = visit_Continue = visit_Sync = visit_Store
 
     def call(self, fn: N.Function, args: list[Value]) -> None:
         if self.depth >= MAX_HOST_CALL_DEPTH:
@@ -124,56 +140,81 @@ class HostInterpreter:
             return None
 
     def _expr(self, e: N.Expr) -> Value:
-        if isinstance(e, N.Const):
-            return e.value
-        if isinstance(e, N.VarRef):
-            if e.var.const_value is not None and e.var.uid not in self.env:
-                return e.var.const_value
-            return self.env.get(e.var.uid)
-        if isinstance(e, N.StructValue):
-            return {k: self.expr(v) for k, v in e.fields.items()}
-        if isinstance(e, N.FieldRef):
-            base = self.expr(e.base)
-            return base.get(e.name) if isinstance(base, dict) else None
-        if isinstance(e, N.Cast):
-            v = self.expr(e.operand)
-            if isinstance(e.type, T.ScalarType) and v is not None and not isinstance(v, dict):
-                return float(v) if e.type.is_float else int(v)
-            if isinstance(e.type, T.StructType) and e.type.name == "dim3" and isinstance(v, (int, float)):
-                return {"x": int(v), "y": 1, "z": 1}
-            return v
-        if isinstance(e, N.Binary):
-            a, b = self.expr(e.left), self.expr(e.right)
-            if a is None or b is None or isinstance(a, dict) or isinstance(b, dict):
-                return None
-            return fold_binary(e.op, a, b)
-        if isinstance(e, N.Unary):
-            a = self.expr(e.operand)
-            if a is None or isinstance(a, dict):
-                return None
-            return {"-": lambda: -a, "!": lambda: int(not a), "~": lambda: ~int(a)}[e.op]()
-        if isinstance(e, N.Select):
-            c = self.expr(e.cond)
-            if c is None or isinstance(c, dict):
-                return None
-            return self.expr(e.then if c else e.otherwise)
-        if isinstance(e, N.Call) and e.name in ("min", "max") and len(e.args) == 2:
+        return self.visits[e.__class__](self, e)
+
+    def visit_Const(self, e: N.Const) -> Value:
+        return e.value
+
+    def visit_VarRef(self, e: N.VarRef) -> Value:
+        if e.var.const_value is not None and e.var.uid not in self.env:
+            return e.var.const_value
+        return self.env.get(e.var.uid)
+
+    def visit_StructValue(self, e: N.StructValue) -> Value:
+        return {k: self.expr(v) for k, v in e.fields.items()}
+
+    def visit_FieldRef(self, e: N.FieldRef) -> Value:
+        base = self.expr(e.base)
+        return base.get(e.name) if isinstance(base, dict) else None
+
+    def visit_Cast(self, e: N.Cast) -> Value:
+        v = self.expr(e.operand)
+        if isinstance(e.type, T.ScalarType) and v is not None and not isinstance(v, dict):
+            return float(v) if e.type.is_float else int(v)
+        if isinstance(e.type, T.StructType) and e.type.name == "dim3" and isinstance(v, (int, float)):
+            return {"x": int(v), "y": 1, "z": 1}
+        return v
+
+    def visit_Binary(self, e: N.Binary) -> Value:
+        a, b = self.expr(e.left), self.expr(e.right)
+        if a is None or b is None or isinstance(a, dict) or isinstance(b, dict):
+            return None
+        return fold_binary(e.op, a, b)
+
+    def visit_Unary(self, e: N.Unary) -> Value:
+        a = self.expr(e.operand)
+        if a is None or isinstance(a, dict):
+            return None
+        return {"-": lambda: -a, "!": lambda: int(not a), "~": lambda: ~int(a)}[e.op]()
+
+    def visit_Select(self, e: N.Select) -> Value:
+        c = self.expr(e.cond)
+        if c is None or isinstance(c, dict):
+            return None
+        return self.expr(e.then if c else e.otherwise)
+
+    def visit_Call(self, e: N.Call) -> Value:
+        spec = builtins.lookup(e.name)
+        if spec is not None and spec.kind is BuiltinKind.MIN_MAX and len(e.args) == 2:
             a, b = self.expr(e.args[0]), self.expr(e.args[1])
             if a is None or b is None:
                 return None
-            return min(a, b) if e.name == "min" else max(a, b)
-        if isinstance(e, N.Opaque):
-            name = e.reason.removeprefix("call to ")
-            callee = self.functions.get(name) if e.reason.startswith("call to ") else None
-            if callee is not None:
-                self.call(callee, [self.expr(op) for op in e.operands])
-                return None
-            if name in ("ceil", "std::ceil", "ceilf", "floor", "std::floor", "floorf") and len(e.operands) == 1:
-                v = self.expr(e.operands[0])
-                if isinstance(v, (int, float)):
-                    return int(math.ceil(v) if "ceil" in name else math.floor(v))
-            return None
+            return min(a, b) if spec.operation == "min" else max(a, b)
         return None
+
+    def visit_Opaque(self, e: N.Opaque) -> Value:
+        if e.kind is not OpaqueKind.CALL or e.callee is None:
+            return None
+        callee = self.functions.get(e.callee)
+        if callee is not None:
+            self.call(callee, [self.expr(op) for op in e.operands])
+            return None
+        spec = builtins.math_function(e.callee)
+        rounding = _ROUNDING.get(spec.operation) if spec is not None else None
+        if rounding is not None and len(e.operands) == 1:
+            v = self.expr(e.operands[0])
+            if isinstance(v, (int, float)):
+                return int(rounding(v))
+        return None
+
+    def visit_Builtin(self, e: N.Expr) -> Value:
+        return None  # host code has no thread, no memory it reads, no pointer it follows
+
+    visit_Load = visit_PtrAdd = visit_Builtin
+
+
+#: The math functions host code rounds a grid size with (`ceil(n / 256.0)`), by operation.
+_ROUNDING = {"ceil": math.ceil, "floor": math.floor}
 
 
 def _base_name(name: str) -> str:
@@ -181,9 +222,9 @@ def _base_name(name: str) -> str:
 
 
 def _host_calls(stmts: list[N.Stmt]) -> set[str]:
-    """The names of the functions that host code calls (`call to NAME` opaque values)."""
-    return {x.reason.removeprefix("call to ") for x in N.walk_nodes(stmts)
-            if isinstance(x, N.Opaque) and x.reason.startswith("call to ")}
+    """The names of the functions that host code calls (the opaque calls it makes)."""
+    return {x.callee for x in N.walk_nodes(stmts)
+            if isinstance(x, N.Opaque) and x.kind is OpaqueKind.CALL and x.callee is not None}
 
 
 def uses_dimensions(kernel: N.Function, module: N.Module) -> int:
@@ -196,17 +237,15 @@ def uses_dimensions(kernel: N.Function, module: N.Module) -> int:
         if fn.name in seen:
             continue
         seen.add(fn.name)
-        for name in _builtins_in(fn.body):
-            if name in ("threadIdx.y", "blockDim.y"):
-                dims = max(dims, 2)
-            if name in ("threadIdx.z", "blockDim.z"):
-                dims = 3
+        for spec in _builtins_in(fn.body):
+            if spec.kind in (BuiltinKind.THREAD_INDEX, BuiltinKind.BLOCK_SIZE) and spec.axis:
+                dims = max(dims, spec.axis + 1)
         stack.extend(module.functions[c] for c in fn.calls if c in module.functions)
     return dims
 
 
-def _builtins_in(stmts: list[N.Stmt]) -> set[str]:
-    return {x.name for x in N.walk_nodes(stmts) if isinstance(x, N.Builtin)}
+def _builtins_in(stmts: list[N.Stmt]) -> set[builtins.BuiltinSpec]:
+    return {builtins.BUILTINS[x.name] for x in N.walk_nodes(stmts) if isinstance(x, N.Builtin)}
 
 
 def launch_configs(

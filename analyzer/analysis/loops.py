@@ -19,6 +19,7 @@ from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import MEMO_LIMIT
 from analyzer.analysis.values import LoopCtx, LoopKind, Value, lane_dependent
 from analyzer.arch import Architecture
+from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 
 __all__ = [
@@ -127,7 +128,7 @@ def lane_dependent_in_loop(stmts: list[N.Stmt], writes: dict[int, N.Variable], e
         while stack:
             x = stack.pop()
             if isinstance(x, N.Builtin):
-                if x.name.startswith("threadIdx") or x.name == "laneid":
+                if builtins.BUILTINS[x.name].lane_varying:  # threadIdx
                     return True
             elif isinstance(x, N.VarRef):
                 uid = x.var.uid
@@ -135,7 +136,7 @@ def lane_dependent_in_loop(stmts: list[N.Stmt], writes: dict[int, N.Variable], e
                     return True
             elif isinstance(x, N.Load):
                 stack.append(x.access.address)
-            elif isinstance(x, N.Call) and x.name.startswith(("__shfl", "atomic")):
+            elif isinstance(x, N.Call) and builtins.call_result_varies(x.name):  # an atomic's old value
                 return True
             stack.extend(N.sub_expressions(x))
         return False

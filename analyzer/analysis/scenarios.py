@@ -30,6 +30,8 @@ from analyzer.analysis.values import (
     LoopKind,
     is_loop_counter,
 )
+from analyzer.ir import builtins
+from analyzer.ir.builtins import BuiltinKind
 from analyzer.ir.nodes import Space
 from analyzer.records import record, replace
 
@@ -440,9 +442,10 @@ def _decide_mask(m: S.Expr | None, launch: LaunchConfig) -> S.Expr | None:
 
 def _decide_mask_at_corners(m: S.Expr, launch: LaunchConfig) -> S.Expr:
     names = [n for n in m.free_symbols if not is_loop_counter(n)]
-    if not names or any(not n.startswith("blockIdx.") for n in names) or launch.grid is None:
+    specs = [builtins.variable(n) for n in names]
+    if not names or any(s is None or s.kind is not BuiltinKind.BLOCK_INDEX for s in specs) or launch.grid is None:
         return m
-    axes = {n: launch.grid["xyz".index(n[-1])] - 1 for n in names}
+    axes = {s.name: launch.grid[s.axis] - 1 for s in specs}  # type: ignore[union-attr, index]
     values = set()
     for corner in itertools.product(*[(0, hi) for hi in axes.values()]):
         v = m.subs(dict(zip(axes, corner)))

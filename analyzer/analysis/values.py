@@ -2,7 +2,7 @@
 
 A value (`Value`) is an `S.Expr` over threadIdx/blockIdx/blockDim/gridDim, parameters and loop
 counters; a `Ptr` (a region and a byte offset into it); a struct held in registers (a dict of
-its fields' values); or None where nothing is known of a pointer. An `Occurrence` is one access
+its fields' values, or a `StructParam`); or None where nothing is known of a pointer. An `Occurrence` is one access
 reached by the interpreter, with its pointer, the condition under which a lane makes it and
 the loops around it; `costing.cost_occurrence` charges it. The PTX dataflow
 (`ptx.dataflow`) makes the same values and occurrences.
@@ -16,7 +16,7 @@ from typing import Any
 from analyzer.analysis import symbolic as S
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
-from analyzer.records import record
+from analyzer.records import field, record
 
 __all__ = [
     "THREAD_SYMBOLS",
@@ -24,17 +24,19 @@ __all__ = [
     "LoopKind",
     "Occurrence",
     "Ptr",
+    "StructParam",
     "Value",
     "is_loop_counter",
     "lane_dependent",
     "lane_varying",
+    "struct_fields",
 ]
 
 THREAD_SYMBOLS = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
 THREAD_SET = frozenset(THREAD_SYMBOLS)
 
-#: An interpreted value: `S.Expr`, `Ptr`, a struct's fields (`dict[str, Value]`; a struct
-#: parameter's dict also holds its name under "__param__") or None.
+#: An interpreted value: `S.Expr`, `Ptr`, a struct's fields (`dict[str, Value]`), a
+#: `StructParam`, or None.
 Value = Any
 
 
@@ -46,6 +48,22 @@ class Ptr:
     space: N.Space
     offset: S.Expr  # bytes from the region's start
     align: int  # alignment of the region's start
+
+
+@record(slots=False)
+class StructParam:
+    """A struct parameter held in registers (`Matrix A` passed by value), or a copy of one: the
+    fields the code assigned, and the parameter the others are read from (named after it,
+    `A.width`: a symbol, or the value `--param A.width=64` gives)."""
+
+    name: str  # the parameter's name
+    kernel: bool  # a parameter of the kernel itself: its pointer fields point to global memory
+    fields: dict[str, Value] = field(default_factory=dict)  # assigned by the code, by name
+
+
+def struct_fields(value: Value) -> dict[str, Value]:
+    """The fields known of a struct value: a dict's, or those a struct parameter was assigned."""
+    return value.fields if isinstance(value, StructParam) else value
 
 
 class LoopKind(StrEnum):
@@ -97,6 +115,6 @@ def lane_dependent(value: Value) -> bool:
     """Whether an interpreted value may differ between the lanes of a warp."""
     if isinstance(value, Ptr):
         value = value.offset
-    if isinstance(value, dict):
-        return any(lane_dependent(v) for v in value.values())
+    if isinstance(value, (dict, StructParam)):
+        return any(lane_dependent(v) for v in struct_fields(value).values())
     return isinstance(value, S.Expr) and (bool(value.free_symbols & THREAD_SET) or lane_varying(value))

@@ -15,21 +15,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from analyzer.diagnostics import Span
+from analyzer.ir import builtins
 from analyzer.ir import nodes as N
+from analyzer.ir.builtins import BuiltinKind, MemoryEffect
 from analyzer.ir import types as T
 from analyzer.ir.lower_expressions import ExpressionLowering
 from analyzer.ir.lower_scopes import LoweringError, Scope
+from analyzer.ir.nodes import OpaqueKind
 from analyzer.syntax import ast as A
 
-SYNC_CALLS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or", "sync", "cg::sync", "grid.sync"}
-ATOMICS = {
-    "atomicAdd", "atomicSub", "atomicExch", "atomicMin", "atomicMax", "atomicInc", "atomicDec",
-    "atomicCAS", "atomicAnd", "atomicOr", "atomicXor", "atomicAdd_block", "atomicAdd_system",
-}
-LOAD_INTRINSICS = {"__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"}
-MINMAX = {"min": "min", "max": "max", "umin": "min", "umax": "max", "llmin": "min", "llmax": "max",
-          "::min": "min", "::max": "max", "std::min": "min", "std::max": "max"}
-MULS = {"__mul24", "__umul24", "IMUL"}
 MAKE_VECTOR_PREFIX = "make_"
 
 
@@ -49,25 +43,18 @@ class CallLowering(ExpressionLowering):
             if isinstance(e.func, A.Member):
                 if e.func.name in _BLOCK_METHODS and not e.args and self.is_thread_block(e.func.base):
                     return _block_method(e.func.name, e.span)
-                return N.Opaque(f"method call .{e.func.name}()", T.UnknownType("?"), e.span)
-            return N.Opaque("indirect call", T.UnknownType("?"), e.span)
+                return N.Opaque(OpaqueKind.METHOD_CALL, f"method call .{e.func.name}()", T.UnknownType("?"), e.span)
+            return N.Opaque(OpaqueKind.INDIRECT_CALL, "indirect call", T.UnknownType("?"), e.span)
         short = name.rsplit("::", 1)[-1]
-        if short in ATOMICS and e.args:
-            addr, elem, array = self.address_target(e.args[0])
-            acc = self.make_access("atomic", addr, elem, e.span, array)
-            args = tuple(self.rvalue(a) for a in e.args[1:])
-            return N.Call(short, args, elem, e.span, acc)
-        if short in LOAD_INTRINSICS and e.args:
-            addr, elem, array = self.address_target(e.args[0])
-            acc = self.make_access("load", addr, elem, e.span, array)
-            return N.Load(acc, elem, e.span)
+        spec = builtins.lookup(name)
+        if spec is not None and spec.memory in _ACCESS_OF and e.args:
+            return self.builtin_access(spec, e)
         by_reference = self.reference_params(name)
         args = [self.argument(a, i in by_reference) for i, a in enumerate(e.args)]
-        if name in MINMAX or short in ("min", "max"):
-            op = MINMAX.get(name, short)
-            if len(args) == 2:
-                return N.Call(op, tuple(args), args[0].type, e.span)
-        if short in MULS and len(args) == 2:
+        kind = spec.kind if spec is not None else None
+        if kind is BuiltinKind.MIN_MAX and len(args) == 2:
+            return N.Call(spec.operation, tuple(args), args[0].type, e.span)  # type: ignore[union-attr]
+        if kind is BuiltinKind.MUL24 and len(args) == 2:
             return N.Binary("*", args[0], args[1], T.INT, e.span)
         if short.startswith(MAKE_VECTOR_PREFIX):
             vt = T.builtin_type(short[len(MAKE_VECTOR_PREFIX):])
@@ -76,8 +63,8 @@ class CallLowering(ExpressionLowering):
         vt = T.builtin_type(name)  # `dim3(4, 4)`, `float2(a, b)`: a vector built from its fields
         if isinstance(vt, T.StructType) and vt.is_vector and name not in self.types:
             return self.construct(vt, args, e.span)
-        if short in SYNC_CALLS:
-            return N.Opaque("barrier", T.INT, e.span)
+        if kind is BuiltinKind.BARRIER:
+            return N.Opaque(OpaqueKind.BARRIER, "barrier", T.INT, e.span)
         # a struct constructor / conversion (SharedMemory<T>())
         struct_name = name if name in self.struct_defs else short if short in self.struct_defs else None
         if struct_name is not None:
@@ -92,9 +79,18 @@ class CallLowering(ExpressionLowering):
             fn = self.functions.get(callee)
             rt = fn.returns if fn is not None else T.UnknownType("?")
             return N.Call(callee, tuple(args), rt, e.span)
-        if name in self.function_defs and self.host:
-            return N.Opaque(f"call to {name}", T.UnknownType("?"), e.span, tuple(args))
-        return N.Opaque(f"call to {name}", _known_return(short), e.span, tuple(args))
+        returns = T.UnknownType("?") if name in self.function_defs and self.host else _known_return(spec, short)
+        return N.Opaque(OpaqueKind.CALL, f"call to {name}", returns, e.span, tuple(args), callee=name)
+
+    def builtin_access(self, spec: builtins.BuiltinSpec, e: A.Call) -> N.Expr:
+        """An atomic (`atomicAdd(&a[i], v)`: a `Call` with the access it makes) or a load
+        intrinsic (`__ldg(&a[i])`: a `Load`) of what the first argument points to."""
+        addr, elem, array = self.address_target(e.args[0])
+        acc = self.make_access(_ACCESS_OF[spec.memory], addr, elem, e.span, array)
+        if spec.memory is MemoryEffect.UPDATES:
+            args = tuple(self.rvalue(a) for a in e.args[1:])
+            return N.Call(spec.name, args, elem, e.span, acc)
+        return N.Load(acc, elem, e.span)
 
     def argument(self, a: A.Expr, by_reference: bool) -> N.Expr:
         """An argument's value, or for a `T &` parameter the address of the caller's lvalue."""
@@ -176,15 +172,15 @@ def is_mutable_reference(param: Any, lowered: T.CType | None) -> bool:
     return "const" not in param.specs.qualifiers
 
 
-_FLOAT_FUNCS = {"sqrtf", "sqrt", "expf", "exp", "logf", "log", "sinf", "cosf", "powf", "pow", "fabsf",
-                "fabs", "rsqrtf", "__expf", "__logf", "__sinf", "__cosf", "__fdividef", "fmaf", "fminf",
-                "fmaxf", "floorf", "ceilf", "ceil", "floor", "tanhf", "erff"}
+def _known_return(spec: builtins.BuiltinSpec | None, name: str) -> T.CType:
+    """The type of what a call warplint does not follow returns: a math function's fixed type
+    (`float` for `sqrtf`), else the unknown type `name()`."""
+    fixed = builtins.fixed_type(spec) if spec is not None and spec.kind is BuiltinKind.MATH else None
+    return fixed if fixed is not None else T.UnknownType(f"{name}()")
 
 
-def _known_return(name: str) -> T.CType:
-    if name in _FLOAT_FUNCS:
-        return T.FLOAT
-    return T.UnknownType(f"{name}()")
+#: What access lowering makes of a builtin that reads or updates memory.
+_ACCESS_OF = {MemoryEffect.READS: "load", MemoryEffect.UPDATES: "atomic"}
 
 
 _BLOCK_METHODS = frozenset({"thread_rank", "size", "num_threads"})

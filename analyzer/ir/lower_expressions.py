@@ -14,12 +14,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from analyzer.diagnostics import Span
+from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.ir.lower_scopes import LoweringError, ScopesAndTypes
+from analyzer.ir.nodes import OpaqueKind
 from analyzer.syntax import ast as A
 
-BUILTIN_VECTORS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
 
 
 class ExpressionLowering(ScopesAndTypes):
@@ -154,8 +155,9 @@ class ExpressionLowering(ScopesAndTypes):
                 f = bt.field(e.name)
                 if f is not None:
                     return f.type
-            if isinstance(e.base, A.Identifier) and e.base.name in BUILTIN_VECTORS:
-                return T.UINT
+            spec = builtin_member(e)
+            if spec is not None:
+                return builtins.fixed_type(spec) or T.UnknownType(e.name)
             return T.UnknownType(e.name)
         if isinstance(e, A.Cast):
             return self.type_of_typename(e.to)
@@ -202,7 +204,7 @@ class ExpressionLowering(ScopesAndTypes):
         if e.kind == "float":
             return N.Const(e.value, T.FLOAT if e.text[-1:] in "fF" else T.DOUBLE, e.span)
         if e.kind == "string":
-            return N.Opaque("string literal", T.PointerType(T.CHAR), e.span)
+            return N.Opaque(OpaqueKind.VALUE, "string literal", T.PointerType(T.CHAR), e.span)
         return N.Const(int(e.value), T.INT if e.kind != "bool" else T.BOOL, e.span)
 
     def _identifier(self, e: A.Identifier, expected: T.CType | None) -> N.Expr:
@@ -220,17 +222,19 @@ class ExpressionLowering(ScopesAndTypes):
             if var.kind in ("shared", "global", "constant"):
                 return self.load(e)
             return N.VarRef(var, var.type, e.span)
-        if e.name == "warpSize":
-            return N.Const(32, T.INT, e.span)
+        spec = builtins.variable(e.name)
+        if spec is not None:  # `warpSize`: its value is the architecture's, known to the analysis
+            return N.Builtin(spec.name, builtins.fixed_type(spec) or T.INT, e.span)
         if e.name in ("true", "false"):
             return N.Const(int(e.name == "true"), T.BOOL, e.span)
         if e.name in ("NULL", "nullptr"):
             return N.Const(0, T.PointerType(T.VOID), e.span)
-        return N.Opaque(f"unknown name '{e.name}'", T.UnknownType(e.name), e.span)
+        return N.Opaque(OpaqueKind.VALUE, f"unknown name '{e.name}'", T.UnknownType(e.name), e.span)
 
     def _member(self, e: A.Member, expected: T.CType | None) -> N.Expr:
-        if isinstance(e.base, A.Identifier) and e.base.name in BUILTIN_VECTORS and e.name in ("x", "y", "z"):
-            return N.Builtin(f"{e.base.name}.{e.name}", T.UINT, e.span)
+        spec = builtin_member(e)
+        if spec is not None:
+            return N.Builtin(spec.name, builtins.fixed_type(spec) or T.UINT, e.span)
         # a field of a struct held in registers, or of one in memory
         if not e.arrow:
             base_t = self.type_of(e.base)
@@ -247,7 +251,7 @@ class ExpressionLowering(ScopesAndTypes):
         if isinstance(t, T.ArrayType):
             return self.pointer_value(e)
         if self.host:
-            return N.Opaque("host memory", t, e.span)
+            return N.Opaque(OpaqueKind.VALUE, "host memory", t, e.span)
         return self.load(e)
 
     def _unary(self, e: A.UnaryOp, expected: T.CType | None) -> N.Expr:
@@ -257,11 +261,11 @@ class ExpressionLowering(ScopesAndTypes):
             if isinstance(e.operand, A.Identifier):
                 var = self.lookup(e.operand.name)
                 if isinstance(var, N.Variable) and var.kind in ("local", "param") and not var.is_reference:
-                    return N.Opaque(f"address of local '{var.name}'", T.PointerType(var.type), e.span)
+                    return N.Opaque(OpaqueKind.VALUE, f"address of local '{var.name}'", T.PointerType(var.type), e.span)
             try:
                 return self.address_of(e.operand)
             except LoweringError:
-                return N.Opaque("address", T.PointerType(T.UnknownType("?")), e.span)
+                return N.Opaque(OpaqueKind.VALUE, "address", T.PointerType(T.UnknownType("?")), e.span)
         if e.op in ("++", "--", "p++", "p--"):
             raise LoweringError("increment inside an expression is not modelled", e.span)
         a = self.rvalue(e.operand)
@@ -276,7 +280,7 @@ class ExpressionLowering(ScopesAndTypes):
         if e.op in ("<", "<=", ">", ">=", "==", "!=", "&&", "||"):
             return N.Binary(e.op, a, b, T.BOOL, e.span)
         if e.op == "-" and isinstance(a.type, T.PointerType) and isinstance(b.type, T.PointerType):
-            return N.Opaque("pointer difference", T.LONG, e.span)
+            return N.Opaque(OpaqueKind.VALUE, "pointer difference", T.LONG, e.span)
         return self.arith(e.op, a, b, e.span)
 
     def _ternary(self, e: A.Ternary, expected: T.CType | None) -> N.Expr:
@@ -299,7 +303,7 @@ class ExpressionLowering(ScopesAndTypes):
             t = self.type_of(e.operand)
         v = t.size if e.op == "sizeof" else t.align
         if v is None:
-            return N.Opaque(f"{e.op} of {t}", T.ULONG, e.span)
+            return N.Opaque(OpaqueKind.VALUE, f"{e.op} of {t}", T.ULONG, e.span)
         return N.Const(v, T.ULONG, e.span)
 
     def _call(self, e: A.Call, expected: T.CType | None) -> N.Expr:
@@ -315,13 +319,13 @@ class ExpressionLowering(ScopesAndTypes):
         if isinstance(expected, T.StructType):
             vals = [self.rvalue(x) for x in e.items]
             return N.StructValue({f.name: vals[i] for i, f in enumerate(expected.fields) if i < len(vals)}, expected, e.span)
-        return N.Opaque("initializer list", expected or T.UnknownType("{}"), e.span)
+        return N.Opaque(OpaqueKind.VALUE, "initializer list", expected or T.UnknownType("{}"), e.span)
 
     def _launch(self, e: A.Launch, expected: T.CType | None) -> N.Expr:
         raise LoweringError("kernel launch inside an expression", e.span)
 
     def _template_id(self, e: A.TemplateId, expected: T.CType | None) -> N.Expr:
-        return N.Opaque(f"template {e.name}", T.UnknownType(e.name), e.span)
+        return N.Opaque(OpaqueKind.VALUE, f"template {e.name}", T.UnknownType(e.name), e.span)
 
     def in_registers(self, e: A.Expr) -> bool:
         """True when `e` names a struct value held in registers (a by-value param or a local)."""
@@ -337,7 +341,7 @@ class ExpressionLowering(ScopesAndTypes):
     def load(self, e: A.Expr) -> N.Expr:
         addr, elem, array = self.address(e)
         if self.host:
-            return N.Opaque("host memory", elem, e.span)
+            return N.Opaque(OpaqueKind.VALUE, "host memory", elem, e.span)
         acc = self.make_access("load", addr, elem, e.span, array)
         return N.Load(acc, elem, e.span)
 
@@ -349,7 +353,7 @@ class ExpressionLowering(ScopesAndTypes):
             return N.StructValue(fields, t, span)
         if len(args) == 1:
             return N.Cast(args[0], t, span)
-        return N.Opaque(f"constructor of {t}", t, span, tuple(args))
+        return N.Opaque(OpaqueKind.VALUE, f"constructor of {t}", t, span, tuple(args))
 
 
 # AST expression class -> the method of ExpressionLowering that gives its value
@@ -387,3 +391,10 @@ def _through_volatile(addr: N.Expr) -> bool:
             return True
         stack.extend(N.sub_expressions(e))
     return False
+
+
+def builtin_member(e: A.Member) -> builtins.BuiltinSpec | None:
+    """The built-in variable `threadIdx.x`, `blockDim.y`, ... that a member expression names."""
+    if isinstance(e.base, A.Identifier):
+        return builtins.variable(f"{e.base.name}.{e.name}")
+    return None

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
+from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
-from analyzer.ir.lower_calls import SYNC_CALLS, CallLowering, callee_name
+from analyzer.ir.lower_calls import CallLowering, callee_name
 from analyzer.ir.lower_scopes import LoweringError, Scope
 from analyzer.syntax import ast as A
 
@@ -204,7 +205,7 @@ class StatementLowering(CallLowering):
             return self.lower_assign(A.Assign("+=" if "+" in e.op else "-=", e.operand, one, e.span))
         if isinstance(e, A.Call):
             name = callee_name(e.func)
-            if name is not None and (name in SYNC_CALLS or name.endswith(".sync") or name.endswith("::sync")):
+            if name is not None and builtins.is_barrier_statement(name):
                 return [N.Sync(e.span)]
         if isinstance(e, A.Launch):
             return [self.lower_launch(e)]

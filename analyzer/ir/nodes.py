@@ -78,9 +78,10 @@ class VarRef(Expr):
 
 @record(frozen=False, eq=False)
 class Builtin(Expr):
-    """threadIdx.x, blockIdx.y, blockDim.x, gridDim.z, warpSize, laneid."""
+    """A built-in variable: threadIdx.x, blockIdx.y, blockDim.x, gridDim.z, warpSize
+    (`analyzer.ir.builtins` says what each is)."""
 
-    name: str  # "threadIdx.x"
+    name: str  # "threadIdx.x", a key of `builtins.BUILTINS`
     type: CType
     span: Span
 
@@ -146,14 +147,26 @@ class Call(Expr):
     atomic: "Access | None" = None  # atomicAdd(&a[i], v): the memory access it makes
 
 
+class OpaqueKind(StrEnum):
+    """What an `Opaque` value is, for the passes that treat some of them apart."""
+
+    CALL = "call"  # a call of a function warplint does not follow or model: `callee` names it
+    METHOD_CALL = "method call"  # a method of an object (`tile.thread_rank()`): may differ between lanes
+    INDIRECT_CALL = "indirect call"  # a call through a pointer
+    BARRIER = "barrier"  # `__syncthreads_count(p)` and the like, used as a value
+    VALUE = "value"  # any other value not modelled: a string literal, a local's address, a PTX address ...
+
+
 @record(frozen=False, eq=False)
 class Opaque(Expr):
     """A value warplint does not model (a float computation, a call it cannot see)."""
 
-    reason: str
+    kind: OpaqueKind
+    reason: str  # what it is, in words ("call to sqrtf", "address of local 'x'"): for messages only
     type: CType
     span: Span
     operands: tuple[Expr, ...] = ()
+    callee: str | None = None  # CALL: the name called as written (`helper`, `std::sqrt`)
 
 
 @record(frozen=False, eq=False)

@@ -22,7 +22,7 @@ from analyzer.arch import Architecture
 from analyzer.diagnostics import Location, Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
-from analyzer.ir.nodes import AccessOp
+from analyzer.ir.nodes import AccessOp, OpaqueKind
 from analyzer.ptx.dataflow import ParamNaming, PtxAccess, evaluate
 from analyzer.ptx.nodes import PtxFunction, PtxModule
 
@@ -227,7 +227,7 @@ def _special_builtins(fn: PtxFunction) -> list[str]:
 def ptx_kernel(fn: PtxFunction, linemap: PtxLineMap, cuda: N.Function | None = None) -> PtxKernel:
     span = linemap.line_span(fn.line)
     builtins = tuple(N.Builtin(b, T.UINT, span) for b in _special_builtins(fn))
-    body: list[N.Stmt] = [N.Eval(N.Opaque("special registers", T.VOID, span, builtins), span)] if builtins else []
+    body: list[N.Stmt] = [N.Eval(N.Opaque(OpaqueKind.VALUE, "special registers", T.VOID, span, builtins), span)] if builtins else []
     d = demangle(fn.name)
     bounds = fn.reqntid or fn.maxntid or ()
     params = [N.Variable(p.name, T.UINT, "param", span, uid=-(i + 1)) for i, p in enumerate(fn.params)]
@@ -256,7 +256,7 @@ def _access(kernel: PtxKernel, acc: PtxAccess, linemap: PtxLineMap) -> N.Access:
     uses = tuple(N.Builtin(n, T.UINT, span) for n in sorted(ptr.offset.free_symbols) if "Idx." in n or "Dim." in n) if ptr else ()
     var = N.Variable(array, T.PointerType(element), "param", span, uid=-1000 - ins.line)
     address: N.Expr = N.PtrAdd(N.VarRef(var, T.PointerType(element), span),
-                               N.Opaque("ptx address", T.ULONG, span, uses), T.PointerType(element), span)
+                               N.Opaque(OpaqueKind.VALUE, "ptx address", T.ULONG, span, uses), T.PointerType(element), span)
     access = N.Access(uid, acc.space, acc.op, element, address, span, acc.text, array,
                       statement=ins.loc.line if ins.loc is not None else ins.line)
     kernel.accesses[uid] = access

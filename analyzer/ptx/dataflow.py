@@ -23,7 +23,8 @@ evaluated in topological order of the CFG without back edges:
 
 A value loaded from memory is unknown (lane-varying when its address differs between lanes),
 never guessed. Integer arithmetic assumes non-negative 31-bit values, as the CUDA-C path does
-(docs/CONTRACTS.md): `shr.s32 x, 31` (the sign of an index) is 0.
+(docs/ARCHITECTURE.md, "Contracts between stages"): `shr.s32 x, 31` (the sign of an index)
+is 0.
 """
 
 from __future__ import annotations

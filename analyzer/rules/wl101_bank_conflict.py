@@ -163,7 +163,7 @@ class BankConflict(Rule):
         dims, element = _dimensions(getattr(var, "type", None))
         rows = None
         if len(dims) == 1:
-            rows = row_stride(cost.access, uses)
+            rows = row_stride(cost.access, uses, ctx.arch.warp_size)
         elif len(dims) >= 2 and dims[-1] is None:
             dims = []  # no known row length to pad
         if len(dims) < 2 and rows is None:

@@ -22,9 +22,13 @@ import numpy as np
 
 from analyzer.arch import Architecture
 from analyzer.diagnostics import Span
+from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.ir.builtins import BuiltinKind
+from analyzer.ir.nodes import OpaqueKind
 from analyzer.ir.types import arithmetic_result_type
+from analyzer.ir.visit import Visitor
 from analyzer.sim.memory import Memory, Region, dtype_of
 
 MAX_INLINE_DEPTH = 16
@@ -101,23 +105,25 @@ def _where(mask: np.ndarray, new: Value, old: Value) -> Value:
     return np.where(mask, new, old)
 
 
-def _shuffle_source(name: str, lane: np.ndarray, arg: np.ndarray, width: np.ndarray) -> np.ndarray:
-    """The lane each thread reads in `__shfl*_sync` (its own lane when the source is outside
-    its segment of `width` lanes)."""
+def _shuffle_source(operation: str, lane: np.ndarray, arg: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """The lane each thread reads in a `__shfl*_sync` of `operation` (idx, up, down, xor): its
+    own lane when the source is outside its segment of `width` lanes."""
     seg = (lane // width) * width
-    if "up" in name:
+    if operation == "up":
         src = lane - arg
         return np.where(src >= seg, src, lane)
-    if "down" in name:
+    if operation == "down":
         src = lane + arg
         return np.where(src < seg + width, src, lane)
-    if "xor" in name:
+    if operation == "xor":
         src = lane ^ arg
         return np.where((src // width) * width == seg, src, lane)
     return seg + arg % width
 
 
-_MATH: dict[str, Callable[..., Any]] = {
+#: How the simulator computes each math function, by the operation of its builtin (`sqrtf`
+#: and `std::sqrt` are both "sqrt", `__expf` is "exp": `builtins.math_function`).
+MATH_OPERATIONS: dict[str, Callable[..., Any] | None] = {
     "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "exp": np.exp, "exp2": np.exp2, "log": np.log,
     "log2": np.log2, "log10": np.log10, "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh,
     "fabs": np.abs, "abs": np.abs, "floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc,
@@ -125,12 +131,20 @@ _MATH: dict[str, Callable[..., Any]] = {
     "fdividef": np.divide, "erf": None, "saturate": lambda x: np.clip(x, 0, 1),
 }
 
-
-def _math_name(name: str) -> str:
-    name = name.rsplit("::", 1)[-1].lstrip("_")
-    if name not in _MATH and name.endswith("f") and name[:-1] in _MATH:
-        name = name[:-1]
-    return name
+#: An atomic's new value, by the operation of its builtin: (current, operand, atomicCAS's value).
+ATOMIC_UPDATES: dict[str, Callable[[Any, Any, Any], Any]] = {
+    "add": lambda cur, v, _: cur + v,
+    "sub": lambda cur, v, _: cur - v,
+    "exch": lambda cur, v, _: v,
+    "min": lambda cur, v, _: min(cur, v),
+    "max": lambda cur, v, _: max(cur, v),
+    "inc": lambda cur, v, _: 0 if cur >= v else cur + 1,
+    "dec": lambda cur, v, _: v if cur == 0 or cur > v else cur - 1,
+    "cas": lambda cur, v, swap: swap if cur == v else cur,
+    "and": lambda cur, v, _: cur & v,
+    "or": lambda cur, v, _: cur | v,
+    "xor": lambda cur, v, _: cur ^ v,
+}
 
 
 EXTERN_SHARED_BYTES = 64 * 1024  # room for `extern __shared__` arrays (their size is set at launch)
@@ -143,7 +157,7 @@ def _wrap(args: Any, n: int) -> Any:
     return args[:n]
 
 
-class BlockInterpreter:
+class BlockInterpreter(Visitor):
     """Runs one kernel for a batch of blocks at once; memory persists in `memory` between batches.
 
     The threads of the batch are laid out block after block, so warps never straddle two
@@ -186,11 +200,11 @@ class BlockInterpreter:
         self.slot = linear // self.per_block  # which block of the batch
         t = linear % self.per_block
         self.lane = linear % self.warp
-        self.thread = {
-            "x": (t % block[0]).astype(np.uint32),
-            "y": ((t // block[0]) % block[1]).astype(np.uint32),
-            "z": (t // (block[0] * block[1])).astype(np.uint32),
-        }
+        self.thread = (  # threadIdx.x, .y, .z
+            (t % block[0]).astype(np.uint32),
+            ((t // block[0]) % block[1]).astype(np.uint32),
+            (t // (block[0] * block[1])).astype(np.uint32),
+        )
 
     # ------------------------------------------------------------------ helpers
     def full(self, value: Any, t: T.CType) -> np.ndarray:
@@ -280,47 +294,59 @@ class BlockInterpreter:
             self.stmt(s, eff, env)
 
     def stmt(self, s: N.Stmt, mask: np.ndarray, env: dict[int, Value]) -> None:
-        if isinstance(s, N.Assign):
-            value = _convert(self.eval(s.value, mask, env), s.var.type)
-            if s.field:
-                env[s.var.uid] = self.assign_field(env.get(s.var.uid), s.field, value, mask)
-            else:
-                env[s.var.uid] = _where(mask, value, env.get(s.var.uid))
-        elif isinstance(s, N.Store):
+        """Run one statement for the threads in `mask` (its `visit_<class>`)."""
+        self.visits[s.__class__](self, s, mask, env)
+
+    def visit_Assign(self, s: N.Assign, mask: np.ndarray, env: dict[int, Value]) -> None:
+        value = _convert(self.eval(s.value, mask, env), s.var.type)
+        if s.field:
+            env[s.var.uid] = self.assign_field(env.get(s.var.uid), s.field, value, mask)
+        else:
+            env[s.var.uid] = _where(mask, value, env.get(s.var.uid))
+
+    def visit_Store(self, s: N.Store, mask: np.ndarray, env: dict[int, Value]) -> None:
+        value = self.eval(s.value, mask, env)
+        addrs = self.eval(s.access.address, mask, env)
+        self.on_access(s.access, addrs, mask)
+        self.store(addrs, mask, value, s.access.element)
+
+    def visit_Eval(self, s: N.Eval, mask: np.ndarray, env: dict[int, Value]) -> None:
+        self.eval(s.expr, mask, env)
+
+    def visit_If(self, s: N.If, mask: np.ndarray, env: dict[int, Value]) -> None:
+        c = _truth(self.eval(s.cond, mask, env))
+        then = mask & c
+        if then.any():
+            self.block(s.then, then, env)
+        other = mask & ~c
+        if other.any():
+            self.block(s.otherwise, other, env)
+
+    def visit_Return(self, s: N.Return, mask: np.ndarray, env: dict[int, Value]) -> None:
+        frame = self.frames[-1]
+        if s.value is not None:
             value = self.eval(s.value, mask, env)
-            addrs = self.eval(s.access.address, mask, env)
-            self.on_access(s.access, addrs, mask)
-            self.store(addrs, mask, value, s.access.element)
-        elif isinstance(s, N.Eval):
-            self.eval(s.expr, mask, env)
-        elif isinstance(s, N.If):
-            c = _truth(self.eval(s.cond, mask, env))
-            then = mask & c
-            if then.any():
-                self.block(s.then, then, env)
-            other = mask & ~c
-            if other.any():
-                self.block(s.otherwise, other, env)
-        elif isinstance(s, N.Loop):
-            self.loop(s, mask, env)
-        elif isinstance(s, N.Return):
-            frame = self.frames[-1]
-            if s.value is not None:
-                value = self.eval(s.value, mask, env)
-                frame.value = _where(mask, value, frame.value)
-            frame.returned = frame.returned | mask
-        elif isinstance(s, N.Break):
-            if self.loops:
-                self.loops[-1].broke |= mask
-        elif isinstance(s, N.Continue):
-            if self.loops:
-                self.loops[-1].continued |= mask
-        elif isinstance(s, N.Sync):
-            self.sync(s, mask)
-        elif isinstance(s, N.Skipped):
-            for v in s.writes:
-                env.pop(v.uid, None)
-            self.note(f"a statement warplint could not lower ({s.what}) was skipped")
+            frame.value = _where(mask, value, frame.value)
+        frame.returned = frame.returned | mask
+
+    def visit_Break(self, s: N.Break, mask: np.ndarray, env: dict[int, Value]) -> None:
+        if self.loops:
+            self.loops[-1].broke |= mask
+
+    def visit_Continue(self, s: N.Continue, mask: np.ndarray, env: dict[int, Value]) -> None:
+        if self.loops:
+            self.loops[-1].continued |= mask
+
+    def visit_Sync(self, s: N.Sync, mask: np.ndarray, env: dict[int, Value]) -> None:
+        self.sync(s, mask)
+
+    def visit_Skipped(self, s: N.Skipped, mask: np.ndarray, env: dict[int, Value]) -> None:
+        for v in s.writes:
+            env.pop(v.uid, None)
+        self.note(f"a statement warplint could not lower ({s.what}) was skipped")
+
+    def visit_LaunchStmt(self, s: N.LaunchStmt, mask: np.ndarray, env: dict[int, Value]) -> None:
+        pass  # a launch from device code starts another grid, which is not simulated here
 
     def sync(self, s: N.Sync, mask: np.ndarray) -> None:
         """All threads of a block that have not exited must reach the same barrier: a block
@@ -334,7 +360,7 @@ class BlockInterpreter:
             b = int(np.argmax(bad))
             self.barriers[s.span.start] = BarrierProblem(s.span, int(reached[b]), int(living[b] - reached[b]))
 
-    def loop(self, s: N.Loop, mask: np.ndarray, env: dict[int, Value]) -> None:
+    def visit_Loop(self, s: N.Loop, mask: np.ndarray, env: dict[int, Value]) -> None:
         self.block(s.init, mask, env)
         running = self.live(mask)
         state = _LoopState(np.zeros(self.n, bool), np.zeros(self.n, bool), s.span)
@@ -402,39 +428,17 @@ class BlockInterpreter:
         idx = np.nonzero(mask)[0]
         if not len(idx):
             return old
-        name = call.name.replace("_block", "").replace("_system", "")
-        if name in ("atomicAdd", "atomicSub") and args:
-            return self.atomic_add(addrs[idx], idx, args[0][idx], name == "atomicSub", old, dt)
+        operation = builtins.BUILTINS[call.name].operation
+        if operation in ("add", "sub") and args:
+            return self.atomic_add(addrs[idx], idx, args[0][idx], operation == "sub", old, dt)
+        update = ATOMIC_UPDATES[operation]
         current = dict(zip(addrs[idx].tolist(), self.memory.read(addrs[idx], dt)))
         for i in idx.tolist():  # one lane after another: each sees the ones before it
             a = int(addrs[i])
             cur = current[a]
             old[i] = cur
             v = args[0][i] if args else cur
-            if name == "atomicAdd":
-                new = cur + v
-            elif name == "atomicSub":
-                new = cur - v
-            elif name == "atomicExch":
-                new = v
-            elif name == "atomicMin":
-                new = min(cur, v)
-            elif name == "atomicMax":
-                new = max(cur, v)
-            elif name == "atomicInc":
-                new = 0 if cur >= v else cur + 1
-            elif name == "atomicDec":
-                new = v if cur == 0 or cur > v else cur - 1
-            elif name == "atomicCAS":
-                new = args[1][i] if cur == v else cur
-            elif name == "atomicAnd":
-                new = cur & v
-            elif name == "atomicOr":
-                new = cur | v
-            elif name == "atomicXor":
-                new = cur ^ v
-            else:
-                new = cur
+            new = update(cur, v, args[1][i] if len(args) > 1 else None)
             current[a] = dt.type(new)
         keys = np.array(list(current), np.int64)
         self.memory.write(keys, np.array(list(current.values()), dt), dt)
@@ -459,78 +463,90 @@ class BlockInterpreter:
 
     # ------------------------------------------------------------------ expressions
     def eval(self, e: N.Expr, mask: np.ndarray, env: dict[int, Value]) -> Value:
-        if isinstance(e, N.Const):
-            v = e.value
-            return self.full(float(v) if isinstance(v, float) else int(v), e.type)
-        if isinstance(e, N.VarRef):
-            var = e.var
-            if var.uid in env:
-                return env[var.uid]
-            if isinstance(var.type, T.ArrayType) or var.kind in ("shared", "global", "constant"):
-                return self.address_of(var)
-            if var.const_value is not None:
-                return self.full(var.const_value, var.type)
-            return self.zero(var.type)
-        if isinstance(e, N.Builtin):
-            kind, axis = e.name.split(".")
-            if kind == "threadIdx":
-                return self.thread[axis]
-            i = "xyz".index(axis)
-            if kind == "blockIdx":
-                return self.block_idx[i]
-            value = {"blockDim": self.block_dim, "gridDim": self.grid_dim}[kind][i]
-            return np.full(self.n, value, np.uint32)
-        if isinstance(e, N.Binary):
-            return self.binary(e, mask, env)
-        if isinstance(e, N.Unary):
-            a = self.eval(e.operand, mask, env)
-            if e.op == "!":
-                return ~_truth(a)
-            a = _convert(a, e.type)
-            if e.op == "-":
-                return -a if a.dtype != np.bool_ else -(a.astype(np.int32))
-            if e.op == "~":
-                return ~a if a.dtype.kind in "iub" else ~a.astype(np.int64)
-            return a
-        if isinstance(e, N.Select):
-            c = _truth(self.eval(e.cond, mask, env))
-            a = _convert(self.eval(e.then, mask & c, env), e.type)
-            b = _convert(self.eval(e.otherwise, mask & ~c, env), e.type)
-            return _where(c, a, b)
-        if isinstance(e, N.PtrAdd):
-            base = self.eval(e.base, mask, env)
-            off = self.eval(e.offset, mask, env)
-            return base.astype(np.int64) + off.astype(np.int64)
-        if isinstance(e, N.Cast):
-            v = self.eval(e.operand, mask, env)
-            if isinstance(e.type, T.StructType) and not isinstance(v, dict):
-                return {f.name: _convert(v, f.type) for f in e.type.fields}
-            return _convert(v, e.type)
-        if isinstance(e, N.Load):
-            addrs = self.eval(e.access.address, mask, env)
-            self.on_access(e.access, addrs, mask)
-            return self.load(addrs, mask, e.access.element)
-        if isinstance(e, N.Call):
-            return self.call(e, mask, env)
-        if isinstance(e, N.FieldRef):
-            base = self.eval(e.base, mask, env)
-            if isinstance(base, dict) and e.name in base:
-                return base[e.name]
-            self.note(f"field `{e.name}` of a value warplint does not know was read as 0")
-            return self.zero(e.type)
-        if isinstance(e, N.StructValue):
-            return {k: _convert(self.eval(v, mask, env), e.type.field(k).type if isinstance(e.type, T.StructType) and e.type.field(k) else v.type)
-                    for k, v in e.fields.items()}
-        if isinstance(e, N.Opaque):
-            return self.opaque(e, mask, env)
+        """The value of `e` for every thread (its `visit_<class>`); only those in `mask` access memory."""
+        return self.visits[e.__class__](self, e, mask, env)
+
+    def visit_Const(self, e: N.Const, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        v = e.value
+        return self.full(float(v) if isinstance(v, float) else int(v), e.type)
+
+    def visit_VarRef(self, e: N.VarRef, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        var = e.var
+        if var.uid in env:
+            return env[var.uid]
+        if isinstance(var.type, T.ArrayType) or var.kind in ("shared", "global", "constant"):
+            return self.address_of(var)
+        if var.const_value is not None:
+            return self.full(var.const_value, var.type)
+        return self.zero(var.type)
+
+    def visit_Builtin(self, e: N.Builtin, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        spec = builtins.BUILTINS[e.name]
+        kind, axis = spec.kind, spec.axis
+        if kind is BuiltinKind.WARP_SIZE:
+            return self.full(self.warp, e.type)
+        assert axis is not None  # the dim3 variables
+        if kind is BuiltinKind.THREAD_INDEX:
+            return self.thread[axis]
+        if kind is BuiltinKind.BLOCK_INDEX:
+            return self.block_idx[axis]
+        value = (self.block_dim if kind is BuiltinKind.BLOCK_SIZE else self.grid_dim)[axis]
+        return np.full(self.n, value, np.uint32)
+
+    def visit_Unary(self, e: N.Unary, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        a = self.eval(e.operand, mask, env)
+        if e.op == "!":
+            return ~_truth(a)
+        a = _convert(a, e.type)
+        if e.op == "-":
+            return -a if a.dtype != np.bool_ else -(a.astype(np.int32))
+        if e.op == "~":
+            return ~a if a.dtype.kind in "iub" else ~a.astype(np.int64)
+        return a
+
+    def visit_Select(self, e: N.Select, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        c = _truth(self.eval(e.cond, mask, env))
+        a = _convert(self.eval(e.then, mask & c, env), e.type)
+        b = _convert(self.eval(e.otherwise, mask & ~c, env), e.type)
+        return _where(c, a, b)
+
+    def visit_PtrAdd(self, e: N.PtrAdd, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        base = self.eval(e.base, mask, env)
+        off = self.eval(e.offset, mask, env)
+        return base.astype(np.int64) + off.astype(np.int64)
+
+    def visit_Cast(self, e: N.Cast, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        v = self.eval(e.operand, mask, env)
+        if isinstance(e.type, T.StructType) and not isinstance(v, dict):
+            return {f.name: _convert(v, f.type) for f in e.type.fields}
+        return _convert(v, e.type)
+
+    def visit_Load(self, e: N.Load, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        addrs = self.eval(e.access.address, mask, env)
+        self.on_access(e.access, addrs, mask)
+        return self.load(addrs, mask, e.access.element)
+
+    def visit_FieldRef(self, e: N.FieldRef, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        base = self.eval(e.base, mask, env)
+        if isinstance(base, dict) and e.name in base:
+            return base[e.name]
+        self.note(f"field `{e.name}` of a value warplint does not know was read as 0")
         return self.zero(e.type)
+
+    def visit_StructValue(self, e: N.StructValue, mask: np.ndarray, env: dict[int, Value]) -> Value:
+        struct = e.type if isinstance(e.type, T.StructType) else None
+        values = {}
+        for k, v in e.fields.items():
+            declared = struct.field(k) if struct is not None else None
+            values[k] = _convert(self.eval(v, mask, env), declared.type if declared else v.type)
+        return values
 
     def zero(self, t: T.CType) -> Value:
         if isinstance(t, T.StructType):
             return {f.name: self.zero(f.type) for f in t.fields}
         return np.zeros(self.n, dtype_of(t) or np.int32)
 
-    def binary(self, e: N.Binary, mask: np.ndarray, env: dict[int, Value]) -> Value:
+    def visit_Binary(self, e: N.Binary, mask: np.ndarray, env: dict[int, Value]) -> Value:
         op = e.op
         a = self.eval(e.left, mask, env)
         if op in ("&&", "||"):
@@ -592,13 +608,14 @@ class BlockInterpreter:
         self.note(f"operator {op} is not simulated (gave 0)")
         return np.zeros(self.n, dt)
 
-    def call(self, e: N.Call, mask: np.ndarray, env: dict[int, Value]) -> Value:
+    def visit_Call(self, e: N.Call, mask: np.ndarray, env: dict[int, Value]) -> Value:
         if e.atomic is not None:
             return self.atomic(e, mask, env)
-        if e.name in ("min", "max") and len(e.args) == 2:
+        spec = builtins.lookup(e.name)
+        if spec is not None and spec.kind is BuiltinKind.MIN_MAX and len(e.args) == 2:
             a = _convert(self.eval(e.args[0], mask, env), e.type)
             b = _convert(self.eval(e.args[1], mask, env), e.type)
-            return np.minimum(a, b) if e.name == "min" else np.maximum(a, b)
+            return np.minimum(a, b) if spec.operation == "min" else np.maximum(a, b)
         fn = self.module.functions.get(e.name)
         if fn is None or self.depth >= MAX_INLINE_DEPTH:
             self.note(f"call to `{e.name}` is not simulated (its result is 0)")
@@ -622,29 +639,39 @@ class BlockInterpreter:
             return self.zero(fn.returns)
         return _convert(frame.value, fn.returns)
 
-    def opaque(self, e: N.Opaque, mask: np.ndarray, env: dict[int, Value]) -> Value:
+    def visit_Opaque(self, e: N.Opaque, mask: np.ndarray, env: dict[int, Value]) -> Value:
         ops = [self.eval(o, mask, env) for o in e.operands]
-        name = e.reason.removeprefix("call to ").rsplit("::", 1)[-1]
-        if name.startswith("__shfl"):
-            return self.shuffle(name, ops, e.type)
-        if name in ("__popc", "__popcll") and ops:
+        callee = e.callee if e.kind is OpaqueKind.CALL else None
+        spec = builtins.lookup(callee) if callee is not None else None
+        kind = spec.kind if spec is not None else None
+        if kind is BuiltinKind.SHUFFLE:
+            return self.shuffle(spec, ops, e.type)  # type: ignore[arg-type]
+        if kind is BuiltinKind.POPCOUNT and ops:
             v = ops[0].astype(np.uint64)
             return np.array([bin(int(x)).count("1") for x in v], np.int32)
-        if name in ("__ballot_sync", "__any_sync", "__all_sync") and ops:
-            return self.vote(name, _truth(ops[-1]), mask)
-        math_name = _math_name(name)
-        fn = _MATH.get(math_name)
-        if fn is not None and ops and all(not isinstance(o, dict) for o in ops):
-            dt = dtype_of(e.type)
-            if dt is None or dt.kind != "f":
-                dt = np.dtype(np.float32) if name.endswith("f") else np.dtype(np.float64)
-            args = [o.astype(dt) for o in ops]
-            return np.asarray(fn(*args)).astype(dt)
+        if kind is BuiltinKind.VOTE and ops:
+            return self.vote(spec.operation, _truth(ops[-1]), mask)  # type: ignore[union-attr]
+        value = self.math(callee, ops, e.type) if callee is not None else None
+        if value is not None:
+            return value
         self.note(f"`{e.reason}` is not simulated (its value is 0)")
         return self.zero(e.type)
 
-    def shuffle(self, name: str, ops: list[Value], t: T.CType) -> Value:
-        if name.endswith("_sync"):
+    def math(self, callee: str, ops: list[Value], t: T.CType) -> Value:
+        """A math function's value (`sqrtf(x)`, `__expf(x)`), in the precision of its spelling
+        where its type does not say; None for a function the simulator does not compute."""
+        spec = builtins.math_function(callee)
+        fn = MATH_OPERATIONS.get(spec.operation) if spec is not None else None
+        if fn is None or not ops or any(isinstance(o, dict) for o in ops):
+            return None
+        dt = dtype_of(t)
+        if dt is None or dt.kind != "f":
+            dt = np.dtype(np.float32) if builtins.single_precision(callee) else np.dtype(np.float64)
+        args = [o.astype(dt) for o in ops]
+        return np.asarray(fn(*args)).astype(dt)
+
+    def shuffle(self, spec: builtins.BuiltinSpec, ops: list[Value], t: T.CType) -> Value:
+        if spec.takes_mask:
             ops = ops[1:]  # the member mask
         if len(ops) < 2 or isinstance(ops[0], dict):
             return self.zero(t)
@@ -652,19 +679,20 @@ class BlockInterpreter:
         warp = self.warp
         width = ops[2].astype(np.int64) if len(ops) > 2 else np.full(self.n, warp, np.int64)
         width = np.where((width > 0) & (width <= warp), width, warp)
-        src = _shuffle_source(name, self.lane, arg, width)
+        src = _shuffle_source(spec.operation, self.lane, arg, width)
         index = np.minimum(np.arange(self.n) - self.lane + src, self.n - 1)
         return value[index]
 
-    def vote(self, name: str, pred: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """`__ballot_sync`, `__any_sync`, `__all_sync` over the active lanes of each warp."""
+    def vote(self, operation: str, pred: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """`__ballot_sync`, `__any_sync`, `__all_sync` (`operation` ballot, any, all) over the
+        active lanes of each warp."""
         warp = self.warp
         pad = -self.n % warp
         p = np.concatenate([pred & mask, np.zeros(pad, bool)]).reshape(-1, warp)
-        if name == "__ballot_sync":  # one bit a lane: a warp wider than 32 lanes needs 64 bits
+        if operation == "ballot":  # one bit a lane: a warp wider than 32 lanes needs 64 bits
             bits = (p.astype(np.uint64) << np.arange(warp, dtype=np.uint64)).sum(axis=1)
             return np.repeat(bits.astype(np.uint32 if warp <= 32 else np.uint64), warp)[: self.n]
-        if name == "__any_sync":
+        if operation == "any":
             per = p.any(axis=1)
         else:  # every active lane's predicate holds
             m = np.concatenate([mask, np.zeros(pad, bool)]).reshape(-1, warp)

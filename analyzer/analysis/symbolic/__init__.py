@@ -1,0 +1,114 @@
+"""Symbolic integer expressions for per-lane address arithmetic.
+
+An `Expr` is a canonical polynomial with integer coefficients over *atoms*:
+
+* `Symbol(name)`: a named integer ("threadIdx.x", "blockDim.x", a parameter "N",
+  a loop counter "k@12").  Symbols are interned, so they compare by identity.
+* `Term(op, args)`: an opaque value that does not fold into the polynomial:
+  C division and modulo that cannot be split, shifts by a non-constant, the bitwise
+  operators, min/max, select, comparisons and logical operators, and products that
+  would grow past `MAX_MONOMIALS` monomials.
+* `Unknown(tag)`: a value warplint does not know (read from memory, changed by a loop in a
+  way it does not follow, a float ...).  Every call to `unknown()` makes a fresh one; two
+  different Unknowns are never equal.  Besides the text it prints as, an Unknown carries
+  where it came from (`Origin`) and whether it may differ between the lanes of a warp:
+  analyses decide by those fields (`unknowns`), never by the printed text.
+
+The polynomial is stored as a dict ``monomial -> coefficient`` where a monomial is a
+sorted tuple of atoms (repeated for powers) and ``()`` is the constant monomial.
+Equal expressions are equal dicts, so `==` and `hash` are structural.
+
+Assumption (docs/ARCHITECTURE.md, "Contracts between stages"): the operands of `/` and `%`
+in index arithmetic, and every symbol and opaque term, are non-negative integers.  The
+simplifier relies on it to split ``(64*bx + tx) / 16`` into ``4*bx + tx / 16``.  Folding two
+constants always uses C semantics: truncation toward zero, and the sign of `%` follows the
+dividend.
+
+The package, by concern (``from analyzer.analysis import symbolic as S`` and the names below
+are the interface; the modules are how it is built):
+
+- `expressions`: atoms, terms, `Expr`, `const`/`sym`/`unknown` and the polynomial core;
+- `division`: `floordiv` and `mod`;
+- `bits`: `shl`, `shr`, `bitand`, `bitor`, `bitxor`;
+- `logic`: `minimum`, `maximum`, `select`, `compare`, `logical_and`/`or`/`not`;
+- `queries`: `bounds`, `conjuncts`, `unknowns`, `affine_in`, `residues`, ...;
+- `printing`: ``str()`` of an expression, in C syntax;
+- `compiled`: `compile_values`, many expressions evaluated by one generated function.
+"""
+
+from analyzer.analysis.symbolic.expressions import (
+    MAX_DEPTH,
+    MAX_MONOMIALS,
+    Atom,
+    Expr,
+    Origin,
+    Symbol,
+    Term,
+    UnboundSymbol,
+    Unknown,
+    UnknownValue,
+    const,
+    single_atom,
+    sym,
+    unknown,
+)
+from analyzer.analysis.symbolic.bits import bitand, bitor, bitxor, shl, shr
+from analyzer.analysis.symbolic.compiled import compile_values
+from analyzer.analysis.symbolic.division import floordiv, mod
+from analyzer.analysis.symbolic.logic import (
+    compare,
+    logical_and,
+    logical_not,
+    logical_or,
+    maximum,
+    minimum,
+    select,
+)
+from analyzer.analysis.symbolic.queries import (
+    affine_in,
+    bounds,
+    coefficient_gcd,
+    conjuncts,
+    is_unknown,
+    residues,
+    unknowns,
+)
+
+__all__ = [
+    "Expr",
+    "Atom",
+    "Symbol",
+    "Term",
+    "Unknown",
+    "Origin",
+    "UnboundSymbol",
+    "UnknownValue",
+    "const",
+    "sym",
+    "unknown",
+    "floordiv",
+    "mod",
+    "shl",
+    "shr",
+    "bitand",
+    "bitor",
+    "bitxor",
+    "minimum",
+    "maximum",
+    "select",
+    "compare",
+    "logical_and",
+    "logical_or",
+    "logical_not",
+    "is_unknown",
+    "unknowns",
+    "single_atom",
+    "conjuncts",
+    "affine_in",
+    "residues",
+    "coefficient_gcd",
+    "bounds",
+    "compile_values",
+    "MAX_MONOMIALS",
+    "MAX_DEPTH",
+]

@@ -1,0 +1,123 @@
+"""Compiled evaluation: the lane expressions of a warp turned into one Python function.
+
+The scenarios evaluate the same few expressions for every lane of every warp; `compile_values`
+writes them as the source of one lambda over the symbols that vary (``threadIdx.x`` ...), with
+C's division, remainder and shifts, and remembers it by its source, so that evaluating an
+address costs a call instead of a walk over the expression.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping, Sequence
+
+from analyzer.analysis.symbolic.expressions import MAX_SHIFT, Atom, Expr, Symbol, Term, c_div, c_mod
+
+
+def _cc_div(a: int, b: int) -> int:
+    if b > 0 and a >= 0:  # the common case, where C and Python agree
+        return a // b
+    if b == 0:
+        raise ZeroDivisionError("division by zero")
+    return c_div(a, b)
+
+
+def _cc_mod(a: int, b: int) -> int:
+    if b > 0 and a >= 0:
+        return a % b
+    if b == 0:
+        raise ZeroDivisionError("modulo by zero")
+    return c_mod(a, b)
+
+
+def _cc_shl(a: int, b: int) -> int:
+    if b < 0 or b > MAX_SHIFT:
+        raise ValueError(f"undefined shift count {b}")
+    return a << b
+
+
+def _cc_shr(a: int, b: int) -> int:
+    if b < 0:
+        raise ValueError(f"undefined shift count {b}")
+    return a >> b
+
+
+_CC_GLOBALS = {"_div": _cc_div, "_mod": _cc_mod, "_shl": _cc_shl, "_shr": _cc_shr, "min": min, "max": max,
+               "__builtins__": {}}
+_CC_INFIX = {"&": "&", "|": "|", "^": "^", "*": "*"}
+_CC_COMPARE = {"<": "<", "<=": "<=", "==": "==", "!=": "!="}
+_CC_CALL = {"/": "_div", "%": "_mod", "<<": "_shl", ">>": "_shr", "min": "min", "max": "max"}
+
+
+class _NotCompilable(Exception):
+    pass
+
+
+def _cc_expr(e: Expr, args: Mapping[str, str]) -> str:
+    c = e._c
+    if c is not None:
+        return f"({c})"
+    parts = []
+    for mono, coef in e._p.items():
+        factors = [str(coef)] + [_cc_atom(a, args) for a in mono]
+        parts.append("*".join(factors))
+    return "(" + "+".join(parts) + ")"
+
+
+def _cc_atom(a: Atom, args: Mapping[str, str]) -> str:
+    if a.__class__ is Symbol:
+        try:
+            return args[a.name]
+        except KeyError:
+            raise _NotCompilable(a.name) from None
+    if a.__class__ is not Term:  # an Unknown has no value
+        raise _NotCompilable(repr(a))
+    op = a.op
+    xs = [_cc_expr(x, args) for x in a.args]
+    if op == "select":
+        return f"({xs[1]} if {xs[0]} else {xs[2]})"
+    if op == "&&":
+        return f"(1 if ({xs[0]} and {xs[1]}) else 0)"
+    if op == "||":
+        return f"(1 if ({xs[0]} or {xs[1]}) else 0)"
+    if op in _CC_COMPARE:
+        return f"(1 if {xs[0]} {_CC_COMPARE[op]} {xs[1]} else 0)"
+    if op in _CC_INFIX:
+        return f"({xs[0]} {_CC_INFIX[op]} {xs[1]})"
+    if op in _CC_CALL:
+        return f"{_CC_CALL[op]}({xs[0]}, {xs[1]})"
+    raise _NotCompilable(op)
+
+
+def compile_values(exprs: Sequence["Expr | None"], names: Sequence[str]) -> Callable[..., tuple]:
+    """A function of ``names`` (positional ints) returning the value of every expression
+    in ``exprs`` with C semantics, as `evaluate` would, but without building expressions:
+    for the inner loops that evaluate the same lane expressions for many values of a few
+    symbols.  An entry that is None, or cannot be evaluated from ``names`` alone (another
+    symbol, an `Unknown`), is returned as None; the caller substitutes it the slow way.
+    The function raises ZeroDivisionError or ValueError where `evaluate` would. Its attribute
+    ``compiled`` says, for each entry, whether it was compiled (False: always None)."""
+    args = {n: f"a{i}" for i, n in enumerate(names)}
+    items = []
+    compiled = []
+    for e in exprs:
+        item = "None"
+        if e is not None:
+            try:
+                item = _cc_expr(e, args)
+            except _NotCompilable:
+                pass
+        items.append(item)
+        compiled.append(item != "None")
+    params = ", ".join(args[n] for n in names)
+    source = f"lambda {params}: ({', '.join(items)}{',' if len(items) == 1 else ''})"
+    function = _COMPILED.get(source)
+    if function is None:  # (the same kernel under several launches, template instances)
+        function = eval(source, _CC_GLOBALS)  # noqa: S307 - source built from our own expression trees
+        function.compiled = tuple(compiled)
+        if len(_COMPILED) >= 1000:
+            _COMPILED.clear()
+        _COMPILED[source] = function
+    return function
+
+
+_COMPILED: dict[str, Callable[..., tuple]] = {}

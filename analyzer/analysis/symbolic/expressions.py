@@ -1,0 +1,763 @@
+"""The expressions themselves: atoms, opaque terms, `Expr` and the polynomial core.
+
+An `Expr` is a dict ``monomial -> coefficient`` (a monomial is a sorted tuple of `Atom`s,
+``()`` the constant one) behind a small immutable class; `add`, `scale` and `mul` are the
+polynomial arithmetic every other module of the package builds on, and `term` wraps an
+operation that does not fold (``a / b``, ``a & b``, ``min(a, b)``) as an opaque `Term`. The
+modules of this package read an `Expr`'s slots (``_p``, the dict, and ``_c``, its value when
+constant) directly: they are the package's representation, not its interface.
+
+The operators of `Expr` (``//``, ``%``, ``<<``, ``&`` ...) and its text come from the modules
+that build those terms (`division`, `bits`, `printing`), imported at the end of this one:
+they build on `Expr`, so they are imported as modules, and either side may be imported first.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+from enum import StrEnum
+from typing import Callable, Mapping
+
+#: A product whose expansion could exceed this many monomials stays an opaque ``*`` term.
+MAX_MONOMIALS = 500
+#: Opaque terms nested deeper than this become an `Unknown` (keeps recursion bounded).
+MAX_DEPTH = 64
+#: ``x << n`` with a constant n outside [0, MAX_SHIFT] (undefined in C) is not folded, and
+#: `evaluate` refuses it rather than building a huge integer.
+MAX_SHIFT = 64
+
+
+class UnboundSymbol(KeyError):
+    """`Expr.evaluate` met a symbol that the environment does not bind."""
+
+    def __str__(self) -> str:  # KeyError's str() would quote the name
+        return f"unbound symbol {self.args[0]!r}" if self.args else "unbound symbol"
+
+
+class UnknownValue(UnboundSymbol):
+    """`Expr.evaluate` met an `Unknown` (a data-dependent value): it has no concrete value."""
+
+    def __str__(self) -> str:
+        return f"data-dependent value {self.args[0]!r} cannot be evaluated" if self.args else "unknown value"
+
+
+# ---------------------------------------------------------------------------- atoms
+
+_SYMBOL_RANK = {"threadIdx": 0, "blockIdx": 1, "blockDim": 2, "gridDim": 3}
+ALL_BITS = -1
+
+
+def c_div(a: int, b: int) -> int:
+    """C division: truncation toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def c_mod(a: int, b: int) -> int:
+    """C remainder: the sign follows the dividend."""
+    return a - b * c_div(a, b)
+
+
+class Atom:
+    """A factor of a monomial.  `key` is a total, deterministic order; `free` the symbol names."""
+
+    __slots__ = ("key", "free", "depth")
+    key: tuple
+    free: frozenset[str]
+    depth: int
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+class Symbol(Atom):
+    """A named integer.  Interned: ``Symbol("x") is Symbol("x")``; equality is identity."""
+
+    __slots__ = ("name",)
+    name: str
+    _table: dict[str, "Symbol"] = {}
+
+    def __new__(cls, name: str) -> "Symbol":
+        s = cls._table.get(name)
+        if s is None:
+            if not isinstance(name, str) or not name:
+                raise TypeError(f"symbol name must be a non-empty str, got {name!r}")
+            s = object.__new__(cls)
+            s.name = name
+            s.key = (0, _SYMBOL_RANK.get(name.split(".", 1)[0], 4), name)
+            s.free = frozenset((name,))
+            s.depth = 0
+            cls._table[name] = s
+        return s
+
+    def __reduce__(self):
+        return (Symbol, (self.name,))
+
+    def __repr__(self) -> str:
+        return f"Symbol({self.name!r})"
+
+    def evaluate(self, env: Mapping[str, int]) -> int:
+        try:
+            return env[self.name]
+        except KeyError:
+            raise UnboundSymbol(self.name) from None
+
+
+class Term(Atom):
+    """An opaque operation ``op(args)``; built only through the module's constructors."""
+
+    __slots__ = ("op", "args", "_hash", "_bnd")
+    op: str
+    args: tuple[Expr, ...]
+    _hash: int
+    _bnd: tuple[int | None, int | None] | None  # `queries.bounds`, remembered
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        return (
+            other.__class__ is Term
+            and self._hash == other._hash
+            and self.op == other.op
+            and self.args == other.args
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self):
+        return (_raw_term, (self.op, self.args))
+
+    def __repr__(self) -> str:
+        return f"Term({self.op!r}, {self.args!r})"
+
+    def subs(self, mapping: Mapping[str, "int | Expr"]) -> "Expr":
+        new = [a.subs(mapping) for a in self.args]
+        if all(n is o for n, o in zip(new, self.args)):
+            return new_expr({(self,): 1})
+        return REBUILD[self.op](*new)
+
+    def evaluate(self, env: Mapping[str, int]) -> int:
+        op, args = self.op, self.args
+        if op == "select":
+            return args[1].evaluate(env) if args[0].evaluate(env) else args[2].evaluate(env)
+        if op == "&&":
+            return int(bool(args[0].evaluate(env)) and bool(args[1].evaluate(env)))
+        if op == "||":
+            return int(bool(args[0].evaluate(env)) or bool(args[1].evaluate(env)))
+        a = args[0].evaluate(env)
+        b = args[1].evaluate(env)
+        if op == "/":
+            if b == 0:
+                raise ZeroDivisionError(f"division by zero in {printing.format_atom(self)}")
+            return c_div(a, b)
+        if op == "%":
+            if b == 0:
+                raise ZeroDivisionError(f"modulo by zero in {printing.format_atom(self)}")
+            return c_mod(a, b)
+        if op == "<<" or op == ">>":
+            if b < 0 or (op == "<<" and b > MAX_SHIFT):
+                raise ValueError(f"undefined shift count {b} in {printing.format_atom(self)}")
+            return a << b if op == "<<" else a >> b
+        return _EVAL_BINARY[op](a, b)
+
+
+class Origin(StrEnum):
+    """Where an unknown value comes from."""
+
+    LOADED = "loaded"  # read from memory (a load, the old value an atomic returns)
+    LOOP_CARRIED = "loop-carried"  # a variable a loop changes other than by a constant step
+    CALL_RESULT = "call-result"  # what a call warplint does not follow returns
+    FLOAT = "float"  # a floating-point value, or an integer converted from one
+    UNINITIALISED = "uninitialised"  # a variable or register read before any write
+    PARAMETER = "parameter"  # a parameter (or its field) whose value is not given
+    SKIPPED = "skipped"  # written by a statement warplint could not lower
+    JOIN = "join"  # two values of different kinds where control flow meets
+    UNMODELLED = "unmodelled"  # an operation warplint does not model
+    TOO_DEEP = "too-deep"  # an expression nested past `MAX_DEPTH`
+
+
+class Unknown(Term):
+    """A value warplint does not know.  Equal only to itself (the same `unknown()` call).
+
+    `tag`: the text it prints as; `origin`: where it comes from; `lane_varying`: whether it
+    may differ between the lanes of a warp (a value read at an address that does)."""
+
+    __slots__ = ("tag", "uid", "origin", "lane_varying")
+    tag: str
+    uid: int
+    origin: Origin
+    lane_varying: bool
+    _ids = itertools.count()
+
+    def __eq__(self, other):
+        return self is other or (other.__class__ is Unknown and other.uid == self.uid)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self):
+        return (_raw_unknown, (self.tag, self.uid, self.origin, self.lane_varying))
+
+    def __repr__(self) -> str:
+        return f"Unknown({self.tag!r})"
+
+    def subs(self, mapping):
+        return new_expr({(self,): 1})
+
+    def evaluate(self, env):
+        raise UnknownValue(self.tag)
+
+
+_EVAL_BINARY: dict[str, Callable[[int, int], int]] = {
+    "&": operator.and_,
+    "|": operator.or_,
+    "^": operator.xor,
+    "min": min,
+    "max": max,
+    "<": lambda a, b: int(a < b),
+    "<=": lambda a, b: int(a <= b),
+    "==": lambda a, b: int(a == b),
+    "!=": lambda a, b: int(a != b),
+    "*": operator.mul,
+}
+
+#: The constructor of each opaque operation, by its op: `Term.subs` rebuilds a term whose
+#: arguments changed with it. The modules that make opaque terms (division, bits, logic) add
+#: theirs when they are imported.
+REBUILD: dict[str, Callable[..., "Expr"]] = {}
+
+_COMMUTATIVE = frozenset({"&", "|", "^", "min", "max", "==", "!=", "&&", "||", "*"})
+BOOLEAN_OPS = frozenset({"<", "<=", "==", "!=", "&&", "||"})
+_KEY = operator.attrgetter("key")
+
+
+def _raw_term(op: str, args: tuple["Expr", ...]) -> Term:
+    t = object.__new__(Term)
+    t.op = op
+    t.args = args
+    t.key = (1, op, tuple(a.skey for a in args))
+    free = frozenset()
+    depth = 0
+    for a in args:
+        free = free | a.free_symbols
+        d = a.depth
+        if d > depth:
+            depth = d
+    t.free = free
+    t.depth = depth + 1
+    t._hash = hash((op, args))
+    t._bnd = None
+    return t
+
+
+def _raw_unknown(tag: str, uid: int, origin: Origin, lane_varying: bool) -> Unknown:
+    u = object.__new__(Unknown)
+    u.op = "unknown"
+    u.args = ()
+    u.tag = tag
+    u.uid = uid
+    u.origin = origin
+    u.lane_varying = lane_varying
+    u.key = (2, tag, uid)
+    u.free = frozenset()
+    u.depth = 0
+    u._hash = hash(("unknown", uid))
+    u._bnd = (0, None)
+    return u
+
+
+def term(op: str, args: tuple["Expr", ...]) -> "Expr":
+    """The expression consisting of the single opaque atom ``op(args)``."""
+    if op in _COMMUTATIVE and len(args) == 2 and args[1].skey < args[0].skey:
+        args = (args[1], args[0])
+    t = _raw_term(op, args)
+    if t.depth > MAX_DEPTH:
+        return unknown("<expression too deep>", Origin.TOO_DEEP)
+    return new_expr({(t,): 1})
+
+
+# ---------------------------------------------------------------------------- Expr
+
+
+class Expr:
+    """Immutable, hashable integer expression (canonical polynomial over atoms)."""
+
+    __slots__ = ("_p", "_c", "_h", "_free", "_skey", "_bnd", "_depth", "_str")
+    _p: dict[tuple[Atom, ...], int]  # monomial -> coefficient, no zero coefficient
+    _c: int | None  # the value when constant
+    # remembered when first asked for: hash, free symbols, sort key, bounds, depth, text
+    _h: int | None
+    _free: frozenset[str] | None
+    _skey: tuple | None
+    _bnd: tuple[int | None, int | None] | None
+    _depth: int | None
+    _str: str | None
+
+    def __new__(cls, value: "int | Expr" = 0) -> "Expr":
+        """``Expr(5)`` is ``const(5)``; other expressions come from `sym`, the operators and
+        the module's functions."""
+        return as_expr(value)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return (_from_items, (tuple(self._p.items()),))
+
+    # -- properties
+
+    @property
+    def is_const(self) -> bool:
+        return self._c is not None
+
+    @property
+    def value(self) -> int:
+        c = self._c
+        if c is None:
+            raise ValueError(f"expression is not constant: {self}")
+        return c
+
+    @property
+    def free_symbols(self) -> frozenset[str]:
+        f = self._free
+        if f is None:
+            f = frozenset()
+            for mono in self._p:
+                for a in mono:
+                    f = f | a.free
+            self._free = f
+        return f
+
+    @property
+    def depth(self) -> int:
+        """Nesting depth of opaque terms (0 for a plain polynomial)."""
+        d = self._depth
+        if d is None:
+            d = 0
+            for mono in self._p:
+                for a in mono:
+                    if a.depth > d:
+                        d = a.depth
+            self._depth = d
+        return d
+
+    @property
+    def skey(self) -> tuple:
+        """A deterministic total-order key (used to order atoms and commutative arguments)."""
+        k = self._skey
+        if k is None:
+            k = tuple(sorted((tuple([a.key for a in m]), c) for m, c in self._p.items()))
+            self._skey = k
+        return k
+
+    def terms(self) -> tuple[tuple[tuple[Atom, ...], int], ...]:
+        """The ``(monomial, coefficient)`` pairs in printing order (constant last)."""
+        return tuple(sorted(self._p.items(), key=printing.print_order))
+
+    # -- equality and hashing
+
+    def __eq__(self, other):
+        if other.__class__ is Expr:
+            return self is other or self._p == other._p
+        if isinstance(other, int):
+            return self._c == other
+        return NotImplemented
+
+    def __ne__(self, other):
+        r = self.__eq__(other)
+        return r if r is NotImplemented else not r
+
+    def __hash__(self) -> int:
+        h = self._h
+        if h is None:
+            c = self._c
+            h = hash(c) if c is not None else hash(frozenset(self._p.items()))
+            self._h = h
+        return h
+
+    def __int__(self) -> int:
+        return self.value
+
+    def __bool__(self) -> bool:
+        """Truth of a constant; a non-constant expression raises TypeError (use `is_const`)."""
+        c = self._c
+        if c is None:
+            raise TypeError(f"truth value of symbolic expression {self} is not known; test .is_const")
+        return c != 0
+
+    # -- arithmetic operators
+
+    def __add__(self, other):
+        o = _coerce(other)
+        return NotImplemented if o is None else add(self, o)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        o = _coerce(other)
+        return NotImplemented if o is None else add(self, scale(o, -1))
+
+    def __rsub__(self, other):
+        o = _coerce(other)
+        return NotImplemented if o is None else add(o, scale(self, -1))
+
+    def __mul__(self, other):
+        o = _coerce(other)
+        return NotImplemented if o is None else mul(self, o)
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return scale(self, -1)
+
+    def __pos__(self):
+        return self
+
+    def __invert__(self):  # two's complement: ~x == -x - 1
+        return add(scale(self, -1), MINUS_ONE)
+
+    def __floordiv__(self, other):
+        o = _coerce(other)
+        return NotImplemented if o is None else division.floordiv(self, o)
+
+    def __rfloordiv__(self, other):
+        o = _coerce(other)
+        return NotImplemented if o is None else division.floordiv(o, self)
+
+    def __mod__(self, other):
+        o = _coerce(other)
+        return NotImplemented if o is None else division.mod(self, o)
+
+    def __rmod__(self, other):
+        o = _coerce(other)
+        return NotImplemented if o is None else division.mod(o, self)
+
+    def __lshift__(self, other):
+        o = _coerce(other)
+        return NotImplemented if o is None else bits.shl(self, o)
+
+    def __rlshift__(self, other):
+        o = _coerce(other)
+        return NotImplemented if o is None else bits.shl(o, self)
+
+    def __rshift__(self, other):
+        o = _coerce(other)
+        return NotImplemented if o is None else bits.shr(self, o)
+
+    def __rrshift__(self, other):
+        o = _coerce(other)
+        return NotImplemented if o is None else bits.shr(o, self)
+
+    def __and__(self, other):
+        o = _coerce(other)
+        return NotImplemented if o is None else bits.bitand(self, o)
+
+    __rand__ = __and__
+
+    def __or__(self, other):
+        o = _coerce(other)
+        return NotImplemented if o is None else bits.bitor(self, o)
+
+    __ror__ = __or__
+
+    def __xor__(self, other):
+        o = _coerce(other)
+        return NotImplemented if o is None else bits.bitxor(self, o)
+
+    __rxor__ = __xor__
+
+    # -- substitution and evaluation
+
+    def subs(self, mapping: Mapping[str, "int | Expr"]) -> "Expr":
+        """Replace symbols by ints or expressions and re-simplify."""
+        if self._c is not None:
+            return self
+        free = self._free
+        if free is None:
+            free = self.free_symbols
+        if free.isdisjoint(mapping):
+            return self
+        get = mapping.get
+        out: dict = {}
+        extra = None
+        for mono, coef in self._p.items():
+            kept = []
+            factors = None
+            resort = False
+            for atom in mono:
+                if atom.__class__ is Symbol:
+                    v = get(atom.name, _MISSING)
+                    if v is _MISSING:
+                        kept.append(atom)
+                        continue
+                elif atom.free.isdisjoint(mapping):
+                    kept.append(atom)
+                    continue
+                else:
+                    v = atom.subs(mapping)
+                vt = v.__class__
+                if vt is not int:
+                    if vt is not Expr:
+                        v = as_expr(v)
+                    vc = v._c
+                    if vc is not None:
+                        v = vc
+                    else:
+                        vp = v._p
+                        if len(vp) == 1:
+                            for vm, vk in vp.items():
+                                coef *= vk
+                                kept.extend(vm)
+                            resort = True
+                        else:
+                            if factors is None:
+                                factors = [v]
+                            else:
+                                factors.append(v)
+                        continue
+                coef *= v
+                if not coef:
+                    break
+            if not coef:
+                continue
+            if resort and len(kept) > 1:
+                kept.sort(key=_KEY)
+            key = tuple(kept)
+            if factors is None:
+                out[key] = out.get(key, 0) + coef
+            else:
+                t = new_expr({key: coef})
+                for f in factors:
+                    t = mul(t, f)
+                if extra is None:
+                    extra = [t]
+                else:
+                    extra.append(t)
+        res = new_expr({m: c for m, c in out.items() if c})
+        if extra is not None:
+            for t in extra:
+                res = add(res, t)
+        return res
+
+    def evaluate(self, env: Mapping[str, int]) -> int:
+        """The concrete value with C semantics; raises `UnboundSymbol` for a missing symbol."""
+        c = self._c
+        if c is not None:
+            return c
+        total = 0
+        for mono, coef in self._p.items():
+            v = coef
+            for atom in mono:
+                if atom.__class__ is Symbol:
+                    try:
+                        v *= env[atom.name]
+                    except KeyError:
+                        raise UnboundSymbol(atom.name) from None
+                else:
+                    v *= atom.evaluate(env)
+            total += v
+        return total
+
+    # -- text
+
+    def __str__(self) -> str:
+        s = self._str
+        if s is None:
+            s = self._str = printing.format_expr(self)
+        return s
+
+    def __repr__(self) -> str:
+        return f"Expr({str(self)!r})"
+
+
+_MISSING = object()
+
+
+def new_expr(d: dict) -> Expr:
+    """Wrap a dict without zero coefficients (the caller guarantees it)."""
+    e = object.__new__(Expr)
+    e._p = d
+    n = len(d)
+    if n == 0:
+        e._c = 0
+    elif n == 1 and () in d:
+        e._c = d[()]
+    else:
+        e._c = None
+    e._h = None
+    e._free = None
+    e._skey = None
+    e._bnd = None
+    e._depth = None
+    e._str = None
+    return e
+
+
+def _from_items(items) -> Expr:
+    return new_expr({m: c for m, c in items if c})
+
+
+_CONSTS = {}
+
+
+def const(n: int) -> Expr:
+    """The constant expression ``n``."""
+    e = _CONSTS.get(n)
+    if e is None:
+        n = operator.index(n)
+        e = new_expr({(): n} if n else {})
+        if -1024 <= n <= 4096:  # remembered as they are met (making all at import took 8 ms)
+            _CONSTS[n] = e
+    return e
+
+
+ZERO = const(0)
+ONE = const(1)
+MINUS_ONE = const(-1)
+
+_SYMS: dict[str, Expr] = {}
+
+
+def sym(name: str) -> Expr:
+    """The expression consisting of the symbol ``name``."""
+    e = _SYMS.get(name)
+    if e is None:
+        e = _SYMS[name] = new_expr({(Symbol(name),): 1})
+    return e
+
+
+#: How a value that may differ between lanes prints: before its text.
+LANE_VARYING_PREFIX = "per-lane "
+
+
+def unknown(text: str, origin: Origin, lane_varying: bool = False) -> Expr:
+    """A fresh unknown value from `origin`; ``str()`` shows ``text`` (after "per-lane " when
+    it may differ between the lanes of a warp).  Never equal to another Unknown."""
+    tag = f"{LANE_VARYING_PREFIX}{text}" if lane_varying else str(text)
+    return new_expr({(_raw_unknown(tag, next(Unknown._ids), origin, lane_varying),): 1})
+
+
+def as_expr(x) -> Expr:
+    if x.__class__ is Expr:
+        return x
+    if isinstance(x, Expr):
+        return x
+    try:
+        return const(operator.index(x))
+    except TypeError:
+        raise TypeError(f"expected an int or Expr, got {type(x).__name__}") from None
+
+
+def _coerce(x):
+    if x.__class__ is Expr:
+        return x
+    if x.__class__ is int:
+        return const(x)
+    try:
+        return const(operator.index(x))
+    except TypeError:
+        return None
+
+
+# ---------------------------------------------------------------------------- polynomial core
+
+
+def add(a: Expr, b: Expr) -> Expr:
+    if b._c == 0:
+        return a
+    if a._c == 0:
+        return b
+    pa, pb = a._p, b._p
+    if len(pa) < len(pb):
+        pa, pb = pb, pa
+    d = dict(pa)
+    get = d.get
+    for m, c in pb.items():
+        v = get(m, 0) + c
+        if v:
+            d[m] = v
+        else:
+            del d[m]
+    return new_expr(d)
+
+
+def scale(a: Expr, k: int) -> Expr:
+    if k == 1:
+        return a
+    if k == 0 or a._c == 0:
+        return ZERO
+    c = a._c
+    if c is not None:
+        return const(c * k)
+    return new_expr({m: c * k for m, c in a._p.items()})
+
+
+def _mono_mul(ma: tuple, mb: tuple) -> tuple:
+    if not ma:
+        return mb
+    if not mb:
+        return ma
+    if len(ma) == 1 and len(mb) == 1:
+        x, y = ma[0], mb[0]
+        return (x, y) if x is y or x.key <= y.key else (y, x)
+    return tuple(sorted(ma + mb, key=_KEY))
+
+
+def mul(a: Expr, b: Expr) -> Expr:
+    c = a._c
+    if c is not None:
+        return scale(b, c)
+    c = b._c
+    if c is not None:
+        return scale(a, c)
+    pa, pb = a._p, b._p
+    if len(pa) * len(pb) > MAX_MONOMIALS:
+        return term("*", (a, b))
+    d: dict = {}
+    get = d.get
+    for ma, x in pa.items():
+        for mb, y in pb.items():
+            m = _mono_mul(ma, mb)
+            v = get(m, 0) + x * y
+            if v:
+                d[m] = v
+            else:
+                del d[m]
+    return new_expr(d)
+
+
+def single_atom(e: Expr) -> Atom | None:
+    """The atom if ``e`` is exactly one atom with coefficient 1 (a symbol, an opaque term such
+    as ``a != b``, an unknown), else None."""
+    p = e._p
+    if len(p) == 1:
+        for m, c in p.items():
+            if c == 1 and len(m) == 1:
+                return m[0]
+    return None
+
+
+def nonconstant_gcd(p: dict, start: int = 0) -> int:
+    g = start
+    for m, c in p.items():
+        if m:
+            g = math.gcd(g, c)
+            if g == 1:
+                break
+    return g
+
+
+# ---------------------------------------------------------------------------- the other modules
+
+REBUILD["*"] = mul
+
+from analyzer.analysis.symbolic import bits, division, printing  # noqa: E402  (see the docstring)

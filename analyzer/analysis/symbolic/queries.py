@@ -1,0 +1,219 @@
+"""What an expression says about itself: its bounds, conjunctions, unknowns and residues.
+
+Nothing here builds a new kind of term: the analyses ask these questions of the expressions
+the interpreter made (`bounds` also serves division and the bitwise operators, which fold
+when an operand is known to be small).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterator, Sequence
+
+from analyzer.analysis.symbolic.expressions import (
+    BOOLEAN_OPS,
+    Atom,
+    Expr,
+    Symbol,
+    Term,
+    Unknown,
+    as_expr,
+    new_expr,
+    nonconstant_gcd,
+    single_atom,
+)
+
+# ---------------------------------------------------------------------------- structure
+
+
+def conjuncts(e: Expr) -> frozenset[Expr]:
+    """The conditions ``e`` is the conjunction of: ``a && b && c`` -> {a, b, c}; a constant
+    true has none, any other expression is its own single conjunct."""
+    e = as_expr(e)
+    if e._c is not None and e._c:
+        return frozenset()
+    out: set[Expr] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        atom = single_atom(x)
+        if atom is not None and atom.__class__ is Term and atom.op == "&&":
+            stack.extend(atom.args)
+        else:
+            out.add(x)
+    return frozenset(out)
+
+
+def unknowns(e: Expr) -> Iterator[Unknown]:
+    """Every `Unknown` in ``e`` (also inside opaque terms), each once per place it appears."""
+    stack = [as_expr(e)]
+    while stack:
+        x = stack.pop()
+        for m in x._p:
+            for a in m:
+                if a.__class__ is Unknown:
+                    yield a
+                elif a.__class__ is Term:
+                    stack.extend(a.args)
+
+
+def is_unknown(e: Expr) -> bool:
+    """True if ``e`` contains an `Unknown` anywhere (also inside opaque terms)."""
+    return next(unknowns(e), None) is not None
+
+
+_NAME_INDEX: dict[tuple[str, ...], dict[str, int]] = {}
+
+
+def affine_in(e: Expr, names: Sequence[str]) -> tuple[tuple[int, ...], Expr] | None:
+    """``((c_0, c_1, ...), rest)`` with ``e == sum(c_i * names[i]) + rest``, every c_i an int and
+    ``rest`` free of ``names`` (also inside opaque terms); None if ``e`` is not of that form."""
+    e = as_expr(e)
+    key = names if names.__class__ is tuple else tuple(names)
+    idx = _NAME_INDEX.get(key)
+    if idx is None:
+        idx = {n: i for i, n in enumerate(key)}
+        if len(_NAME_INDEX) < 256:
+            _NAME_INDEX[key] = idx
+    coeffs = [0] * len(key)
+    if e._c is not None:
+        return tuple(coeffs), e
+    free = e._free
+    if free is None:
+        free = e.free_symbols
+    if free.isdisjoint(idx):
+        return tuple(coeffs), e
+    rest = None
+    for m, c in e._p.items():
+        if len(m) == 1:
+            a = m[0]
+            if a.__class__ is Symbol:
+                i = idx.get(a.name)
+                if i is None:
+                    continue
+                coeffs[i] += c
+                if rest is None:
+                    rest = dict(e._p)
+                del rest[m]
+                continue
+        for a in m:
+            if not a.free.isdisjoint(idx):
+                return None
+    return tuple(coeffs), (e if rest is None else new_expr(rest))
+
+
+def coefficient_gcd(e: Expr) -> int:
+    """The gcd of the coefficients of all non-constant monomials (0 if ``e`` is constant)."""
+    return nonconstant_gcd(as_expr(e)._p)
+
+
+def residues(e: Expr, modulus: int) -> frozenset[int]:
+    """The values ``e mod modulus`` (in [0, modulus)) can take when every symbol and opaque term
+    is an arbitrary non-negative integer: all r with r = const (mod gcd(coefficients, modulus))."""
+    if modulus <= 0:
+        raise ValueError(f"modulus must be positive, got {modulus}")
+    e = as_expr(e)
+    g = math.gcd(coefficient_gcd(e), modulus)
+    c0 = e._p.get((), 0)
+    return frozenset(range(c0 % g, modulus, g))
+
+
+# ---------------------------------------------------------------------------- bounds
+
+
+def bounds(e: Expr) -> tuple[int | None, int | None]:
+    """An interval ``(lo, hi)`` containing every value of ``e`` (None = unbounded), assuming
+    symbols and unknowns are non-negative and so are the operands of ``/`` and ``%``."""
+    e = as_expr(e)
+    b = e._bnd
+    if b is None:
+        b = e._bnd = _expr_bounds(e)
+    return b
+
+
+def _expr_bounds(e: Expr):
+    lo = hi = 0
+    for m, c in e._p.items():
+        if not m:
+            ml = mh = 1
+        else:
+            ml, mh = _mono_bounds(m)
+        if c > 0:
+            lo = None if lo is None or ml is None else lo + c * ml
+            hi = None if hi is None or mh is None else hi + c * mh
+        else:
+            lo = None if lo is None or mh is None else lo + c * mh
+            hi = None if hi is None or ml is None else hi + c * ml
+        if lo is None and hi is None:
+            break
+    return (lo, hi)
+
+
+def _mono_bounds(m: tuple):
+    lo, hi = 1, 1
+    for a in m:
+        al, ah = _atom_bounds(a)
+        if al is None or al < 0:
+            return (None, None)
+        lo *= al
+        if ah == 0:
+            return (0, 0)
+        hi = None if hi is None or ah is None else hi * ah
+    return (lo, hi)
+
+
+def _atom_bounds(a: Atom):
+    if a.__class__ is Symbol:
+        return (0, None)
+    b = a._bnd
+    if b is None:
+        b = a._bnd = _term_bounds(a)
+    return b
+
+
+def _term_bounds(t: Term):
+    op, args = t.op, t.args
+    if op in BOOLEAN_OPS:
+        return (0, 1)
+    if op == "select":
+        (l1, h1), (l2, h2) = bounds(args[1]), bounds(args[2])
+        return (None if l1 is None or l2 is None else min(l1, l2), None if h1 is None or h2 is None else max(h1, h2))
+    (la, ha), (lb, hb) = bounds(args[0]), bounds(args[1])
+    if op == "/":
+        if args[1]._c is not None and args[1]._c > 0:
+            k = args[1]._c
+            return (max(la or 0, 0) // k, None if ha is None else max(ha, 0) // k)
+        return (0, None if ha is None else max(ha, 0))
+    if op == "%":
+        hi = ha
+        if hb is not None:
+            hi = max(hb - 1, 0) if hi is None else min(hi, max(hb - 1, 0))
+        return (0, None if hi is None else max(hi, 0))
+    if op == "&":
+        his = [h for (l, h) in ((la, ha), (lb, hb)) if l is not None and l >= 0 and h is not None]
+        if his:
+            return (0, min(his))
+        if la is not None and la >= 0 and lb is not None and lb >= 0:
+            return (0, None)
+        return (None, None)
+    if op in ("|", "^"):
+        if la is None or lb is None or la < 0 or lb < 0:
+            return (None, None)
+        if ha is None or hb is None:
+            return (0, None)
+        return (0, (1 << max(ha, hb).bit_length()) - 1)
+    if op == "<<":
+        return (0, None) if la is not None and la >= 0 else (None, None)
+    if op == ">>":
+        return (0, ha) if la is not None and la >= 0 else (None, None)
+    if op == "min":
+        return (None if la is None or lb is None else min(la, lb), hb if ha is None else ha if hb is None else min(ha, hb))
+    if op == "max":
+        return (lb if la is None else la if lb is None else max(la, lb), None if ha is None or hb is None else max(ha, hb))
+    if op == "*":
+        if la is None or lb is None or la < 0 or lb < 0:
+            return (None, None)
+        if ha == 0 or hb == 0:
+            return (0, 0)
+        return (la * lb, None if ha is None or hb is None else ha * hb)
+    return (None, None)
