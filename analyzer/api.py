@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from analyzer import records
 from analyzer.arch import DEFAULT_ARCH, Architecture, get_arch
+from analyzer.budget import Budget, BudgetExceeded, Meter, exceeded, metered
 from analyzer.diagnostics import Diagnostic, Location, Severity, Span
 from analyzer.records import field, record
 
@@ -63,6 +64,7 @@ class Options:
     report_unused_suppressions: bool = False  # WL920 for suppression comments that silence nothing
     via_ptx: bool = False  # --via-ptx: compile .cu files with nvcc and analyse the PTX
     verify: bool = False  # --verify: hold every cost to the simulator's (WL930 on a disagreement)
+    budget: Budget = field(default_factory=Budget)  # the steps each stage may take on one file
 
 
 @record(frozen=False, slots=False)
@@ -424,44 +426,77 @@ def _run_pipeline(path: str, options: Options, report: FileReport, diagnostics: 
     pre, parsed, module = _lowered(path, options, report, diagnostics, text=text, comments=comments)
     if not module.kernels:
         return
-    _analyze_kernels(path, module, pre.text, arch, options, report, diagnostics)
+    meter = _analyze_kernels(path, module, pre.text, arch, options, report, diagnostics)
     if not report.kernels:
         return
-    findings = _rule_findings(report.kernels, arch, _padding_reanalysis(path, pre, parsed, arch, options),
-                              options, path, diagnostics)
+    with metered(meter):  # the padding fixes' reanalyses spend what the kernels left
+        findings = _rule_findings(report.kernels, arch, _padding_reanalysis(path, pre, parsed, arch, options),
+                                  options, path, diagnostics)
     if options.verify:
         try:
-            findings = findings + _verify_findings(module, report.kernels, arch, options)
+            findings = findings + _verify_findings(module, report.kernels, options, diagnostics)
         except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - keep the rest
             diagnostics.append(_internal_error(path, err, "while verifying with the simulator"))
     report.findings = _in_source_order(findings)
 
 
 def _analyze_kernels(path: str, module: Any, source: str, arch: Architecture, options: Options, report: FileReport,
-                     diagnostics: list[Diagnostic]) -> None:
+                     diagnostics: list[Diagnostic]) -> Meter:
     """analyze: every kernel of `module` for each of its launch configurations, into
-    `report.kernels`; a kernel whose analysis raises is an internal error, the others go on."""
+    `report.kernels`; a kernel whose analysis raises is an internal error, the others go on.
+    The file's analysis budget is shared out (`Meter.share`): a kernel that spends its share
+    keeps the launches analysed before (WL940 says what was cut short), and once the budget is
+    spent the kernels left are named in one WL940. Returns the meter, for the rules' reanalyses."""
+    meter = Meter("analysis", options.budget.analysis)
+    kernels = list(module.kernels)
+    for i, kernel in enumerate(kernels):
+        if meter.spent:
+            diagnostics.append(_kernels_left(kernels[i:], meter, report))
+            break
+        part = meter.share(last=i == len(kernels) - 1)
+        allowed = part.left
+        with metered(part):
+            _analyze_kernel(path, module, kernel, source, arch, options, report, diagnostics)
+        meter.settle(part, allowed)
+    return meter
+
+
+def _analyze_kernel(path: str, module: Any, kernel: Any, source: str, arch: Architecture, options: Options,
+                    report: FileReport, diagnostics: list[Diagnostic]) -> None:
+    """One kernel for each of its launch configurations (under the running meter)."""
     from analyzer.analysis.launch import launch_configs
     from analyzer.analysis.kernel import analyze_kernel
 
-    def line_of(span: Span) -> int:
-        return report.locate(span).line
+    launches: list[Any] = []
+    done = 0
+    try:
+        launches = launch_configs(
+            module, kernel, block=options.block, grid=options.grid,
+            params=options.params or None, line_of=lambda span: report.locate(span).line,
+        )
+        for launch in launches:
+            analysis = analyze_kernel(module, kernel, launch, arch, params=options.params or None)
+            analysis.source = source  # lets rules turn fixes into exact edits
+            report.kernels.append(analysis)
+            diagnostics.extend(analysis.diagnostics)
+            done += 1
+    except BudgetExceeded as err:
+        what = (f"{done} of {len(launches)} launch configurations analysed" if launches
+                else "its launch configurations were not all found")
+        diagnostics.append(exceeded(
+            err, f"analysis of kernel `{kernel.display_name}` cut short: {what}", kernel.name_span))
+    except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
+        location = report.locate(getattr(kernel, "name_span", None))
+        diagnostics.append(_internal_error(
+            path, err, f"while analysing kernel `{kernel.display_name}`", location))
 
-    for kernel in module.kernels:
-        try:
-            launches = launch_configs(
-                module, kernel, block=options.block, grid=options.grid,
-                params=options.params or None, line_of=line_of,
-            )
-            for launch in launches:
-                analysis = analyze_kernel(module, kernel, launch, arch, params=options.params or None)
-                analysis.source = source  # lets rules turn fixes into exact edits
-                report.kernels.append(analysis)
-                diagnostics.extend(analysis.diagnostics)
-        except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
-            location = report.locate(getattr(kernel, "name_span", None))
-            diagnostics.append(_internal_error(
-                path, err, f"while analysing kernel `{kernel.display_name}`", location))
+
+def _kernels_left(kernels: list[Any], meter: Meter, report: FileReport) -> Diagnostic:
+    """One WL940 for the kernels a spent analysis budget leaves unanalysed."""
+    names = ", ".join(f"`{k.display_name}`" for k in kernels[:5]) + (f" and {len(kernels) - 5} more"
+                                                                      if len(kernels) > 5 else "")
+    what = f"{len(kernels)} kernel{'s' if len(kernels) > 1 else ''} not analysed: {names}"
+    return exceeded(BudgetExceeded(meter.stage, meter.limit), what, kernels[0].name_span)
 
 
 def _padding_reanalysis(path: str, pre: Any, parsed: Any, arch: Architecture,
@@ -594,20 +629,28 @@ def simulate_file(path: str, options: Options | None = None, sim_options: Any = 
     collected: list[Diagnostic] = []
     try:
         _, _, module = _lowered(path, options, report, collected)
-        from analyzer.analysis.launch import launch_configs
-        from analyzer.sim.run import simulate_kernel
-
-        arch = get_arch(options.arch)
         kernels = [k for k in module.kernels if kernel is None or kernel in (k.name, k.display_name)]
         if kernel is not None and not kernels:
             names = ", ".join(k.display_name for k in module.kernels) or "none"
             collected.append(_at_top(path, f"no kernel named `{kernel}` (kernels: {names})", INPUT_ERROR))
+        meter = Meter("simulation", options.budget.simulation)
+        runs: list[tuple[Any, Any]] = []
         for k in kernels:
             try:
-                for launch in launch_configs(module, k, block=options.block, grid=options.grid,
-                                             params=options.params or None,
-                                             line_of=lambda span: report.locate(span).line):
-                    report.kernels.append(simulate_kernel(module, k, launch, arch, options.params or None, sim_options))
+                with metered(Meter("analysis", options.budget.analysis)):  # finding the launches
+                    runs.extend((k, launch) for launch in _launches(module, k, options, report))
+            except BudgetExceeded as err:
+                collected.append(exceeded(err, f"the launches of kernel `{k.display_name}` were not all found",
+                                          k.name_span))
+            except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
+                collected.append(_internal_error(path, err, f"while simulating kernel `{k.display_name}`",
+                                                 report.locate(k.name_span)))
+        for i, (k, launch) in enumerate(runs):
+            try:
+                allowance = max(meter.share(last=i == len(runs) - 1).left, 1)
+                sim = _simulated(module, k, launch, options, sim_options, allowance, collected)
+                report.kernels.append(sim)
+                meter.left -= min(sim.work, allowance)
             except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
                 collected.append(_internal_error(path, err, f"while simulating kernel `{k.display_name}`",
                                                  report.locate(k.name_span)))
@@ -615,6 +658,38 @@ def simulate_file(path: str, options: Options | None = None, sim_options: Any = 
         collected.append(_internal_error(path, err, "while simulating this file"))
     report.diagnostics = _resolved(collected, report)
     return report
+
+
+def _launches(module: Any, kernel: Any, options: Options, report: FileReport) -> list[Any]:
+    """The launch configurations `kernel` is analysed (and simulated) for."""
+    from analyzer.analysis.launch import launch_configs
+
+    return launch_configs(module, kernel, block=options.block, grid=options.grid, params=options.params or None,
+                          line_of=lambda span: report.locate(span).line)
+
+
+def _simulated(module: Any, kernel: Any, launch: Any, options: Options, sim_options: Any, allowance: int,
+               diagnostics: list[Diagnostic]) -> Any:
+    """One launch of `kernel` run in the simulator with `allowance` steps of the file's
+    simulation budget; a run the budget stopped, or cut to fewer blocks than `--all-blocks`
+    asks for, is a WL940."""
+    import dataclasses
+
+    from analyzer.sim.run import SimOptions, simulate_kernel
+
+    given = sim_options or SimOptions()
+    sim = simulate_kernel(module, kernel, launch, get_arch(options.arch), options.params or None,
+                          dataclasses.replace(given, budget=min(given.budget, allowance)))
+    where = f"simulation of kernel `{kernel.display_name}` ({launch.origin})"
+    spent = BudgetExceeded("simulation", options.budget.simulation)
+    if sim.stopped is not None:
+        diagnostics.append(exceeded(spent, f"{where} stopped before the kernel ended (an endless loop, or "
+                                           "more work than the budget allows: try --blocks or a smaller grid)",
+                                    sim.stopped_span))
+    elif sim.cut_blocks:
+        diagnostics.append(exceeded(spent, f"{where}: {len(sim.simulated_blocks):,} of {sim.total_blocks:,} "
+                                           "blocks simulated, not every block", kernel.name_span))
+    return sim
 
 
 def _lowered(path: str, options: Options, report: FileReport, diagnostics: list[Diagnostic],
@@ -626,17 +701,21 @@ def _lowered(path: str, options: Options, report: FileReport, diagnostics: list[
     from analyzer.syntax.parse import parse
     from analyzer.ir.lower import lower
 
-    if text is None:
-        pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
-    else:
-        pre = preprocess(text, path, defines=options.defines, include_paths=options.include_paths)
+    limits = options.budget
+    with metered(Meter("preprocess", limits.preprocess)):
+        if text is None:
+            pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
+        else:
+            pre = preprocess(text, path, defines=options.defines, include_paths=options.include_paths)
     report.linemap = pre.linemap
     diagnostics.extend(pre.diagnostics)
     if comments is not None:  # for the suppression comments, applied once everything is resolved
         comments.extend(pre.comments)
-    parsed = parse(pre.text)
+    with metered(Meter("parse", limits.parse)):
+        parsed = parse(pre.text)
     diagnostics.extend(parsed.diagnostics)
-    module = lower(parsed.unit, pre.text, path)
+    with metered(Meter("lower", limits.lower)):
+        module = lower(parsed.unit, pre.text, path)
     diagnostics.extend(module.diagnostics)
     return pre, parsed, module
 
@@ -644,19 +723,23 @@ def _lowered(path: str, options: Options, report: FileReport, diagnostics: list[
 VERIFY_MISMATCH = "WL930"
 
 
-def _verify_findings(module: Any, analyses: list[Any], arch: Architecture, options: Options) -> list[Any]:
-    """`check --verify`: run each analysed kernel and launch in the simulator and report every
-    access whose simulated cost disagrees with the static one (analyzer.sim.verify)."""
+def _verify_findings(module: Any, analyses: list[Any], options: Options,
+                     diagnostics: list[Diagnostic]) -> list[Any]:
+    """`check --verify`: run each analysed kernel and launch in the simulator (on its share of
+    the file's simulation budget) and report every access whose simulated cost disagrees with
+    the static one (analyzer.sim.verify); a run the budget stopped proves nothing, and says so."""
     from analyzer.findings import Finding
     from analyzer.rules.registry import DIAGNOSTIC_CODES, is_selected
-    from analyzer.sim.run import simulate_kernel
     from analyzer.sim.verify import compare
 
     if not is_selected(VERIFY_MISMATCH, options.select, options.ignore):
         return []
     out = []
-    for analysis in analyses:
-        sim = simulate_kernel(module, analysis.kernel, analysis.launch, arch, options.params or None)
+    meter = Meter("simulation", options.budget.simulation)
+    for i, analysis in enumerate(analyses):
+        allowance = max(meter.share(last=i == len(analyses) - 1).left, 1)
+        sim = _simulated(module, analysis.kernel, analysis.launch, options, None, allowance, diagnostics)
+        meter.left -= min(sim.work, allowance)
         for m in compare(analysis, sim):
             kernel = analysis.kernel.display_name
             out.append(Finding(

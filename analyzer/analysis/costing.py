@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from analyzer import budget
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.assumptions import (
     AddressNotFollowed,
@@ -134,6 +135,7 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
         return cost
     summary = Summary()
     for warp, lanes in enumerate(warp_lanes(site.block, arch.warp_size)):
+        budget.spend()  # a warp planned (analyzer.budget)
         plan = plan_warp(site, lanes, (site.block, arch.warp_size, warp))
         if plan is None:
             continue
@@ -189,6 +191,7 @@ def resolve_site(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Archi
 
 def charge_scenario(site: Site, plan: WarpPlan, combo: tuple[int, ...], summary: Summary, arch: Architecture) -> None:
     """Charge the warp's request in one scenario and count it in `summary`."""
+    budget.spend()  # a request costed (analyzer.budget)
     lanes = scenario_lanes(plan, combo)
     summary.undecided_mask = summary.undecided_mask or lanes.undecided_mask
     if lanes.rel is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from analyzer import budget
 from analyzer.analysis import loops
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.indexing import struct_of_address
@@ -363,6 +364,7 @@ class Interpreter:
         return flow
 
     def stmt(self, s: N.Stmt, env: dict[int, Value], ctx: Ctx) -> Flow:
+        budget.spend()  # a statement interpreted (analyzer.budget)
         if ctx.via is not None:
             self.work += 1
         method = _EXEC.get(type(s))

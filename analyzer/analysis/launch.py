@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from analyzer import budget
 from analyzer.analysis.results import LaunchConfig
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
@@ -56,6 +57,7 @@ class HostInterpreter:
             self.stmt(s)
 
     def stmt(self, s: N.Stmt) -> None:
+        budget.spend()  # a host statement run (analyzer.budget)
         if isinstance(s, N.Assign):
             value = self.expr(s.value)
             if s.field:

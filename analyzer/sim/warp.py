@@ -21,6 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from analyzer.arch import Architecture
+from analyzer.budget import SIMULATION_FLOOR
 from analyzer.diagnostics import Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
@@ -168,7 +169,8 @@ class BlockInterpreter:
         self.batch = batch
         self.on_access = on_access
         self.budget = budget
-        self.steps = 0
+        self.steps = 0  # thread-statements run
+        self.work = 0  # what the budget is charged: at least SIMULATION_FLOOR a statement run
         self.notes = notes
         self.barriers = barriers
         self.locals: dict[int, Region] = {}  # thread-local arrays, by variable uid
@@ -257,8 +259,10 @@ class BlockInterpreter:
         self.block(kernel.body, np.ones(self.n, bool), env)
 
     def count(self, mask: np.ndarray) -> None:
-        self.steps += int(np.count_nonzero(mask))
-        if self.steps > self.budget:
+        active = int(np.count_nonzero(mask))
+        self.steps += active
+        self.work += max(active, SIMULATION_FLOOR)  # a statement of few lanes costs its numpy calls all the same
+        if self.work > self.budget:
             loop = self.loops[-1] if self.loops else None
             raise StepBudgetExceeded(self.budget, loop.span if loop else None, loop.iterations if loop else 0)
 

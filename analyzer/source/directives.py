@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from analyzer import budget
 from analyzer.diagnostics import Severity
 from analyzer.source.files import FileContext, OpenConditional, SplicedFile, file_key
 from analyzer.source.if_expression import ExpressionError, evaluate
@@ -336,6 +337,11 @@ class DirectiveRunner(PreprocessorState):
             if self.includes == MAX_INCLUDES + 1:
                 self._diag(_ERROR, f"more than {MAX_INCLUDES} #include directives entered; the rest are ignored", where)
             return nxt
+        try:
+            budget.spend(budget.steps_of(len(target.text)))
+        except budget.BudgetExceeded as err:
+            err.location = where
+            raise
         self._register(target)
         self.stack.append(FileContext(target))
         return nxt
