@@ -463,16 +463,22 @@ def _analyze_kernels(path: str, module: Any, source: str, arch: Architecture, op
 
 def _analyze_kernel(path: str, module: Any, kernel: Any, source: str, arch: Architecture, options: Options,
                     report: FileReport, diagnostics: list[Diagnostic]) -> None:
-    """One kernel for each of its launch configurations (under the running meter)."""
+    """One kernel for each of its launch configurations (under the running meter); not at all
+    when it declares or moves something larger than CUDA allows (WL907)."""
     from analyzer.analysis.launch import launch_configs
     from analyzer.analysis.kernel import analyze_kernel
+    from analyzer.analysis.limits import kernel_limit_problems
 
     launches: list[Any] = []
     done = 0
     try:
+        too_large = kernel_limit_problems(module, kernel, arch)
+        if too_large:
+            diagnostics.extend(too_large)
+            return
         launches = launch_configs(
             module, kernel, block=options.block, grid=options.grid,
-            params=options.params or None, line_of=lambda span: report.locate(span).line,
+            params=options.params or None, line_of=lambda span: report.locate(span).line, problems=diagnostics,
         )
         for launch in launches:
             analysis = analyze_kernel(module, kernel, launch, arch, params=options.params or None)
@@ -628,6 +634,8 @@ def simulate_file(path: str, options: Options | None = None, sim_options: Any = 
         return report
     collected: list[Diagnostic] = []
     try:
+        from analyzer.analysis.limits import kernel_limit_problems
+
         _, _, module = _lowered(path, options, report, collected)
         kernels = [k for k in module.kernels if kernel is None or kernel in (k.name, k.display_name)]
         if kernel is not None and not kernels:
@@ -637,8 +645,12 @@ def simulate_file(path: str, options: Options | None = None, sim_options: Any = 
         runs: list[tuple[Any, Any]] = []
         for k in kernels:
             try:
+                too_large = kernel_limit_problems(module, k, get_arch(options.arch))
+                if too_large:
+                    collected.extend(too_large)
+                    continue
                 with metered(Meter("analysis", options.budget.analysis)):  # finding the launches
-                    runs.extend((k, launch) for launch in _launches(module, k, options, report))
+                    runs.extend((k, launch) for launch in _launches(module, k, options, report, collected))
             except BudgetExceeded as err:
                 collected.append(exceeded(err, f"the launches of kernel `{k.display_name}` were not all found",
                                           k.name_span))
@@ -660,12 +672,13 @@ def simulate_file(path: str, options: Options | None = None, sim_options: Any = 
     return report
 
 
-def _launches(module: Any, kernel: Any, options: Options, report: FileReport) -> list[Any]:
+def _launches(module: Any, kernel: Any, options: Options, report: FileReport,
+              problems: list[Diagnostic]) -> list[Any]:
     """The launch configurations `kernel` is analysed (and simulated) for."""
     from analyzer.analysis.launch import launch_configs
 
     return launch_configs(module, kernel, block=options.block, grid=options.grid, params=options.params or None,
-                          line_of=lambda span: report.locate(span).line)
+                          line_of=lambda span: report.locate(span).line, problems=problems)
 
 
 def _simulated(module: Any, kernel: Any, launch: Any, options: Options, sim_options: Any, allowance: int,

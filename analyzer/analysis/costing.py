@@ -135,7 +135,7 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
         return cost
     summary = Summary()
     for warp, lanes in enumerate(warp_lanes(site.block, arch.warp_size)):
-        budget.spend()  # a warp planned (analyzer.budget)
+        budget.spend(len(lanes))  # a warp planned: a step a lane, whose address it works out (analyzer.budget)
         plan = plan_warp(site, lanes, (site.block, arch.warp_size, warp))
         if plan is None:
             continue

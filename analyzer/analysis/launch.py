@@ -13,9 +13,11 @@ from typing import Any
 
 from analyzer import budget
 from analyzer.analysis.results import LaunchConfig
+from analyzer.diagnostics import Diagnostic, Severity
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.ir.lower_scopes import fold_binary
+from analyzer.launch_limits import MAX_BLOCK, MAX_BLOCK_THREADS, MAX_GRID, dims_problem
 
 DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 4)}
 MAX_HOST_LOOP = 0  # loops in host code are not iterated: what they assign becomes unknown
@@ -33,6 +35,35 @@ def _dims(v: Value) -> tuple[int, int, int] | None:
         xyz = tuple(v.get(k, 1) for k in ("x", "y", "z"))
         if all(isinstance(x, (int, float)) and x > 0 for x in xyz):
             return tuple(int(x) for x in xyz)  # type: ignore[return-value]
+    return None
+
+
+def _dims_problem(v: Value, block: bool) -> str | None:
+    """Why the known dimensions of a launch's grid or block are ones CUDA refuses (0, a
+    fraction, over a limit), or None; what is not known is not held against it."""
+    if isinstance(v, bool) or v is None:
+        return None
+    xyz = (v, 1, 1) if isinstance(v, (int, float)) else tuple(v.get(k, 1) for k in ("x", "y", "z")) \
+        if isinstance(v, dict) else ()
+    known = [x if isinstance(x, (int, float)) and not isinstance(x, bool) else 1 for x in xyz]
+    if len(known) != 3:
+        return None
+    limits, total = (MAX_BLOCK, MAX_BLOCK_THREADS) if block else (MAX_GRID, None)
+    if any(not isinstance(x, (int, float)) or isinstance(x, bool) for x in xyz):
+        total = None  # an unknown dimension: the product is not known either
+    return dims_problem(known, limits, total)
+
+
+def _launch_problem(stmt: N.LaunchStmt, kernel: str, grid: Value, block: Value, check_grid: bool) -> Diagnostic | None:
+    """WL907 at a host launch whose grid or block CUDA refuses (the launch is not analysed)."""
+    for i, (what, value) in enumerate((("grid", grid), ("block", block))):
+        if i == 0 and not check_grid or i >= len(stmt.config):
+            continue
+        problem = _dims_problem(value, block=i == 1)
+        if problem is not None:
+            text = stmt.config_text[i] if i < len(stmt.config_text) else what
+            return Diagnostic(Severity.ERROR, f"launch of `{kernel}` with {what} `{text}`: {problem}; CUDA refuses "
+                              "this launch, so it is not analysed", "WL907", stmt.config[i].span)
     return None
 
 
@@ -218,12 +249,16 @@ def launch_configs(
     grid: tuple[int, int, int] | None = None,
     params: dict[str, int] | None = None,
     line_of: Any = None,
+    problems: list[Diagnostic] | None = None,
 ) -> list[LaunchConfig]:
-    """Every configuration the kernel is analysed for. `line_of(span) -> int` names launch lines."""
+    """Every configuration the kernel is analysed for. `line_of(span) -> int` names launch lines.
+    A host launch, or `__launch_bounds__`, with dimensions CUDA refuses is a WL907 added to
+    `problems` and is not analysed (nor is a kernel launched only so)."""
     given = tuple(sorted((params or {}).items()))
     if block is not None:
         return [LaunchConfig(block, grid, "--block" + (" and --grid" if grid else ""), False, given)]
     found: list[LaunchConfig] = []
+    refused = 0
     wanted = _base_name(kernel.name)
     functions = {fn.name: fn for fn in module.host}
     called = {name for fn in module.host for name in _host_calls(fn.body) if name in functions and name != fn.name}
@@ -236,6 +271,12 @@ def launch_configs(
             if _base_name(stmt.kernel) != wanted:
                 continue
             if kernel.template_args and tuple(str(a) for a in stmt.template_args) != tuple(str(a) for a in kernel.template_args):
+                continue
+            problem = _launch_problem(stmt, kernel.display_name, g, b, check_grid=grid is None)
+            if problem is not None:
+                refused += 1
+                if problems is not None:
+                    problems.append(problem)
                 continue
             bdims = _dims(b)
             gdims = grid or _dims(g)
@@ -256,11 +297,17 @@ def launch_configs(
                 cfg = _default(kernel, module, gdims, cfg.params, where, stmt.span)
             if all((c.block, c.grid, c.params) != (cfg.block, cfg.grid, cfg.params) for c in found):
                 found.append(cfg)
-    if found:
+    if found or refused:
         return found
     if kernel.launch_bounds:
         n = kernel.launch_bounds[0]
-        return [LaunchConfig((n, 1, 1), grid, f"__launch_bounds__({n}) (assumed a 1-D block of that size)", True, given)]
+        problem = dims_problem([n], MAX_BLOCK, MAX_BLOCK_THREADS)
+        if problem is None:
+            return [LaunchConfig((n, 1, 1), grid, f"__launch_bounds__({n}) (assumed a 1-D block of that size)", True,
+                                 given)]
+        if problems is not None:
+            problems.append(Diagnostic(Severity.ERROR, f"__launch_bounds__({n}) of `{kernel.display_name}`: {problem}; "
+                                       "the bound is not used", "WL907", kernel.name_span))
     return [_default(kernel, module, grid, given, "no launch of this kernel in the file", None)]
 
 

@@ -113,7 +113,7 @@ class Lowerer(StatementLowering):
                 if d.declarator.name:
                     t = self.apply_derivations(base, d.declarator.derivations)
                     for al in d.declarator.alignments:
-                        n = self.const_int(al.value)
+                        n = self.alignment(al)
                         if n:
                             t = T.with_alignment(t, n)
                     self.types[d.declarator.name] = t

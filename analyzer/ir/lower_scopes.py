@@ -23,6 +23,7 @@ from typing import Any, Iterable
 from analyzer.diagnostics import Diagnostic, Severity, Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.launch_limits import alignment_problem
 from analyzer.records import field, record
 from analyzer.syntax import ast as A
 
@@ -175,7 +176,7 @@ class ScopesAndTypes:
     def declared_type(self, specs: A.DeclSpecs, declarator: A.Declarator | None) -> T.CType:
         base = self.resolve_typespec(specs.type)
         for al in specs.alignments:
-            n = self.const_int(al.value)
+            n = self.alignment(al)
             if n:
                 base = T.with_alignment(base, n)
         if declarator is None:
@@ -204,7 +205,7 @@ class ScopesAndTypes:
                     members.append(("", self.declared_type(m.specs, None)))
         explicit = None
         for al in sd.alignments:
-            explicit = self.const_int(al.value) or explicit
+            explicit = self.alignment(al) or explicit
         name = sd.name or f"<anonymous {sd.kind}>"
         t = T.layout_struct(name, members, is_union=sd.kind == "union", explicit_align=explicit)
         if isinstance(t, T.StructType) and any(f.name == "" and isinstance(f.type, T.StructType) for f in t.fields):
@@ -278,6 +279,18 @@ class ScopesAndTypes:
         return T.UnknownType(self.source(a.span))
 
     # ------------------------------------------------------------------ constant evaluation
+    def alignment(self, al: A.Alignment) -> int | None:
+        """The value of `__align__(n)` / `alignas(n)`, or None when it is not known (a template
+        parameter) or CUDA refuses it (WL907 at the attribute; the alignment is ignored)."""
+        n = self.const_int(al.value)
+        if n is None:
+            return None
+        problem = alignment_problem(n)
+        if problem is not None:
+            self.warn(f"{problem}; the alignment is ignored", al.span, "WL907", Severity.ERROR)
+            return None
+        return n
+
     def const_int(self, e: A.Node | None) -> int | None:
         """The integer value of a constant expression (macros are already expanded), or None."""
         try:
