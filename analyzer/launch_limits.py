@@ -19,6 +19,7 @@ unsupported"); the shared memory of a block is the architecture's
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
@@ -74,6 +75,8 @@ def dims_problem(dims: Sequence[object], limits: tuple[int, int, int], total: in
     """Why dimensions computed from the host code (ints or floats, as `dim3(1, 0.5)` holds
     them before the conversion) cannot launch, or None when they can."""
     for axis, d in zip("xyz", dims):
+        if isinstance(d, float) and not math.isfinite(d):
+            return f"{axis} is {d}, not a number of blocks or threads"
         if isinstance(d, float) and not d.is_integer():
             return f"{axis} is {d:g}, not a whole number (dim3 truncates it to {int(d)})"
         if isinstance(d, (int, float)) and d < 1:

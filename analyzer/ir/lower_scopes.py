@@ -350,6 +350,8 @@ class ScopesAndTypes:
 def fold_binary(op: str, a: Any, b: Any) -> Any:
     """`a op b` for two constants with C's semantics: integer division truncates toward
     zero and `%` takes the dividend's sign; comparisons and logical operators give 0 or 1.
+    Raises ValueError or OverflowError where C is undefined or 64 bits overflow (a shift by a
+    negative count or by 64 or more, `1 << 62 << 4`): the callers take the value as unknown.
     Used by lowering (constant folding) and by the host-code interpreter (launch sizes)."""
     if op == "/":
         if isinstance(a, float) or isinstance(b, float):
@@ -360,10 +362,15 @@ def fold_binary(op: str, a: Any, b: Any) -> Any:
         a, b = int(a), int(b)
         r = abs(a) % abs(b)
         return r if a >= 0 else -r
-    return {
+    if op in ("<<", ">>") and not 0 <= int(b) < 64:
+        raise ValueError("shift count out of range")  # undefined in C; a huge one would fill memory
+    result = {
         "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "<<": lambda: int(a) << int(b),
         ">>": lambda: int(a) >> int(b), "&": lambda: int(a) & int(b), "|": lambda: int(a) | int(b),
         "^": lambda: int(a) ^ int(b), "<": lambda: int(a < b), "<=": lambda: int(a <= b),
         ">": lambda: int(a > b), ">=": lambda: int(a >= b), "==": lambda: int(a == b),
         "!=": lambda: int(a != b), "&&": lambda: int(bool(a) and bool(b)), "||": lambda: int(bool(a) or bool(b)),
     }[op]()
+    if isinstance(result, int) and not -(2**63) <= result < 2**64:
+        raise OverflowError("outside 64 bits")  # (so that constants stay small whatever the source says)
+    return result
