@@ -22,6 +22,7 @@ from analyzer.arch import DEFAULT_ARCH, Architecture, get_arch
 from analyzer.budget import Budget, BudgetExceeded, Meter, exceeded, metered
 from analyzer.diagnostics import Diagnostic, Location, Severity, Span
 from analyzer.records import field, record
+from analyzer.source.files import MAX_FILE_BYTES, looks_binary, text_file_problem
 
 __all__ = [
     "CUDA_SUFFIXES",
@@ -29,19 +30,19 @@ __all__ = [
     "INPUT_ERROR",
     "INTERNAL_ERROR",
     "MAX_FILE_BYTES",
+    "NO_CUDA_FILES",
     "Options",
     "TOOL_ERRORS",
     "check_file",
     "check_paths",
     "check_source",
     "collect_files",
+    "looks_binary",
 ]
 
 CUDA_SUFFIXES = (".cu", ".cuh")
-MAX_FILE_BYTES = 20 * 1024 * 1024  # larger inputs are refused, not read
-BINARY_PROBE_BYTES = 8192  # how much of a file is inspected to tell text from binary
-BINARY_RATIO = 0.30  # more non-text bytes than this in the probe: binary
 
+NO_CUDA_FILES = "no .cu or .cuh files in this folder"  # a warning; every other path problem is an error
 INTERNAL_ERROR = "WL900"  # an exception inside warplint
 INPUT_ERROR = "WL910"  # a path that is not a readable CUDA text file
 TOOL_ERRORS = frozenset({INTERNAL_ERROR, INPUT_ERROR})  # error diagnostics that make the exit status 2
@@ -120,13 +121,16 @@ def collect_files(paths: Iterable[str]) -> list[tuple[str, str | None]]:
         path = os.fspath(path)
         if os.path.isdir(path):
             inside: list[str] = []
-            for root, dirs, files in os.walk(path):
+            unreadable: list[OSError] = []
+            for root, dirs, files in os.walk(path, onerror=unreadable.append):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 inside.extend(
                     os.path.join(root, name) for name in sorted(files) if name.endswith(CUDA_SUFFIXES)
                 )
-            if not inside:
-                add(path, "no .cu or .cuh files in this folder")
+            for err in unreadable:  # a folder that cannot be listed is an error, not an empty folder
+                add(os.fspath(err.filename or path), f"cannot read this folder: {err.strerror or err}")
+            if not inside and not unreadable:
+                add(path, NO_CUDA_FILES)
             inside.sort(key=lambda file: os.path.relpath(file, path).split(os.sep))
             for file in inside:
                 add(file)
@@ -149,41 +153,10 @@ def _input_problem(path: str) -> str | None:
         return "is a folder, not a file (give the folder to `warplint check` to search it for .cu/.cuh files)"
     if not stat.S_ISREG(info.st_mode):
         return "not a regular file"
-    if info.st_size > MAX_FILE_BYTES:
-        return (
-            f"file too large ({info.st_size / 2**20:.1f} MB; warplint reads files up to "
-            f"{MAX_FILE_BYTES // 2**20} MB)"
-        )
     try:
-        with open(path, "rb") as handle:
-            probe = handle.read(BINARY_PROBE_BYTES)
+        return text_file_problem(path)
     except OSError as err:
         return f"cannot read: {err.strerror or err}"
-    if looks_binary(probe):
-        return "binary file, not CUDA source text"
-    return None
-
-
-_TEXT_CONTROLS = frozenset(b"\t\n\r\f\v\b\x1b")
-
-
-def looks_binary(probe: bytes) -> bool:
-    """True for bytes that are not source text: any NUL, or more than 30% non-text bytes.
-
-    Control characters other than whitespace are non-text; so are bytes >= 0x80 unless the
-    probe decodes as UTF-8 (a multi-byte character cut at the probe's end is allowed).
-    """
-    if not probe:
-        return False
-    if b"\0" in probe:
-        return True
-    try:
-        probe.decode("utf-8")
-        utf8 = True
-    except UnicodeDecodeError as err:
-        utf8 = err.start >= len(probe) - 3 and err.reason == "unexpected end of data"
-    odd = sum(1 for b in probe if (b < 0x20 and b not in _TEXT_CONTROLS) or b == 0x7F or (b >= 0x80 and not utf8))
-    return odd > BINARY_RATIO * len(probe)
 
 
 def _at_top(path: str, message: str, code: str, severity: Severity = Severity.ERROR,
@@ -222,7 +195,7 @@ def check_paths(
         if problem is None:
             todo.append(i)
         else:
-            severity = Severity.WARNING if os.path.isdir(path) else Severity.ERROR
+            severity = Severity.WARNING if problem == NO_CUDA_FILES else Severity.ERROR
             reports[i] = FileReport(path, [_at_top(path, problem, INPUT_ERROR, severity)])
     done = 0
     for i, report in _run_files([(plan[i][0], plan[i][2]) for i in todo], jobs, todo):

@@ -29,6 +29,7 @@ from analyzer.launch_limits import (
     is_macro_name,
     is_param_name,
     launch_dims,
+    param_problem,
 )
 from analyzer.records import field, record
 
@@ -399,6 +400,9 @@ def _params(value: Any, where: _Where) -> dict[str, int]:
         if not isinstance(number, int) or isinstance(number, bool):
             raise where.error("params", f"`{where.shown('params')}.{name}` must be an integer, "
                               f"not {_type_name(number)}", value=name)
+        problem = param_problem(number)
+        if problem is not None:
+            raise where.error("params", f"`{where.shown('params')}.{name}`: {problem}", value=name)
     return dict(value)
 
 

@@ -202,6 +202,7 @@ def charge_scenario(site: Site, plan: WarpPlan, combo: tuple[int, ...], summary:
     if lanes.ref_value is not None:  # the common case, without a call
         residues: tuple[int, ...] = (lanes.ref_value % arch.address_period,)
     else:
+        budget.spend(len(plan.present))  # the first lane's address worked out symbolically
         residues = start_residues(site, plan, combo, lanes, arch)
     key = (lanes.rel, residues)
     outcome = summary.outcomes.get(key)

@@ -123,6 +123,7 @@ class Interpreter:
         return S.sym(name)
 
     def eval(self, e: N.Expr, env: dict[int, Value], ctx: Ctx) -> Value:
+        budget.spend()  # an expression evaluated (analyzer.budget)
         method = _EVAL.get(type(e))
         if method is None:
             return S.unknown(type(e).__name__, Origin.UNMODELLED)

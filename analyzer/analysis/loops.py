@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from analyzer import budget
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import MEMO_LIMIT
 from analyzer.analysis.values import LoopCtx, LoopKind, Value, lane_dependent
@@ -144,6 +145,7 @@ def lane_dependent_in_loop(stmts: list[N.Stmt], writes: dict[int, N.Variable], e
     changed = True
     while changed:
         changed = False
+        budget.spend(len(assigns))  # a round over the loop's assignments (analyzer.budget)
         for uid, value in assigns:
             if uid not in dependent and depends(value):
                 dependent.add(uid)

@@ -82,7 +82,7 @@ def load(name: str = "cuda.lark", always_accept: tuple[str, ...] = ("IDENTIFIER"
     if path is not None:
         try:
             with open(path, "rb") as f:
-                cached = _decode(f.read())  # (`marshal.load(f)` reads in small pieces: 10x slower)
+                cached = decode_tables(f.read())  # (`marshal.load(f)` reads in small pieces: 10x slower)
             if cached is not None:
                 return _from_data(cached)
         except Exception:  # noqa: BLE001 - absent, unreadable or damaged in any way: built again below
@@ -93,13 +93,13 @@ def load(name: str = "cuda.lark", always_accept: tuple[str, ...] = ("IDENTIFIER"
     return _from_data(data)
 
 
-def _encode(data: dict[str, Any]) -> bytes:
+def encode_tables(data: dict[str, Any]) -> bytes:
     """The cache file's bytes: a magic word, the CRC-32 of the marshal data, the data."""
     payload = marshal.dumps(data)
     return _MAGIC + zlib.crc32(payload).to_bytes(4, "little") + payload
 
 
-def _decode(raw: bytes) -> dict[str, Any] | None:
+def decode_tables(raw: bytes) -> dict[str, Any] | None:
     """The tables' data from a cache file's bytes, or None when they are not whole: another
     layout, a truncated or damaged file (the checksum), or data of another shape."""
     head = len(_MAGIC) + 4
@@ -115,7 +115,7 @@ def _write(path: str, data: Any) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as f:
-            f.write(_encode(data))
+            f.write(encode_tables(data))
         os.replace(tmp, path)  # whole or not at all, also with two warplints starting at once
     except OSError:
         try:
