@@ -10,9 +10,12 @@ never in seconds, so that a result does not depend on the machine's speed or loa
 |---|---|---|
 | preprocess | a token moved by macro expansion, or 100 bytes of a file read (the main file or an `#include`d one) | `budget.preprocess` |
 | parse | 100 characters of a declaration given to the parser (again at each retry) | `budget.parse` |
-| lower | a function lowered, or 100 characters of its source | `budget.lower` |
-| analysis | a kernel statement interpreted, a host statement run to find launches, a warp planned or a request costed | `budget.analysis` |
+| lower | 100 characters of a function lowered (each template instantiation again) | `budget.lower` |
+| analysis | a symbolic expression built or substituted into, a kernel statement or expression interpreted, a host statement run to find launches, a lane's address planned, a request costed | `budget.analysis` |
 | simulation | a thread-statement run by the simulator (at least `SIMULATION_FLOOR` for each statement run) | `budget.simulation` |
+
+The analysis counts what its time follows (expressions built, above all), so that a step costs
+about the same whatever the kernel: 1 to 12 microseconds on the development machine.
 
 Memory is bounded with the work: every step keeps at most a bounded amount, and what a stage
 reads is bounded by the size limits (20 MB a file, included files too).
@@ -52,7 +55,7 @@ __all__ = [
 
 BUDGET_EXCEEDED = "WL940"  # the diagnostic code of a stage cut short by its budget
 STAGES = ("preprocess", "parse", "lower", "analysis", "simulation")
-SIMULATION_FLOOR = 1024  # thread-steps charged at least for each statement the simulator runs
+SIMULATION_FLOOR = 512  # thread-steps charged at least for each statement the simulator runs
 BYTES_PER_STEP = 100  # text read or parsed: one step per this many characters
 
 
@@ -60,16 +63,18 @@ BYTES_PER_STEP = 100  # text read or parsed: one step per this many characters
 class Budget:
     """The steps each stage may take on one file (`[tool.warplint.budget]` in a configuration).
 
-    The defaults keep every file of the public corpora the project measures on (about 600
-    real files, the largest analysis about 11 s) whole, while a file built to blow a stage
-    up ends in a few seconds with a WL940 warning (README, "Robustness").
+    The defaults (measured 2026-11-25 on the 2-core development machine, README "Robustness")
+    are above what every file of the public corpora the project measures on takes (about 600
+    real files; the most: preprocess 47,000 steps, parse 3,000, lower 3,600, analysis 7.9
+    million for Mandelbrot_cuda.cu's six kernels, 9 s), and end a file built to blow a stage up
+    in about the time of that file (a step takes 1 to 12 microseconds of analysis).
     """
 
-    preprocess: int = 20_000_000
-    parse: int = 400_000
-    lower: int = 400_000
-    analysis: int = 4_000_000
-    simulation: int = 50_000_000
+    preprocess: int = 2_000_000  # about 1.5 s of macro expansion
+    parse: int = 12_000  # 1.2 MB given to the parser: about 3.5 s
+    lower: int = 30_000  # 3 MB of functions lowered: about 2.5 s
+    analysis: int = 12_000_000
+    simulation: int = 60_000_000  # about 4 s of thread-statements
 
     def of(self, stage: str) -> int:
         """The budget of `stage` (one of `STAGES`)."""
@@ -124,7 +129,9 @@ class Meter:
 
     @property
     def spent(self) -> bool:
-        return self.left <= 0
+        """Nothing worth sharing is left: under a thousandth of the budget (halving what is
+        left, `share` would otherwise cut one piece after another short)."""
+        return self.left <= self.limit // 1000
 
     def share(self, last: bool) -> Meter:
         """The part of what is left that one piece of work (a kernel) may take: all of it for

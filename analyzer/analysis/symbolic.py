@@ -32,6 +32,8 @@ import operator
 from enum import StrEnum
 from typing import Callable, Iterator, Mapping, Sequence
 
+from analyzer.budget import spend as _spend
+
 __all__ = [
     "Expr",
     "Atom",
@@ -516,6 +518,7 @@ class Expr:
             free = self.free_symbols
         if free.isdisjoint(mapping):
             return self
+        _spend()  # a substitution that does work is a step too (analyzer.budget)
         get = mapping.get
         out: dict = {}
         extra = None
@@ -614,6 +617,7 @@ _MISSING = object()
 
 def _new(d: dict) -> Expr:
     """Wrap a dict without zero coefficients (the caller guarantees it)."""
+    _spend()  # every expression built is a step of the analysis: what its time follows (analyzer.budget)
     e = object.__new__(Expr)
     e._p = d
     n = len(d)

@@ -198,15 +198,17 @@ class MacroExpander(PreprocessorState):
 
     def _expand(self, tokens: list[PPToken], reader: ArgumentReader | None, if_mode: bool) -> list[PPToken]:
         """Macro-expand tokens, reading on from `reader` if needed: at most MAX_EXPANSION_STEPS
-        tokens moved, and no more than the file's preprocessing budget has left (the tokens
-        moved are charged to it; `analyzer.budget`)."""
+        tokens moved, and no more than half of what the file's preprocessing budget has left
+        (the tokens moved are charged to it; `analyzer.budget`)."""
         meter = budget.current()
-        allowance = MAX_EXPANSION_STEPS if meter is None else min(MAX_EXPANSION_STEPS, max(meter.left, 0))
+        # one use may take half of what is left: past that it is left unexpanded (WL901), and
+        # the file goes on; only a file whose budget is spent stops (WL940)
+        allowance = MAX_EXPANSION_STEPS if meter is None else min(MAX_EXPANSION_STEPS, max(meter.left, 0) // 2)
         self.budget = allowance
         try:
             return self._expand_tokens(tokens, reader, if_mode)
         except ExpansionTooLarge:
-            if meter is not None and allowance < MAX_EXPANSION_STEPS:
+            if meter is not None and allowance == 0:
                 spent = budget.BudgetExceeded(meter.stage, meter.limit)
                 spent.location = self._site_location()  # the macro use, or the directive's line
                 raise spent from None
