@@ -105,16 +105,16 @@ class BudgetExceeded(Exception):
 def exceeded(err: BudgetExceeded, what: str, span: Span | None = None,
              location: Location | None = None) -> Diagnostic:
     """The WL940 warning for `err`: what the budget cut short, and the setting that raises it."""
+    note = f"raise `{setting_name(err.stage)}` in [tool.warplint] to allow more (README: Configuration and Robustness)"
     return Diagnostic(Severity.WARNING, f"{what}: the {err.stage} budget of {err.limit:,} steps is spent",
                       BUDGET_EXCEEDED, span=None if location is not None else span, location=location,
-                      notes=(f"raise `{setting_name(err.stage)}` in [tool.warplint] to allow more "
-                             "(README: Configuration and Robustness)",))
+                      notes=(note,))
 
 
 class Meter:
     """The steps one stage has left on one file (or one piece of it: `share`)."""
 
-    __slots__ = ("stage", "limit", "left")
+    __slots__ = ("left", "limit", "stage")
 
     def __init__(self, stage: str, limit: int, left: int | None = None) -> None:
         self.stage = stage

@@ -784,13 +784,6 @@ def test_a_file_included_into_itself_is_reported_once_and_read_once():
     assert result.text.count("int r;") == 1
 
 
-def test_a_guarded_file_included_into_itself_is_read_once_without_a_diagnostic():
-    files = {"g.h": "#ifndef G_H\n#define G_H\n#include \"g.h\"\nint g;\n#endif\n"}
-    result = pp('#include "g.h"\n', read_file=memory_reader(files))
-    assert result.diagnostics == ()
-    assert result.text.count("int g;") == 1
-
-
 def test_include_depth_limit_is_diagnosed_once():
     files = {f"f{i}.h": f'#include "f{i + 1}.h"\nint v{i};\n' for i in range(MAX_INCLUDE_DEPTH + 50)}
     result = pp('#include "f0.h"\n', read_file=memory_reader(files))

@@ -226,8 +226,8 @@ def test_a_spent_preprocess_budget_stops_the_file_where_it_is(tmp_path):
     assert time.monotonic() - start < FEW_SECONDS
     (stop,) = [d for d in report.diagnostics if d.code == "WL940"]
     assert "preprocessing stopped here" in stop.message and 22 < stop.location.line < 62
-    assert stop.notes == ("raise `budget.preprocess` in [tool.warplint] to allow more "
-                          "(README: Configuration and Robustness)",)
+    assert stop.notes == ("raise `budget.preprocess` in [tool.warplint] to allow more (README: Configuration and "
+                          "Robustness)",)
 
 
 def options_for(path: str) -> api.Options:
@@ -264,11 +264,11 @@ def test_the_parse_table_cache_is_rebuilt_when_corrupted(tmp_path):
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": str(REPO)}
     kernel = FIXTURES / "vertical_tab.cu"
     command = [sys.executable, "-m", "analyzer", "check", str(kernel), "--format", "concise", "-q"]
-    first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    first = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
     (cache,) = (tmp_path / "cache" / "warplint").glob("cuda-*-tables*.marshal")
     cache.write_bytes((FIXTURES / "corrupt_cache" / "bad.marshal").read_bytes())
     for _ in range(2):  # rebuilt, then read back
-        again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
         assert (again.returncode, again.stdout) == (first.returncode, first.stdout) == (1, again.stdout)
         assert "WL900" not in again.stdout
 
@@ -333,6 +333,15 @@ def test_an_unreadable_folder_is_an_error(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(os, "scandir", scandir)
     assert main(["check", "locked"]) == 2
     assert "locked:1:1: error: cannot read this folder: Permission denied [WL910]" in capsys.readouterr().out
+
+
+def test_a_guarded_file_included_into_itself_is_read_once_without_a_diagnostic():
+    from analyzer.source.preprocess import preprocess
+
+    files = {"g.h": '#ifndef G_H\n#define G_H\n#include "g.h"\nint g;\n#endif\n'}
+    result = preprocess('#include "g.h"\n', "main.cu", read_file=lambda path: files.get(os.path.basename(path)))
+    assert result.diagnostics == ()
+    assert result.text.count("int g;") == 1
 
 
 def test_an_included_binary_file_is_one_diagnostic(capsys, tmp_path, monkeypatch):

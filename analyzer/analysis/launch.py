@@ -82,6 +82,11 @@ class HostInterpreter:
         self.launches: list[tuple[N.LaunchStmt, Value, Value, tuple[Value, ...]]] = []
         self.functions = functions or {}
         self.depth = depth
+        # a local whose address was passed on (`cudaMemcpy(&n, ...)`) may have changed unseen:
+        # a launch computed from it is not held to CUDA's limits (its value is only a guess)
+        self.escaped: set[str] = set()  # names of such locals
+        self.guessed: set[int] = set()  # uids of variables computed from them
+        self.uncertain: set[int] = set()  # id() of the launches whose configuration is a guess
 
     def run(self, stmts: list[N.Stmt]) -> None:
         for s in stmts:
@@ -89,7 +94,12 @@ class HostInterpreter:
 
     def stmt(self, s: N.Stmt) -> None:
         budget.spend()  # a host statement run (analyzer.budget)
+        guessed = [self._guessed(e) for e in _own_expressions(s)]  # (notes the addresses passed on first)
         if isinstance(s, N.Assign):
+            if guessed[0]:
+                self.guessed.add(s.var.uid)
+            elif not s.field:
+                self.guessed.discard(s.var.uid)
             value = self.expr(s.value)
             if s.field:
                 current = self.env.get(s.var.uid)
@@ -101,6 +111,8 @@ class HostInterpreter:
             else:
                 self.env[s.var.uid] = value
         elif isinstance(s, N.LaunchStmt):
+            if any(guessed[: len(s.config)]):
+                self.uncertain.add(id(s))
             grid = self.expr(s.config[0]) if len(s.config) > 0 else None
             block = self.expr(s.config[1]) if len(s.config) > 1 else None
             args = tuple(self.expr(a) for a in s.args)
@@ -132,6 +144,20 @@ class HostInterpreter:
         elif isinstance(s, N.Eval):
             self.expr(s.expr)
 
+    def _guessed(self, e: N.Expr) -> bool:
+        """Whether `e` reads a local whose address was passed on, or a variable computed from
+        one; the addresses `e` itself passes on are noted."""
+        stack: list[N.Expr] = [e]
+        found = False
+        while stack:
+            x = stack.pop()
+            if isinstance(x, N.Opaque) and x.reason.startswith("address of local '"):
+                self.escaped.add(x.reason[len("address of local '"):-1])
+            elif isinstance(x, N.VarRef) and (x.var.name in self.escaped or x.var.uid in self.guessed):
+                found = True
+            stack.extend(N.sub_expressions(x))
+        return found
+
     def call(self, fn: N.Function, args: list[Value]) -> None:
         if self.depth >= MAX_HOST_CALL_DEPTH:
             return
@@ -139,6 +165,7 @@ class HostInterpreter:
         inner.env = {p.uid: a for p, a in zip(fn.params, args)}
         inner.run(fn.body)
         self.launches.extend(inner.launches)
+        self.uncertain.update(inner.uncertain)
 
     def _forget_writes(self, s: N.Stmt) -> None:
         if isinstance(s, N.Assign):
@@ -209,6 +236,20 @@ class HostInterpreter:
         return None
 
 
+def _own_expressions(s: N.Stmt) -> list[N.Expr]:
+    """The expressions a statement evaluates itself (not those of the statements inside it);
+    a launch's configuration first."""
+    if isinstance(s, N.Assign):
+        return [s.value]
+    if isinstance(s, N.LaunchStmt):
+        return [*s.config, *s.args]
+    if isinstance(s, N.Eval):
+        return [s.expr]
+    if isinstance(s, (N.If, N.Loop)) and s.cond is not None:
+        return [s.cond]
+    return []
+
+
 def _base_name(name: str) -> str:
     return name.split("<", 1)[0].rsplit("::", 1)[-1]
 
@@ -272,7 +313,8 @@ def launch_configs(
                 continue
             if kernel.template_args and tuple(str(a) for a in stmt.template_args) != tuple(str(a) for a in kernel.template_args):
                 continue
-            problem = _launch_problem(stmt, kernel.display_name, g, b, check_grid=grid is None)
+            problem = None if id(stmt) in interp.uncertain else _launch_problem(
+                stmt, kernel.display_name, g, b, check_grid=grid is None)
             if problem is not None:
                 refused += 1
                 if problems is not None:

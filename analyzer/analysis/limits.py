@@ -77,7 +77,6 @@ def _shared_arrays_in(address: N.Expr) -> Iterator[N.Variable]:
     stack: list[object] = [address]
     while stack:
         x = stack.pop()
-        if isinstance(x, N.VarRef):
-            if x.var.space == Space.SHARED and isinstance(x.var.type, T.ArrayType):
-                yield x.var
+        if isinstance(x, N.VarRef) and x.var.space == Space.SHARED and isinstance(x.var.type, T.ArrayType):
+            yield x.var
         stack.extend(N.sub_expressions(x))  # type: ignore[arg-type]
