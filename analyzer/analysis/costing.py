@@ -207,6 +207,7 @@ def charge_scenario(site: Site, plan: WarpPlan, combo: tuple[int, ...], summary:
     key = (lanes.rel, residues)
     outcome = summary.outcomes.get(key)
     if outcome is None:
+        budget.spend(len(lanes.rel))  # a request charged lane by lane (analyzer.budget)
         outcome = summary.outcomes[key] = charge_request(lanes.rel, residues, site, arch, summary.charges)
     summary.add(outcome, plan, combo, len(site.pieces))
 
