@@ -614,7 +614,6 @@ def simulate_file(path: str, options: Options | None = None, sim_options: Any = 
         if kernel is not None and not kernels:
             names = ", ".join(k.display_name for k in module.kernels) or "none"
             collected.append(_at_top(path, f"no kernel named `{kernel}` (kernels: {names})", INPUT_ERROR))
-        meter = Meter("simulation", options.budget.simulation)
         runs: list[tuple[Any, Any]] = []
         for k in kernels:
             try:
@@ -630,15 +629,11 @@ def simulate_file(path: str, options: Options | None = None, sim_options: Any = 
             except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
                 collected.append(_internal_error(path, err, f"while simulating kernel `{k.display_name}`",
                                                  report.locate(k.name_span)))
-        for i, (k, launch) in enumerate(runs):
-            try:
-                allowance = max(meter.share(last=i == len(runs) - 1).left, 1)
-                sim = _simulated(module, k, launch, options, sim_options, allowance, collected)
-                report.kernels.append(sim)
-                meter.left -= min(sim.work, allowance)
-            except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
-                collected.append(_internal_error(path, err, f"while simulating kernel `{k.display_name}`",
-                                                 report.locate(k.name_span)))
+        def failed(kernel: Any, err: BaseException) -> None:  # the other kernels go on
+            collected.append(_internal_error(path, err, f"while simulating kernel `{kernel.display_name}`",
+                                             report.locate(kernel.name_span)))
+
+        report.kernels.extend(sim for _, sim in _simulations(module, runs, options, sim_options, collected, failed))
     except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - never a traceback
         collected.append(_internal_error(path, err, "while simulating this file"))
     report.diagnostics = _resolved(collected, report)
@@ -654,6 +649,40 @@ def _launches(module: Any, kernel: Any, options: Options, report: FileReport,
                           line_of=lambda span: report.locate(span).line, problems=problems)
 
 
+def _simulations(module: Any, runs: list[tuple[Any, Any]], options: Options, sim_options: Any,
+                 diagnostics: list[Diagnostic],
+                 failed: Callable[[Any, BaseException], None] | None = None) -> Iterable[tuple[int, Any]]:
+    """(index, Simulation) for each (kernel, launch) of `runs`, each on its share of the file's
+    simulation budget (at least SIMULATION_RUN_STEPS, what setting a run up costs), the loads
+    the simulator looks for as `check` does counted in the analysis budget; once the budget is
+    spent, the runs left are named in one WL940. `failed(kernel, error)` takes a run's error
+    (none: it is raised)."""
+    from analyzer.budget import SIMULATION_RUN_STEPS
+
+    meter = Meter("simulation", options.budget.simulation)
+    analysis = Meter("analysis", options.budget.analysis)
+    for i, (kernel, launch) in enumerate(runs):
+        if meter.spent:
+            left = ", ".join(f"`{k.display_name}` ({w.origin})" for k, w in runs[i:i + 3])
+            more = f" and {len(runs) - i - 3} more" if len(runs) - i > 3 else ""
+            diagnostics.append(exceeded(BudgetExceeded(meter.stage, meter.limit),
+                                        f"{len(runs) - i} launches not simulated: {left}{more}", kernel.name_span))
+            return
+        allowance = max(meter.share(last=i == len(runs) - 1).left, 1)
+        try:
+            with metered(analysis):
+                sim = _simulated(module, kernel, launch, options, sim_options, allowance, diagnostics)
+        except (Exception, RecursionError) as err:  # noqa: BLE001 - handed to `failed`
+            if failed is None:
+                raise
+            failed(kernel, err)
+            continue
+        finally:
+            meter.left -= SIMULATION_RUN_STEPS
+        meter.left -= min(sim.work, allowance)
+        yield i, sim
+
+
 def _simulated(module: Any, kernel: Any, launch: Any, options: Options, sim_options: Any, allowance: int,
                diagnostics: list[Diagnostic]) -> Any:
     """One launch of `kernel` run in the simulator with `allowance` steps of the file's
@@ -666,6 +695,7 @@ def _simulated(module: Any, kernel: Any, launch: Any, options: Options, sim_opti
     given = sim_options or SimOptions()
     sim = simulate_kernel(module, kernel, launch, get_arch(options.arch), options.params or None,
                           dataclasses.replace(given, budget=min(given.budget, allowance)))
+    sim.memory = None  # (the reports read none of it: a file of many launches keeps one run's buffers at a time)
     where = f"simulation of kernel `{kernel.display_name}` ({launch.origin})"
     spent = BudgetExceeded("simulation", options.budget.simulation)
     if sim.stopped is not None:
@@ -721,11 +751,9 @@ def _verify_findings(module: Any, analyses: list[Any], options: Options,
     if not is_selected(VERIFY_MISMATCH, options.select, options.ignore):
         return []
     out = []
-    meter = Meter("simulation", options.budget.simulation)
-    for i, analysis in enumerate(analyses):
-        allowance = max(meter.share(last=i == len(analyses) - 1).left, 1)
-        sim = _simulated(module, analysis.kernel, analysis.launch, options, None, allowance, diagnostics)
-        meter.left -= min(sim.work, allowance)
+    runs = [(analysis.kernel, analysis.launch) for analysis in analyses]
+    for i, sim in _simulations(module, runs, options, None, diagnostics):
+        analysis = analyses[i]
         for m in compare(analysis, sim):
             kernel = analysis.kernel.display_name
             out.append(Finding(

@@ -12,7 +12,7 @@ never in seconds, so that a result does not depend on the machine's speed or loa
 | parse | 100 characters of a declaration given to the parser (again at each retry) | `budget.parse` |
 | lower | 100 characters of a function lowered (each template instantiation again) | `budget.lower` |
 | analysis | a symbolic expression built or substituted into, a kernel statement or expression interpreted, a host statement run to find launches, a lane's address planned, a request costed | `budget.analysis` |
-| simulation | a thread-statement run by the simulator (at least `SIMULATION_FLOOR` for each statement run) | `budget.simulation` |
+| simulation | what the simulator runs: `SIMULATION_FLOOR` a statement and one per 8 of its lanes, `SIMULATION_ACCESS_STEPS` an access costed and one per lane, `SIMULATION_RUN_STEPS` a launch (a step is about 0.06 microseconds) | `budget.simulation` |
 
 The analysis counts what its time follows (expressions built, above all), so that a step costs
 about the same whatever the kernel: 1 to 12 microseconds on the development machine.
@@ -55,7 +55,9 @@ __all__ = [
 
 BUDGET_EXCEEDED = "WL940"  # the diagnostic code of a stage cut short by its budget
 STAGES = ("preprocess", "parse", "lower", "analysis", "simulation")
-SIMULATION_FLOOR = 512  # thread-steps charged at least for each statement the simulator runs
+SIMULATION_FLOOR = 256  # charged for each statement the simulator runs (and one step per 8 lanes)
+SIMULATION_ACCESS_STEPS = 384  # charged for each access the simulator costs (and one step per lane)
+SIMULATION_RUN_STEPS = 100_000  # charged for each launch simulated: what setting a run up costs
 BYTES_PER_STEP = 100  # text read or parsed: one step per this many characters
 
 
@@ -74,7 +76,7 @@ class Budget:
     parse: int = 12_000  # 1.2 MB given to the parser: about 3.5 s
     lower: int = 30_000  # 3 MB of functions lowered: about 2.5 s
     analysis: int = 12_000_000
-    simulation: int = 60_000_000  # about 4 s of thread-statements
+    simulation: int = 50_000_000  # about 3 s of simulation
 
     def of(self, stage: str) -> int:
         """The budget of `stage` (one of `STAGES`)."""

@@ -217,7 +217,8 @@ def run_case(number: int, seed: int, seeds: list[str], options: argparse.Namespa
         write_case(case, folder)
         before = snapshot(folder)
         outcome = run(case.args, folder, options.timeout, options.memory_mb)
-        changed = snapshot(folder) != before
+        after = snapshot(folder)  # (a report `-o` writes is a new file, not a change)
+        changed = any(after.get(path) != digest for path, digest in before.items())
         result.seconds = outcome.seconds
         result.failures = judge(case, outcome, changed, options.timeout, options.memory_mb, validators)
         if result.failures:

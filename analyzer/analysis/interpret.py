@@ -38,6 +38,7 @@ __all__ = ["Ctx", "Flow", "Interpreter"]
 
 MAX_INLINE_DEPTH = 16
 MAX_INLINED_STATEMENTS = 50_000  # per kernel; past it, calls are not followed (and it is said)
+LOOP_STEPS = 64  # the budget's steps a loop costs before its body runs: walks of its statements
 COSTED_SPACES = (Space.SHARED, Space.GLOBAL)
 
 #: A value a thread holds in a register, by (region, offset, bytes, mask): see `Interpreter.held`.
@@ -398,6 +399,7 @@ class Interpreter:
         return Flow()
 
     def exec_loop(self, s: N.Loop, env: dict[int, Value], ctx: Ctx) -> Flow:
+        budget.spend(LOOP_STEPS)  # what it writes, its inductions and trips, worked out (analyzer.budget)
         self.held.clear()  # each iteration loads again (the body is interpreted once for all)
         try:
             if not self.unrolled(s, env, ctx):

@@ -100,9 +100,9 @@ where it stopped, naming what was cut short:
   requests costed): the kernel keeps the launch configurations analysed before; once the
   file's budget is spent, the kernels left are named. A kernel may take at most half of what
   is left, so one heavy kernel leaves the others something;
-- simulation (`simulate`, `check --verify`: thread-statements, at least 512 for each
-  statement run): the run stops (an endless loop, most often), or `--all-blocks` simulates a
-  sample of a grid too large for the budget.
+- simulation (`simulate`, `check --verify`: statements, accesses and lanes run, and each
+  launch): the run stops (an endless loop, most often), or `--all-blocks` simulates a sample of
+  a grid too large for the budget; once the file's budget is spent, the launches left are named.
 
 The rest of the file, and the other files, are still analysed and printed. Each budget is a
 setting: `[tool.warplint.budget]` with `preprocess`, `parse`, `lower`, `analysis`,
