@@ -163,13 +163,16 @@ def test_a_shared_array_over_48_kib_is_a_diagnostic_and_its_kernel_not_analysed(
 # ----------------------------------------------------------------------------- budgets
 
 
+@pytest.mark.slow
 def test_the_simulator_stops_an_endless_loop_within_its_budget(capsys, repro):
     start = time.monotonic()
     status, found, _ = run(capsys, "check", "--verify", "verify_infinite_loop.cu")
     assert (status, codes(found)) == (0, [(3, 3, "WL940")])
+    assert time.monotonic() - start < FEW_SECONDS
+    start = time.monotonic()
     assert main(["simulate", "verify_infinite_loop.cu"]) == 0
     assert "stopped at line 3" in capsys.readouterr().out
-    assert time.monotonic() - start < 2 * FEW_SECONDS
+    assert time.monotonic() - start < FEW_SECONDS
 
 
 @pytest.mark.slow
@@ -198,6 +201,7 @@ def test_a_small_analysis_budget_cuts_a_heavy_kernel_short_with_wl940(capsys, re
     assert status in (0, 1) and [line for line, _, code in codes(found) if code == "WL940"] == [kernel_line]
 
 
+@pytest.mark.slow
 def test_a_spent_budget_names_the_kernels_it_leaves(capsys, repro):
     Path("warplint.toml").write_text("[budget]\nanalysis = 5000\n")
     report = api.check_file("slow_template_1900_instantiations.cu", options_for("slow_template_1900_instantiations.cu"))
@@ -208,6 +212,7 @@ def test_a_spent_budget_names_the_kernels_it_leaves(capsys, repro):
 EXPONENTIAL = "#define A0 x\n" + "".join(f"#define A{i} A{i - 1} A{i - 1}\n" for i in range(1, 22))
 
 
+@pytest.mark.slow
 def test_an_exponential_macro_is_left_unexpanded_and_the_file_goes_on(tmp_path):
     path = tmp_path / "k.cu"
     path.write_text(EXPONENTIAL + "int v = A21;\n__global__ void k(float *p) { p[threadIdx.x * 2] = 1; }\n")
@@ -218,6 +223,7 @@ def test_an_exponential_macro_is_left_unexpanded_and_the_file_goes_on(tmp_path):
     assert [(f.code, report.locate(f.span).line) for f in report.findings] == [("WL201", 24)]
 
 
+@pytest.mark.slow
 def test_a_spent_preprocess_budget_stops_the_file_where_it_is(tmp_path):
     path = tmp_path / "k.cu"
     path.write_text(EXPONENTIAL + "".join(f"int v{i} = A21;\n" for i in range(40)) + "int last;\n")
@@ -260,6 +266,7 @@ def test_a_bad_budget_is_a_configuration_error(capsys, tmp_path, monkeypatch, ta
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_parse_table_cache_is_rebuilt_when_corrupted(tmp_path):
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": str(REPO)}
     kernel = FIXTURES / "vertical_tab.cu"
