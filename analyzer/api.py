@@ -19,8 +19,10 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from analyzer import records
 from analyzer.arch import DEFAULT_ARCH, Architecture, get_arch
+from analyzer.budget import Budget, BudgetExceeded, Meter, exceeded, metered
 from analyzer.diagnostics import Diagnostic, Location, Severity, Span
 from analyzer.records import field, record
+from analyzer.source.files import MAX_FILE_BYTES, looks_binary, text_file_problem
 
 __all__ = [
     "CUDA_SUFFIXES",
@@ -28,19 +30,19 @@ __all__ = [
     "INPUT_ERROR",
     "INTERNAL_ERROR",
     "MAX_FILE_BYTES",
+    "NO_CUDA_FILES",
     "Options",
     "TOOL_ERRORS",
     "check_file",
     "check_paths",
     "check_source",
     "collect_files",
+    "looks_binary",
 ]
 
 CUDA_SUFFIXES = (".cu", ".cuh")
-MAX_FILE_BYTES = 20 * 1024 * 1024  # larger inputs are refused, not read
-BINARY_PROBE_BYTES = 8192  # how much of a file is inspected to tell text from binary
-BINARY_RATIO = 0.30  # more non-text bytes than this in the probe: binary
 
+NO_CUDA_FILES = "no .cu or .cuh files in this folder"  # a warning; every other path problem is an error
 INTERNAL_ERROR = "WL900"  # an exception inside warplint
 INPUT_ERROR = "WL910"  # a path that is not a readable CUDA text file
 TOOL_ERRORS = frozenset({INTERNAL_ERROR, INPUT_ERROR})  # error diagnostics that make the exit status 2
@@ -63,6 +65,7 @@ class Options:
     report_unused_suppressions: bool = False  # WL920 for suppression comments that silence nothing
     via_ptx: bool = False  # --via-ptx: compile .cu files with nvcc and analyse the PTX
     verify: bool = False  # --verify: hold every cost to the simulator's (WL930 on a disagreement)
+    budget: Budget = field(default_factory=Budget)  # the steps each stage may take on one file
 
 
 @record(frozen=False, slots=False)
@@ -118,13 +121,16 @@ def collect_files(paths: Iterable[str]) -> list[tuple[str, str | None]]:
         path = os.fspath(path)
         if os.path.isdir(path):
             inside: list[str] = []
-            for root, dirs, files in os.walk(path):
+            unreadable: list[OSError] = []
+            for root, dirs, files in os.walk(path, onerror=unreadable.append):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 inside.extend(
                     os.path.join(root, name) for name in sorted(files) if name.endswith(CUDA_SUFFIXES)
                 )
-            if not inside:
-                add(path, "no .cu or .cuh files in this folder")
+            for err in unreadable:  # a folder that cannot be listed is an error, not an empty folder
+                add(os.fspath(err.filename or path), f"cannot read this folder: {err.strerror or err}")
+            if not inside and not unreadable:
+                add(path, NO_CUDA_FILES)
             inside.sort(key=lambda file: os.path.relpath(file, path).split(os.sep))
             for file in inside:
                 add(file)
@@ -147,41 +153,10 @@ def _input_problem(path: str) -> str | None:
         return "is a folder, not a file (give the folder to `warplint check` to search it for .cu/.cuh files)"
     if not stat.S_ISREG(info.st_mode):
         return "not a regular file"
-    if info.st_size > MAX_FILE_BYTES:
-        return (
-            f"file too large ({info.st_size / 2**20:.1f} MB; warplint reads files up to "
-            f"{MAX_FILE_BYTES // 2**20} MB)"
-        )
     try:
-        with open(path, "rb") as handle:
-            probe = handle.read(BINARY_PROBE_BYTES)
+        return text_file_problem(path)
     except OSError as err:
         return f"cannot read: {err.strerror or err}"
-    if looks_binary(probe):
-        return "binary file, not CUDA source text"
-    return None
-
-
-_TEXT_CONTROLS = frozenset(b"\t\n\r\f\v\b\x1b")
-
-
-def looks_binary(probe: bytes) -> bool:
-    """True for bytes that are not source text: any NUL, or more than 30% non-text bytes.
-
-    Control characters other than whitespace are non-text; so are bytes >= 0x80 unless the
-    probe decodes as UTF-8 (a multi-byte character cut at the probe's end is allowed).
-    """
-    if not probe:
-        return False
-    if b"\0" in probe:
-        return True
-    try:
-        probe.decode("utf-8")
-        utf8 = True
-    except UnicodeDecodeError as err:
-        utf8 = err.start >= len(probe) - 3 and err.reason == "unexpected end of data"
-    odd = sum(1 for b in probe if (b < 0x20 and b not in _TEXT_CONTROLS) or b == 0x7F or (b >= 0x80 and not utf8))
-    return odd > BINARY_RATIO * len(probe)
 
 
 def _at_top(path: str, message: str, code: str, severity: Severity = Severity.ERROR,
@@ -220,7 +195,7 @@ def check_paths(
         if problem is None:
             todo.append(i)
         else:
-            severity = Severity.WARNING if os.path.isdir(path) else Severity.ERROR
+            severity = Severity.WARNING if problem == NO_CUDA_FILES else Severity.ERROR
             reports[i] = FileReport(path, [_at_top(path, problem, INPUT_ERROR, severity)])
     done = 0
     for i, report in _run_files([(plan[i][0], plan[i][2]) for i in todo], jobs, todo):
@@ -424,44 +399,83 @@ def _run_pipeline(path: str, options: Options, report: FileReport, diagnostics: 
     pre, parsed, module = _lowered(path, options, report, diagnostics, text=text, comments=comments)
     if not module.kernels:
         return
-    _analyze_kernels(path, module, pre.text, arch, options, report, diagnostics)
+    meter = _analyze_kernels(path, module, pre.text, arch, options, report, diagnostics)
     if not report.kernels:
         return
-    findings = _rule_findings(report.kernels, arch, _padding_reanalysis(path, pre, parsed, arch, options),
-                              options, path, diagnostics)
+    with metered(meter):  # the padding fixes' reanalyses spend what the kernels left
+        findings = _rule_findings(report.kernels, arch, _padding_reanalysis(path, pre, parsed, arch, options),
+                                  options, path, diagnostics)
     if options.verify:
         try:
-            findings = findings + _verify_findings(module, report.kernels, arch, options)
+            findings = findings + _verify_findings(module, report.kernels, options, diagnostics)
         except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - keep the rest
             diagnostics.append(_internal_error(path, err, "while verifying with the simulator"))
     report.findings = _in_source_order(findings)
 
 
 def _analyze_kernels(path: str, module: Any, source: str, arch: Architecture, options: Options, report: FileReport,
-                     diagnostics: list[Diagnostic]) -> None:
+                     diagnostics: list[Diagnostic]) -> Meter:
     """analyze: every kernel of `module` for each of its launch configurations, into
-    `report.kernels`; a kernel whose analysis raises is an internal error, the others go on."""
+    `report.kernels`; a kernel whose analysis raises is an internal error, the others go on.
+    The file's analysis budget is shared out (`Meter.share`): a kernel that spends its share
+    keeps the launches analysed before (WL940 says what was cut short), and once the budget is
+    spent the kernels left are named in one WL940. Returns the meter, for the rules' reanalyses."""
+    meter = Meter("analysis", options.budget.analysis)
+    kernels = list(module.kernels)
+    for i, kernel in enumerate(kernels):
+        if meter.spent:
+            diagnostics.append(_kernels_left(kernels[i:], meter, report))
+            break
+        part = meter.share(last=i == len(kernels) - 1)
+        allowed = part.left
+        with metered(part):
+            _analyze_kernel(path, module, kernel, source, arch, options, report, diagnostics)
+        meter.settle(part, allowed)
+    return meter
+
+
+def _analyze_kernel(path: str, module: Any, kernel: Any, source: str, arch: Architecture, options: Options,
+                    report: FileReport, diagnostics: list[Diagnostic]) -> None:
+    """One kernel for each of its launch configurations (under the running meter); not at all
+    when it declares or moves something larger than CUDA allows (WL907)."""
     from analyzer.analysis.launch import launch_configs
     from analyzer.analysis.kernel import analyze_kernel
+    from analyzer.analysis.limits import kernel_limit_problems
 
-    def line_of(span: Span) -> int:
-        return report.locate(span).line
+    launches: list[Any] = []
+    done = 0
+    try:
+        too_large = kernel_limit_problems(module, kernel, arch)
+        if too_large:
+            diagnostics.extend(too_large)
+            return
+        launches = launch_configs(
+            module, kernel, block=options.block, grid=options.grid,
+            params=options.params or None, line_of=lambda span: report.locate(span).line, problems=diagnostics,
+        )
+        for launch in launches:
+            analysis = analyze_kernel(module, kernel, launch, arch, params=options.params or None)
+            analysis.source = source  # lets rules turn fixes into exact edits
+            report.kernels.append(analysis)
+            diagnostics.extend(analysis.diagnostics)
+            done += 1
+    except BudgetExceeded as err:
+        what = (f"{done} of {len(launches)} launch configurations analysed" if launches
+                else "its launch configurations were not all found")
+        diagnostics.append(exceeded(
+            err, f"analysis of kernel `{kernel.display_name}` cut short: {what}", kernel.name_span))
+    except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
+        location = report.locate(getattr(kernel, "name_span", None))
+        diagnostics.append(_internal_error(
+            path, err, f"while analysing kernel `{kernel.display_name}`", location))
 
-    for kernel in module.kernels:
-        try:
-            launches = launch_configs(
-                module, kernel, block=options.block, grid=options.grid,
-                params=options.params or None, line_of=line_of,
-            )
-            for launch in launches:
-                analysis = analyze_kernel(module, kernel, launch, arch, params=options.params or None)
-                analysis.source = source  # lets rules turn fixes into exact edits
-                report.kernels.append(analysis)
-                diagnostics.extend(analysis.diagnostics)
-        except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
-            location = report.locate(getattr(kernel, "name_span", None))
-            diagnostics.append(_internal_error(
-                path, err, f"while analysing kernel `{kernel.display_name}`", location))
+
+def _kernels_left(kernels: list[Any], meter: Meter, report: FileReport) -> Diagnostic:
+    """One WL940 for the kernels a spent analysis budget leaves unanalysed."""
+    names = ", ".join(f"`{k.display_name}`" for k in kernels[:5]) + (f" and {len(kernels) - 5} more"
+                                                                      if len(kernels) > 5 else "")
+    what = f"{len(kernels)} kernel{'s' if len(kernels) > 1 else ''} not analysed: {names}"
+    return exceeded(BudgetExceeded(meter.stage, meter.limit), what, kernels[0].name_span)
 
 
 def _padding_reanalysis(path: str, pre: Any, parsed: Any, arch: Architecture,
@@ -593,28 +607,105 @@ def simulate_file(path: str, options: Options | None = None, sim_options: Any = 
         return report
     collected: list[Diagnostic] = []
     try:
-        _, _, module = _lowered(path, options, report, collected)
-        from analyzer.analysis.launch import launch_configs
-        from analyzer.sim.run import simulate_kernel
+        from analyzer.analysis.limits import kernel_limit_problems
 
-        arch = get_arch(options.arch)
+        _, _, module = _lowered(path, options, report, collected)
         kernels = [k for k in module.kernels if kernel is None or kernel in (k.name, k.display_name)]
         if kernel is not None and not kernels:
             names = ", ".join(k.display_name for k in module.kernels) or "none"
             collected.append(_at_top(path, f"no kernel named `{kernel}` (kernels: {names})", INPUT_ERROR))
+        runs: list[tuple[Any, Any]] = []
         for k in kernels:
             try:
-                for launch in launch_configs(module, k, block=options.block, grid=options.grid,
-                                             params=options.params or None,
-                                             line_of=lambda span: report.locate(span).line):
-                    report.kernels.append(simulate_kernel(module, k, launch, arch, options.params or None, sim_options))
+                too_large = kernel_limit_problems(module, k, get_arch(options.arch))
+                if too_large:
+                    collected.extend(too_large)
+                    continue
+                with metered(Meter("analysis", options.budget.analysis)):  # finding the launches
+                    runs.extend((k, launch) for launch in _launches(module, k, options, report, collected))
+            except BudgetExceeded as err:
+                collected.append(exceeded(err, f"the launches of kernel `{k.display_name}` were not all found",
+                                          k.name_span))
             except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
                 collected.append(_internal_error(path, err, f"while simulating kernel `{k.display_name}`",
                                                  report.locate(k.name_span)))
+        def failed(kernel: Any, err: BaseException) -> None:  # the other kernels go on
+            collected.append(_internal_error(path, err, f"while simulating kernel `{kernel.display_name}`",
+                                             report.locate(kernel.name_span)))
+
+        report.kernels.extend(sim for _, sim in _simulations(module, runs, options, sim_options, collected, failed))
     except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - never a traceback
         collected.append(_internal_error(path, err, "while simulating this file"))
     report.diagnostics = _resolved(collected, report)
     return report
+
+
+def _launches(module: Any, kernel: Any, options: Options, report: FileReport,
+              problems: list[Diagnostic]) -> list[Any]:
+    """The launch configurations `kernel` is analysed (and simulated) for."""
+    from analyzer.analysis.launch import launch_configs
+
+    return launch_configs(module, kernel, block=options.block, grid=options.grid, params=options.params or None,
+                          line_of=lambda span: report.locate(span).line, problems=problems)
+
+
+def _simulations(module: Any, runs: list[tuple[Any, Any]], options: Options, sim_options: Any,
+                 diagnostics: list[Diagnostic],
+                 failed: Callable[[Any, BaseException], None] | None = None) -> Iterable[tuple[int, Any]]:
+    """(index, Simulation) for each (kernel, launch) of `runs`, each on its share of the file's
+    simulation budget (at least SIMULATION_RUN_STEPS, what setting a run up costs), the loads
+    the simulator looks for as `check` does counted in the analysis budget; once the budget is
+    spent, the runs left are named in one WL940. `failed(kernel, error)` takes a run's error
+    (none: it is raised)."""
+    from analyzer.budget import SIMULATION_RUN_STEPS
+
+    meter = Meter("simulation", options.budget.simulation)
+    analysis = Meter("analysis", options.budget.analysis)
+    for i, (kernel, launch) in enumerate(runs):
+        if meter.spent:
+            left = ", ".join(f"`{k.display_name}` ({w.origin})" for k, w in runs[i:i + 3])
+            more = f" and {len(runs) - i - 3} more" if len(runs) - i > 3 else ""
+            diagnostics.append(exceeded(BudgetExceeded(meter.stage, meter.limit),
+                                        f"{len(runs) - i} launches not simulated: {left}{more}", kernel.name_span))
+            return
+        allowance = max(meter.share(last=i == len(runs) - 1).left, 1)
+        try:
+            with metered(analysis):
+                sim = _simulated(module, kernel, launch, options, sim_options, allowance, diagnostics)
+        except (Exception, RecursionError) as err:  # noqa: BLE001 - handed to `failed`
+            if failed is None:
+                raise
+            failed(kernel, err)
+            continue
+        finally:
+            meter.left -= SIMULATION_RUN_STEPS
+        meter.left -= min(sim.work, allowance)
+        yield i, sim
+
+
+def _simulated(module: Any, kernel: Any, launch: Any, options: Options, sim_options: Any, allowance: int,
+               diagnostics: list[Diagnostic]) -> Any:
+    """One launch of `kernel` run in the simulator with `allowance` steps of the file's
+    simulation budget; a run the budget stopped, or cut to fewer blocks than `--all-blocks`
+    asks for, is a WL940."""
+    import dataclasses
+
+    from analyzer.sim.run import SimOptions, simulate_kernel
+
+    given = sim_options or SimOptions()
+    sim = simulate_kernel(module, kernel, launch, get_arch(options.arch), options.params or None,
+                          dataclasses.replace(given, budget=min(given.budget, allowance)))
+    sim.memory = None  # (the reports read none of it: a file of many launches keeps one run's buffers at a time)
+    where = f"simulation of kernel `{kernel.display_name}` ({launch.origin})"
+    spent = BudgetExceeded("simulation", options.budget.simulation)
+    if sim.stopped is not None:
+        diagnostics.append(exceeded(spent, f"{where} stopped before the kernel ended (an endless loop, or "
+                                           "more work than the budget allows: try --blocks or a smaller grid)",
+                                    sim.stopped_span))
+    elif sim.cut_blocks:
+        diagnostics.append(exceeded(spent, f"{where}: {len(sim.simulated_blocks):,} of {sim.total_blocks:,} "
+                                           "blocks simulated, not every block", kernel.name_span))
+    return sim
 
 
 def _lowered(path: str, options: Options, report: FileReport, diagnostics: list[Diagnostic],
@@ -626,17 +717,21 @@ def _lowered(path: str, options: Options, report: FileReport, diagnostics: list[
     from analyzer.syntax.parse import parse
     from analyzer.ir.lower import lower
 
-    if text is None:
-        pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
-    else:
-        pre = preprocess(text, path, defines=options.defines, include_paths=options.include_paths)
+    limits = options.budget
+    with metered(Meter("preprocess", limits.preprocess)):
+        if text is None:
+            pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
+        else:
+            pre = preprocess(text, path, defines=options.defines, include_paths=options.include_paths)
     report.linemap = pre.linemap
     diagnostics.extend(pre.diagnostics)
     if comments is not None:  # for the suppression comments, applied once everything is resolved
         comments.extend(pre.comments)
-    parsed = parse(pre.text)
+    with metered(Meter("parse", limits.parse)):
+        parsed = parse(pre.text)
     diagnostics.extend(parsed.diagnostics)
-    module = lower(parsed.unit, pre.text, path)
+    with metered(Meter("lower", limits.lower)):
+        module = lower(parsed.unit, pre.text, path)
     diagnostics.extend(module.diagnostics)
     return pre, parsed, module
 
@@ -644,19 +739,21 @@ def _lowered(path: str, options: Options, report: FileReport, diagnostics: list[
 VERIFY_MISMATCH = "WL930"
 
 
-def _verify_findings(module: Any, analyses: list[Any], arch: Architecture, options: Options) -> list[Any]:
-    """`check --verify`: run each analysed kernel and launch in the simulator and report every
-    access whose simulated cost disagrees with the static one (analyzer.sim.verify)."""
+def _verify_findings(module: Any, analyses: list[Any], options: Options,
+                     diagnostics: list[Diagnostic]) -> list[Any]:
+    """`check --verify`: run each analysed kernel and launch in the simulator (on its share of
+    the file's simulation budget) and report every access whose simulated cost disagrees with
+    the static one (analyzer.sim.verify); a run the budget stopped proves nothing, and says so."""
     from analyzer.findings import Finding
     from analyzer.rules.registry import DIAGNOSTIC_CODES, is_selected
-    from analyzer.sim.run import simulate_kernel
     from analyzer.sim.verify import compare
 
     if not is_selected(VERIFY_MISMATCH, options.select, options.ignore):
         return []
     out = []
-    for analysis in analyses:
-        sim = simulate_kernel(module, analysis.kernel, analysis.launch, arch, options.params or None)
+    runs = [(analysis.kernel, analysis.launch) for analysis in analyses]
+    for i, sim in _simulations(module, runs, options, None, diagnostics):
+        analysis = analyses[i]
         for m in compare(analysis, sim):
             kernel = analysis.kernel.display_name
             out.append(Finding(

@@ -2,8 +2,8 @@
 
 Everything the cost model (analyzer.analysis.cost) needs to know about a GPU
 generation lives in one frozen `Architecture` record: warp size, shared-memory
-banks and phases, global-memory sectors, pointer alignment and the natural
-access sizes. The rules are those of docs/hardware-model.md, measured on an
+banks and phases, global-memory sectors, pointer alignment, the natural
+access sizes and the shared memory a block may declare. The rules are those of docs/hardware-model.md, measured on an
 H100 and unchanged from Volta (sm_70) to Hopper (sm_90).
 
 Adding a GPU generation is a new entry in `ARCHITECTURES`, never new code.
@@ -52,6 +52,10 @@ class Architecture:
     global_pointer_alignment: int = 256  # what cudaMalloc guarantees
     access_sizes: tuple[int, ...] = (1, 2, 4, 8, 16)  # naturally aligned words a load/store moves
     max_access_bytes: int = 16
+    # the static `__shared__` memory one block may declare: ptxas refuses more ("uses too much
+    # shared data (0xc004 bytes, 0xc000 max)", nvcc 13.0, sm_70 ... sm_90; a larger dynamic
+    # allocation needs cudaFuncSetAttribute, which warplint does not see)
+    shared_memory_per_block: int = 48 * 1024
 
     def lanes_per_phase(self, access_bytes: int) -> int:
         """Lanes served in one shared-memory phase for accesses of `access_bytes` each.

@@ -29,6 +29,7 @@ from analyzer.launch_limits import (
     is_macro_name,
     is_param_name,
     launch_dims,
+    param_problem,
 )
 
 __all__ = ["main", "build_parser"]
@@ -63,6 +64,9 @@ def _param(text: str) -> tuple[str, int]:
         number = int(value.replace("_", ""), 0)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: the value must be an integer, e.g. --param n=1024") from None
+    problem = param_problem(number)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: {problem}")
     return name, number
 
 
@@ -92,6 +96,12 @@ def _codes(text: str) -> list[str]:
 def _jobs(text: str) -> int:
     if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a number of processes, at least 1")
+    return int(text)
+
+
+def _seed(text: str) -> int:
+    if not re.fullmatch(r"\s*\d{1,40}\s*", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a seed, an integer from 0 (at most 40 digits)")
     return int(text)
 
 
@@ -230,7 +240,8 @@ def _add_simulate(commands: Any) -> None:
                           help="simulate at most N blocks, spread over the grid (default 8); totals are "
                           "then scaled to the whole grid, and the report says so")
     simulate.add_argument("--all-blocks", action="store_true", help="simulate every block of the grid")
-    simulate.add_argument("--seed", type=int, default=0, help="seed of the random buffer contents (default 0)")
+    simulate.add_argument("--seed", type=_seed, default=0, metavar="N",
+                          help="seed of the random buffer contents, an integer from 0 (default 0)")
     simulate.add_argument("--fill", choices=("zeros", "iota", "random"), default="random",
                           help="contents of global buffers: zeros, iota (element i holds i) or random "
                           "(integers in [0, 256), floats in [0, 1); the default)")
@@ -293,7 +304,7 @@ def _main(argv: list[str]) -> int:
     if argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
         argv = ["check", *argv]
     if argv[0] == "check":  # paths and options in any order: `check a.cu --block 32 b.cu`
-        ns = parser.commands["check"].parse_intermixed_args(argv[1:])  # type: ignore[attr-defined]
+        ns = _parse_check(parser.commands["check"], argv[1:])  # type: ignore[attr-defined]
         ns.command = "check"
     else:
         ns = parser.parse_args(argv)
@@ -316,6 +327,20 @@ def _main(argv: list[str]) -> int:
     return EXIT_ERROR
 
 
+def _parse_check(check: argparse.ArgumentParser, args: list[str]) -> argparse.Namespace:
+    """`check`'s arguments, options and paths intermixed; everything after `--` is a path, even
+    `-x.cu` (argparse's intermixed parsing loses what follows `--`, so those paths stand in
+    for themselves as placeholders no option can take, put back after parsing)."""
+    if "--" not in args:
+        return check.parse_intermixed_args(args)
+    cut = args.index("--")
+    after = args[cut + 1 :]
+    stand_ins = {f"\0{i}": path for i, path in enumerate(after)}  # no argument holds a NUL
+    ns = check.parse_intermixed_args(args[:cut] + list(stand_ins))
+    ns.paths = [stand_ins.get(path, path) for path in ns.paths]
+    return ns
+
+
 def _check(ns: argparse.Namespace) -> int:
     """`warplint check`: options, the files checked, the report written, the exit status."""
     from analyzer.api import Options
@@ -326,6 +351,8 @@ def _check(ns: argparse.Namespace) -> int:
         return EXIT_ERROR
     if ns.config is not None and not os.path.isfile(ns.config):
         _error(f"argument --config: {ns.config}: no such file")
+        return EXIT_ERROR
+    if _output_is_an_input(ns):
         return EXIT_ERROR
     options = Options(  # what is not configurable per file; the rest comes from the configuration
         via_ptx=getattr(ns, "via_ptx", False),
@@ -402,18 +429,37 @@ def _write_report(ns: argparse.Namespace, reports: list[Any], arch: str) -> bool
         ns.format == "text" and not ns.no_color and ns.output is None
         and "NO_COLOR" not in os.environ and sys.stdout.isatty()
     )
+    from analyzer.report.output import encoded, write_file, write_stdout
+
     text = render(reports, ns.format, arch=arch, color=color)
+    data = encoded(text, ns.format)
     if ns.output is not None:
         try:
-            with open(ns.output, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            write_file(ns.output, data)
         except OSError as err:
             _error(f"cannot write {ns.output}: {err.strerror or err}")
             return False
-    elif text:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+    elif data:
+        write_stdout(data)
     return True
+
+
+def _output_is_an_input(ns: argparse.Namespace) -> bool:
+    """Whether `--output` names one of the files checked (else the report would overwrite it);
+    the error is printed."""
+    from analyzer.api import collect_files
+
+    if ns.output is None:
+        return False
+    target = os.path.realpath(ns.output)
+    if os.path.isdir(target):
+        _error(f"argument --output: {ns.output} is a folder")
+        return True
+    inputs = {os.path.realpath(path) for path, problem in collect_files(ns.paths) if problem is None}
+    if target in inputs:
+        _error(f"argument --output: {ns.output} is one of the files checked; the report would overwrite it")
+        return True
+    return False
 
 
 def _print_after_report(ns: argparse.Namespace, reports: list[Any]) -> None:
@@ -609,9 +655,10 @@ def _show(ns: argparse.Namespace) -> int:
         _error(f"no shared or global memory access analysed at {where}; "
                "`warplint show` draws the access on a line of a kernel (`warplint check` lists them)")
         return EXIT_ERROR
+    from analyzer.report.output import encoded, write_stdout
+
     color = not ns.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
-    sys.stdout.write(render_show(report, costs, color=color))
-    sys.stdout.flush()
+    write_stdout(encoded(render_show(report, costs, color=color), "text"))
     return EXIT_CLEAN
 
 
@@ -645,8 +692,9 @@ def _simulate(ns: argparse.Namespace) -> int:
         from analyzer.report.simulation import render as render_text
 
         text = render_text([report])
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    from analyzer.report.output import encoded, write_stdout
+
+    write_stdout(encoded(text, ns.format))
     if not report.kernels and not report.has_tool_error:
         print(f"warplint: no kernel to simulate in {ns.file}", file=sys.stderr)
     return EXIT_ERROR if report.has_tool_error else EXIT_CLEAN

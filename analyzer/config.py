@@ -29,6 +29,7 @@ from analyzer.launch_limits import (
     is_macro_name,
     is_param_name,
     launch_dims,
+    param_problem,
 )
 from analyzer.records import field, record
 
@@ -44,6 +45,8 @@ __all__ = [
 
 CONFIG_NAMES = ("warplint.toml", "pyproject.toml")  # in one folder, the first wins
 SEVERITIES = ("error", "warning", "note")
+MAX_TOML_NESTING = 64  # tomllib recurses for each level of arrays and inline tables
+MAX_BUDGET = 10**15  # steps: more than any run could take (a budget is not meant to be infinite)
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 _TOOL_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*warplint\s*[\].]", re.MULTILINE)
 
@@ -83,6 +86,7 @@ class Settings:
     grid: tuple[int, int, int] | None = None
     params: Mapping[str, int] = field(default_factory=dict)
     severity: Mapping[str, str] = field(default_factory=dict)  # code -> "error"|"warning"|"note"
+    budget: Any = None  # analyzer.budget.Budget, or None: the defaults
 
     @property
     def root(self) -> str:
@@ -149,21 +153,82 @@ def _parse_toml(path: str, text: str) -> dict[str, Any]:
             import tomli as tomllib  # type: ignore[no-redef]
         except ImportError:
             raise ConfigError(path, 1, 1, "reading TOML needs Python 3.11 or the tomli package") from None
+    too_deep = _too_deep(text)
+    if too_deep is not None:  # tomllib parses nesting by recursion: refuse it before it overflows
+        raise ConfigError(path, *too_deep, f"invalid TOML: arrays or inline tables nested more than "
+                          f"{MAX_TOML_NESTING} levels deep")
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        message = str(err)
-        match = _TOML_POSITION.search(message)
-        if match:
-            line, column = int(match.group(1)), int(match.group(2))
-            message = message[: match.start()].rstrip()
-        elif "end of document" in message:
-            line = text.count("\n") + 1
-            column = len(text) - text.rfind("\n")
-            message = message.replace("(at end of document)", "").rstrip()
-        else:
-            line, column = getattr(err, "lineno", 1), getattr(err, "colno", 1)
-        raise ConfigError(path, line, column, f"invalid TOML: {message[:1].lower() + message[1:]}") from None
+    except (RecursionError, ValueError) as err:  # (a number too long for Python's int, say)
+        if isinstance(err, tomllib.TOMLDecodeError):
+            raise _toml_error(path, text, err) from None
+        long_number = re.search(r"[0-9_]{4000,}", text)
+        if long_number is not None:
+            line = text.count("\n", 0, long_number.start()) + 1
+            column = long_number.start() - text.rfind("\n", 0, long_number.start())
+            raise ConfigError(path, line, column, "invalid TOML: a number too long to read") from None
+        raise ConfigError(path, 1, 1, f"invalid TOML: {type(err).__name__}: {err}"[:300]) from None
+
+
+def _toml_error(path: str, text: str, err: Exception) -> ConfigError:
+    """A TOMLDecodeError as a ConfigError at its line and column."""
+    message = str(err)
+    match = _TOML_POSITION.search(message)
+    if match:
+        line, column = int(match.group(1)), int(match.group(2))
+        message = message[: match.start()].rstrip()
+    elif "end of document" in message:
+        line = text.count("\n") + 1
+        column = len(text) - text.rfind("\n")
+        message = message.replace("(at end of document)", "").rstrip()
+    else:
+        line, column = getattr(err, "lineno", 1), getattr(err, "colno", 1)
+    return ConfigError(path, line, column, f"invalid TOML: {message[:1].lower() + message[1:]}")
+
+
+def _too_deep(text: str) -> tuple[int, int] | None:
+    """The (line, column) where arrays and inline tables first nest deeper than
+    MAX_TOML_NESTING levels, or None. Read iteratively, strings and comments skipped."""
+    depth, line, start, i, n = 0, 1, 0, 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\n":
+            line, start = line + 1, i + 1
+        elif ch == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        elif ch in "\"'":
+            quote = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else ch
+            end = _string_end(text, i + len(quote), quote)
+            line += text.count("\n", i, end)
+            if "\n" in text[i:end]:
+                start = text.rfind("\n", i, end) + 1
+            i = end
+            continue
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_TOML_NESTING:
+                return line, i - start + 1
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return None
+
+
+def _string_end(text: str, i: int, quote: str) -> int:
+    """Where a TOML string whose opening `quote` ends before `i` stops (past its closing quote)."""
+    n = len(text)
+    while i < n:
+        if text.startswith(quote, i):
+            return i + len(quote)
+        if text[i] == "\\" and quote[0] == '"':
+            i += 2
+            continue
+        if text[i] == "\n" and len(quote) == 1:
+            return i  # an unterminated one-line string: tomllib says so
+        i += 1
+    return n
 
 
 @record(slots=False)
@@ -181,7 +246,7 @@ class _Where:
 
 
 _KEYS = ("select", "ignore", "extend-select", "extend-ignore", "per-file-ignores", "arch", "defines",
-         "include-paths", "block", "grid", "params", "severity")
+         "include-paths", "block", "grid", "params", "severity", "budget")
 
 
 def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
@@ -211,6 +276,8 @@ def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
         values["params"] = _params(table["params"], where)
     if "severity" in table:
         values["severity"] = _severity(table["severity"], where)
+    if "budget" in table:
+        values["budget"] = _budget(table["budget"], where)
     return Settings(**values)
 
 
@@ -333,6 +400,9 @@ def _params(value: Any, where: _Where) -> dict[str, int]:
         if not isinstance(number, int) or isinstance(number, bool):
             raise where.error("params", f"`{where.shown('params')}.{name}` must be an integer, "
                               f"not {_type_name(number)}", value=name)
+        problem = param_problem(number)
+        if problem is not None:
+            raise where.error("params", f"`{where.shown('params')}.{name}`: {problem}", value=name)
     return dict(value)
 
 
@@ -358,6 +428,28 @@ def _severity(value: Any, where: _Where) -> dict[str, str]:
                               f"{', '.join(repr(s) for s in SEVERITIES)}, not {level!r}", value=key)
         out[code] = level
     return out
+
+
+def _budget(value: Any, where: _Where) -> Any:
+    """`[budget]`: the steps each stage may take on one file (analyzer.budget), each a positive
+    integer; the stages not named keep their defaults."""
+    from analyzer.budget import STAGES, Budget
+
+    if not isinstance(value, dict):
+        raise where.error("budget", f"`{where.shown('budget')}` must be a table of stage = steps "
+                          f"({', '.join(STAGES)}), not {_type_name(value)}")
+    steps: dict[str, int] = {}
+    for stage, number in value.items():
+        if stage not in STAGES:
+            hint = _close(stage, STAGES)
+            raise where.error("budget", f"unknown stage `{stage}` in `{where.shown('budget')}`"
+                              + (f"; did you mean `{hint}`?" if hint else f"; stages: {', '.join(STAGES)}"),
+                              value=stage)
+        if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= MAX_BUDGET:
+            raise where.error("budget", f"`{where.shown('budget')}.{stage}` must be an integer from 1 to "
+                              f"{MAX_BUDGET:,} (steps), not {number!r}", value=stage)
+        steps[stage] = number
+    return Budget(**steps)
 
 
 class _Locator:
@@ -467,6 +559,7 @@ def options_for(path: str, file: Settings | None, cli: Settings, base: Any) -> A
         select=select,
         ignore=ignore,
         severity={**file.severity, **cli.severity},
+        budget=_first(cli.budget, file.budget, base.budget),
     )
 
 

@@ -40,11 +40,14 @@ __all__ = [
 UNUSED_SUPPRESSION = "WL920"
 INVALID_SUPPRESSION = "WL921"
 
-# one directive; `warplint:` directives need the prefix, NOLINT needs a word boundary
+# one directive's keyword; `warplint:` directives need the prefix, NOLINT needs a word boundary.
+# What follows the keyword is read by `_argument`, strictly: a directive it cannot read whole
+# silences nothing (a `[` left open must not make `ignore-file[WL301` silence every rule)
 _DIRECTIVE = re.compile(
-    r"\bwarplint:\s*(?P<warplint>ignore-file|ignore)\b(?:\[(?P<wcodes>[^\]]*)\])?"
-    r"|\b(?P<nolint>NOLINTNEXTLINE|NOLINTBEGIN|NOLINTEND|NOLINT)(?![\w-])(?:\((?P<ncodes>[^)]*)\))?"
+    r"\bwarplint:\s*(?P<warplint>ignore-file|ignore)"
+    r"|\b(?P<nolint>NOLINTNEXTLINE|NOLINTBEGIN|NOLINTEND|NOLINT)(?![\w-])"
 )
+_CODES_WITHOUT_BRACKETS = re.compile(r"\s*[(:=]|\s+(?:WL\d|[a-z]+-[a-z]+\b)", re.IGNORECASE)
 _OUR_CODE = re.compile(r"WL\d+\Z", re.IGNORECASE)
 
 
@@ -121,7 +124,11 @@ def parse_suppressions(comments: Iterable[object],
         for match in _DIRECTIVE.finditer(comment.text):
             at = _position(comment.text, match.start(), loc)
             kind = match.group("warplint") or match.group("nolint")
-            raw = match.group("wcodes") if match.group("warplint") else match.group("ncodes")
+            raw, malformed = _argument(comment.text, match.end(), nolint=bool(match.group("nolint")))
+            if malformed is not None:
+                problems.append(_problem(at, f"malformed suppression `{_excerpt(comment.text, match)}`: "
+                                             f"{malformed}; it silences nothing"))
+                continue
             codes, bad = _codes(raw, nolint=bool(match.group("nolint")))
             for selector in bad:
                 problems.append(_problem(at, f"unknown rule `{selector}` in a suppression comment; "
@@ -157,6 +164,34 @@ def parse_suppressions(comments: Iterable[object],
     for begin, _ in open_blocks:
         problems.append(_problem(begin.location, "NOLINTBEGIN without a matching NOLINTEND; it silences nothing"))
     return Suppressions(items, problems)
+
+
+def _argument(text: str, end: int, nolint: bool) -> tuple[str | None, str | None]:
+    """The code list after a directive's keyword ending at `end` (None: there is none), and
+    why the directive is malformed (None: it is not). `[`/`(` must be closed; a `warplint:`
+    keyword must not run on into a longer word (`ignore-files`), nor be given codes any other
+    way than in brackets (`ignore WL101`, `ignore(WL101)`, `ignore: WL101`)."""
+    opening, closing = ("(", ")") if nolint else ("[", "]")
+    if text.startswith(opening, end):
+        close = text.find(closing, end + 1)
+        if close < 0:
+            return None, f"`{opening}` without `{closing}`"
+        return text[end + 1 : close], None
+    if nolint:
+        return None, None
+    if end < len(text) and (text[end].isalnum() or text[end] in "-_"):
+        return None, "not a warplint directive (`ignore` or `ignore-file`)"
+    if _CODES_WITHOUT_BRACKETS.match(text, end):
+        return None, "rule codes go in brackets, as in `warplint: ignore[WL101]`"
+    return None, None
+
+
+def _excerpt(text: str, match: re.Match[str]) -> str:
+    """The directive as written, up to the end of its line (at most 60 characters)."""
+    line_end = text.find("\n", match.start())
+    words = text[match.start() : line_end if line_end >= 0 else len(text)].rstrip()
+    words = words.removesuffix("*/").rstrip()
+    return words if len(words) <= 60 else words[:57] + "..."
 
 
 def _codes(raw: str | None, nolint: bool) -> tuple[tuple[str, ...] | None, list[str]]:

@@ -236,7 +236,7 @@ def test_severity_changes_the_level_of_findings(project, capsys):
          "pyproject.toml:5:1: error: unknown key `tool.warplint.selct`; did you mean `select`?"),
         ("warplint.toml", 'arch = "sm_90"\n  colour = true\n',
          "warplint.toml:2:3: error: unknown key `colour`; known keys: select, ignore, extend-select, "
-         "extend-ignore, per-file-ignores, arch, defines, include-paths, block, grid, params, severity"),
+         "extend-ignore, per-file-ignores, arch, defines, include-paths, block, grid, params, severity, budget"),
         ("warplint.toml", 'select = [\n    "WL101",\n    "WL1O1",\n]\n',
          "warplint.toml:3:5: error: unknown rule `WL1O1` in `select`; `warplint rules` lists them"),
         ("pyproject.toml", '[tool.warplint]\nignore = "WL201, WL7"\n',

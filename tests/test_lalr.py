@@ -21,6 +21,7 @@ from analyzer.syntax.parse import cuda_parser, cuda_tables
 from analyzer.syntax.postlex import CudaPostLexer, TypeTable
 from analyzer.syntax.recovery import fix_misspelled_align
 
+ROBUSTNESS = Path(__file__).parent / "fixtures" / "robustness"
 SAMPLES = sorted((Path(__file__).resolve().parents[1] / "samples").glob("*.cu"))
 
 # texts where the contextual lexer's choice matters, or positions are easy to get wrong
@@ -190,7 +191,7 @@ def test_a_damaged_cache_file_is_rebuilt_not_trusted(tmp_path, monkeypatch):
     (cache,) = (tmp_path / "warplint").glob("cuda-*-tables*.marshal")
     cache.write_bytes(b"\x00garbage")
     assert _same_parser(T.load("cuda.lark", ("IDENTIFIER",)))
-    assert marshal.loads(cache.read_bytes())["format"] == T.FORMAT
+    assert T.decode_tables(cache.read_bytes())["format"] == T.FORMAT
 
 
 @pytest.mark.slow
@@ -198,11 +199,28 @@ def test_tables_of_another_format_are_ignored(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     T.load("cuda.lark", ("IDENTIFIER",))
     (cache,) = (tmp_path / "warplint").glob("cuda-*-tables*.marshal")
-    data = marshal.loads(cache.read_bytes())
+    data = T.decode_tables(cache.read_bytes())
     data["format"] = T.FORMAT + 1
-    cache.write_bytes(marshal.dumps(data))
+    cache.write_bytes(T.encode_tables(data))
     assert _same_parser(T.load("cuda.lark", ("IDENTIFIER",)))
-    assert marshal.loads(cache.read_bytes())["format"] == T.FORMAT
+    assert T.decode_tables(cache.read_bytes())["format"] == T.FORMAT
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", ["the reproducer's bytes", "one byte flipped", "cut short", "old layout"])
+def test_a_corrupted_cache_is_rebuilt_and_replaced(tmp_path, monkeypatch, damage):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    T.load("cuda.lark", ("IDENTIFIER",))
+    (cache,) = (tmp_path / "warplint").glob("cuda-*-tables*.marshal")
+    good = cache.read_bytes()
+    bad = {"the reproducer's bytes": (ROBUSTNESS / "corrupt_cache" / "bad.marshal").read_bytes(),
+           "one byte flipped": good[:200] + bytes([good[200] ^ 0x55]) + good[201:],
+           "cut short": good[: len(good) // 2],
+           "old layout": marshal.dumps(T.decode_tables(good))}[damage]
+    cache.write_bytes(bad)
+    assert T.decode_tables(bad) is None
+    assert _same_parser(T.load("cuda.lark", ("IDENTIFIER",)))
+    assert T.decode_tables(cache.read_bytes()) is not None  # replaced by a whole one
 
 
 @pytest.mark.slow

@@ -10,7 +10,8 @@ last, as it stands in the code:
   `gc_pause` and `grammar_files`. They import nothing of warplint's.
 - data: what every stage reads or makes and none computes: `diagnostics` (Span,
   Location, Diagnostic), `arch` (the hardware as a table), `findings` (what rules report),
-  `launch_limits` (CUDA's launch limits, checked by the command line and the configuration).
+  `launch_limits` (CUDA's launch limits, checked by the command line and the configuration),
+  `budget` (the steps each stage may take on one file, which every stage counts).
 - source (preprocess), syntax (parse), ir (lower), analysis (analyze): the stages in the
   order they run; each takes the product of the one before.
 - rules (check), with `suppressions`, which reads the rule registry to know what a
@@ -44,7 +45,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "analyzer"
 #: (layer, the modules and packages in it), first to last.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("analyzer", "analyzer.records", "analyzer.gc_pause", "analyzer.grammar_files")),
-    ("data", ("analyzer.diagnostics", "analyzer.arch", "analyzer.findings", "analyzer.launch_limits")),
+    ("data", ("analyzer.diagnostics", "analyzer.arch", "analyzer.findings", "analyzer.launch_limits",
+              "analyzer.budget")),
     ("source", ("analyzer.source",)),
     ("syntax", ("analyzer.syntax",)),
     ("ir", ("analyzer.ir",)),

@@ -775,12 +775,21 @@ def test_system_includes_are_recorded_not_read():
     assert result.diagnostics == ()
 
 
-def test_include_depth_limit_is_diagnosed_once():
+def test_a_file_included_into_itself_is_reported_once_and_read_once():
     path = str(FIXTURES / "recursive.h")
     result = preprocess_file(path)
-    assert messages(result) == [f'#include nested more than {MAX_INCLUDE_DEPTH} levels deep; "recursive.h" not included']
+    assert messages(result) == ['#include "recursive.h" includes a file into itself (it is being read already, '
+                                'with no include guard); not included again']
     assert result.diagnostics[0].location == Location(path, 1, 10, 1, 23)
-    assert result.text.count("int r;") == MAX_INCLUDE_DEPTH + 1
+    assert result.text.count("int r;") == 1
+
+
+def test_include_depth_limit_is_diagnosed_once():
+    files = {f"f{i}.h": f'#include "f{i + 1}.h"\nint v{i};\n' for i in range(MAX_INCLUDE_DEPTH + 50)}
+    result = pp('#include "f0.h"\n', read_file=memory_reader(files))
+    name = f"f{MAX_INCLUDE_DEPTH}.h"
+    assert messages(result) == [f'#include nested more than {MAX_INCLUDE_DEPTH} levels deep; "{name}" not included']
+    assert result.text.count("int v") == MAX_INCLUDE_DEPTH
 
 
 def test_doubly_recursive_include_stays_linear():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from analyzer import budget
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.assumptions import (
     AddressNotFollowed,
@@ -134,6 +135,7 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
         return cost
     summary = Summary()
     for warp, lanes in enumerate(warp_lanes(site.block, arch.warp_size)):
+        budget.spend(len(lanes))  # a warp planned: a step a lane, whose address it works out (analyzer.budget)
         plan = plan_warp(site, lanes, (site.block, arch.warp_size, warp))
         if plan is None:
             continue
@@ -189,6 +191,7 @@ def resolve_site(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Archi
 
 def charge_scenario(site: Site, plan: WarpPlan, combo: tuple[int, ...], summary: Summary, arch: Architecture) -> None:
     """Charge the warp's request in one scenario and count it in `summary`."""
+    budget.spend()  # a request costed (analyzer.budget)
     lanes = scenario_lanes(plan, combo)
     summary.undecided_mask = summary.undecided_mask or lanes.undecided_mask
     if lanes.rel is None:
@@ -199,10 +202,12 @@ def charge_scenario(site: Site, plan: WarpPlan, combo: tuple[int, ...], summary:
     if lanes.ref_value is not None:  # the common case, without a call
         residues: tuple[int, ...] = (lanes.ref_value % arch.address_period,)
     else:
+        budget.spend(len(plan.present))  # the first lane's address worked out symbolically
         residues = start_residues(site, plan, combo, lanes, arch)
     key = (lanes.rel, residues)
     outcome = summary.outcomes.get(key)
     if outcome is None:
+        budget.spend(len(lanes.rel))  # a request charged lane by lane (analyzer.budget)
         outcome = summary.outcomes[key] = charge_request(lanes.rel, residues, site, arch, summary.charges)
     summary.add(outcome, plan, combo, len(site.pieces))
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from analyzer import budget
 from analyzer.analysis import loops
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.indexing import struct_of_address
@@ -42,6 +43,7 @@ __all__ = ["Ctx", "Flow", "Interpreter"]
 
 MAX_INLINE_DEPTH = 16
 MAX_INLINED_STATEMENTS = 50_000  # per kernel; past it, calls are not followed (and it is said)
+LOOP_STEPS = 64  # the budget's steps a loop costs before its body runs: walks of its statements
 COSTED_SPACES = (Space.SHARED, Space.GLOBAL)
 
 #: A value a thread holds in a register, by (region, offset, bytes, mask): see `Interpreter.held`.
@@ -133,6 +135,7 @@ class Interpreter(Visitor):
 
     def eval(self, e: N.Expr, env: dict[int, Value], ctx: Ctx) -> Value:
         """The value of `e` (its `visit_<class>`), recording the accesses it makes."""
+        budget.spend()  # an expression evaluated (analyzer.budget)
         return self.visits[e.__class__](self, e, env, ctx)
 
     def visit_Const(self, e: N.Const, env: dict[int, Value], ctx: Ctx) -> Value:
@@ -384,6 +387,7 @@ class Interpreter(Visitor):
         return flow
 
     def stmt(self, s: N.Stmt, env: dict[int, Value], ctx: Ctx) -> Flow:
+        budget.spend()  # a statement interpreted (analyzer.budget)
         if ctx.via is not None:
             self.work += 1
         return self.visits[s.__class__](self, s, env, ctx)
@@ -406,6 +410,7 @@ class Interpreter(Visitor):
         return Flow()
 
     def visit_Loop(self, s: N.Loop, env: dict[int, Value], ctx: Ctx) -> Flow:
+        budget.spend(LOOP_STEPS)  # what it writes, its inductions and trips, worked out (analyzer.budget)
         self.held.clear()  # each iteration loads again (the body is interpreted once for all)
         try:
             if not self.unrolled(s, env, ctx):

@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from analyzer import budget
 from analyzer.analysis.results import LaunchConfig
+from analyzer.diagnostics import Diagnostic, Severity
 from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
@@ -19,6 +21,7 @@ from analyzer.ir.builtins import BuiltinKind
 from analyzer.ir.lower_scopes import fold_binary
 from analyzer.ir.nodes import OpaqueKind
 from analyzer.ir.visit import Visitor
+from analyzer.launch_limits import MAX_BLOCK, MAX_BLOCK_THREADS, MAX_GRID, dims_problem
 
 DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 4)}
 MAX_HOST_LOOP = 0  # loops in host code are not iterated: what they assign becomes unknown
@@ -39,6 +42,35 @@ def _dims(v: Value) -> tuple[int, int, int] | None:
     return None
 
 
+def _dims_problem(v: Value, block: bool) -> str | None:
+    """Why the known dimensions of a launch's grid or block are ones CUDA refuses (0, a
+    fraction, over a limit), or None; what is not known is not held against it."""
+    if isinstance(v, bool) or v is None:
+        return None
+    xyz = (v, 1, 1) if isinstance(v, (int, float)) else tuple(v.get(k, 1) for k in ("x", "y", "z")) \
+        if isinstance(v, dict) else ()
+    known = [x if isinstance(x, (int, float)) and not isinstance(x, bool) else 1 for x in xyz]
+    if len(known) != 3:
+        return None
+    limits, total = (MAX_BLOCK, MAX_BLOCK_THREADS) if block else (MAX_GRID, None)
+    if any(not isinstance(x, (int, float)) or isinstance(x, bool) for x in xyz):
+        total = None  # an unknown dimension: the product is not known either
+    return dims_problem(known, limits, total)
+
+
+def _launch_problem(stmt: N.LaunchStmt, kernel: str, grid: Value, block: Value, check_grid: bool) -> Diagnostic | None:
+    """WL907 at a host launch whose grid or block CUDA refuses (the launch is not analysed)."""
+    for i, (what, value) in enumerate((("grid", grid), ("block", block))):
+        if i == 0 and not check_grid or i >= len(stmt.config):
+            continue
+        problem = _dims_problem(value, block=i == 1)
+        if problem is not None:
+            text = stmt.config_text[i] if i < len(stmt.config_text) else what
+            return Diagnostic(Severity.ERROR, f"launch of `{kernel}` with {what} `{text}`: {problem}; CUDA refuses "
+                              "this launch, so it is not analysed", "WL907", stmt.config[i].span)
+    return None
+
+
 MAX_HOST_CALL_DEPTH = 8  # host functions calling host functions are followed this deep
 
 
@@ -54,12 +86,26 @@ class HostInterpreter(Visitor):
         self.launches: list[tuple[N.LaunchStmt, Value, Value, tuple[Value, ...]]] = []
         self.functions = functions or {}
         self.depth = depth
+        # a local whose address was passed on (`cudaMemcpy(&n, ...)`) may have changed unseen:
+        # a launch computed from it is not held to CUDA's limits (its value is only a guess)
+        self.escaped: set[str] = set()  # names of such locals
+        self.guessed: set[int] = set()  # uids of variables computed from them
+        self.uncertain: set[int] = set()  # id() of the launches whose configuration is a guess
 
     def run(self, stmts: list[N.Stmt]) -> None:
         for s in stmts:
             self.stmt(s)
 
     def stmt(self, s: N.Stmt) -> None:
+        budget.spend()  # a host statement run (analyzer.budget)
+        guessed = [self._guessed(e) for e in _own_expressions(s)]  # (notes the addresses passed on first)
+        if isinstance(s, N.Assign):
+            if guessed[0]:
+                self.guessed.add(s.var.uid)
+            elif not s.field:
+                self.guessed.discard(s.var.uid)
+        elif isinstance(s, N.LaunchStmt) and any(guessed[: len(s.config)]):
+            self.uncertain.add(id(s))
         self.visits[s.__class__](self, s)
 
     def visit_Assign(self, s: N.Assign) -> None:
@@ -115,6 +161,20 @@ class HostInterpreter(Visitor):
 
     visit_Return = visit_Break = visit_Continue = visit_Sync = visit_Store
 
+    def _guessed(self, e: N.Expr) -> bool:
+        """Whether `e` reads a local whose address was passed on, or a variable computed from
+        one; the addresses `e` itself passes on are noted."""
+        stack: list[N.Expr] = [e]
+        found = False
+        while stack:
+            x = stack.pop()
+            if isinstance(x, N.Opaque) and x.kind == OpaqueKind.LOCAL_ADDRESS and x.variable is not None:
+                self.escaped.add(x.variable.name)
+            elif isinstance(x, N.VarRef) and (x.var.name in self.escaped or x.var.uid in self.guessed):
+                found = True
+            stack.extend(N.sub_expressions(x))
+        return found
+
     def call(self, fn: N.Function, args: list[Value]) -> None:
         if self.depth >= MAX_HOST_CALL_DEPTH:
             return
@@ -122,6 +182,7 @@ class HostInterpreter(Visitor):
         inner.env = {p.uid: a for p, a in zip(fn.params, args)}
         inner.run(fn.body)
         self.launches.extend(inner.launches)
+        self.uncertain.update(inner.uncertain)
 
     def _forget_writes(self, s: N.Stmt) -> None:
         if isinstance(s, N.Assign):
@@ -217,6 +278,20 @@ class HostInterpreter(Visitor):
 _ROUNDING = {"ceil": math.ceil, "floor": math.floor}
 
 
+def _own_expressions(s: N.Stmt) -> list[N.Expr]:
+    """The expressions a statement evaluates itself (not those of the statements inside it);
+    a launch's configuration first."""
+    if isinstance(s, N.Assign):
+        return [s.value]
+    if isinstance(s, N.LaunchStmt):
+        return [*s.config, *s.args]
+    if isinstance(s, N.Eval):
+        return [s.expr]
+    if isinstance(s, (N.If, N.Loop)) and s.cond is not None:
+        return [s.cond]
+    return []
+
+
 def _base_name(name: str) -> str:
     return name.split("<", 1)[0].rsplit("::", 1)[-1]
 
@@ -255,12 +330,16 @@ def launch_configs(
     grid: tuple[int, int, int] | None = None,
     params: dict[str, int] | None = None,
     line_of: Any = None,
+    problems: list[Diagnostic] | None = None,
 ) -> list[LaunchConfig]:
-    """Every configuration the kernel is analysed for. `line_of(span) -> int` names launch lines."""
+    """Every configuration the kernel is analysed for. `line_of(span) -> int` names launch lines.
+    A host launch, or `__launch_bounds__`, with dimensions CUDA refuses is a WL907 added to
+    `problems` and is not analysed (nor is a kernel launched only so)."""
     given = tuple(sorted((params or {}).items()))
     if block is not None:
         return [LaunchConfig(block, grid, "--block" + (" and --grid" if grid else ""), False, given)]
     found: list[LaunchConfig] = []
+    refused = 0
     wanted = _base_name(kernel.name)
     functions = {fn.name: fn for fn in module.host}
     called = {name for fn in module.host for name in _host_calls(fn.body) if name in functions and name != fn.name}
@@ -273,6 +352,13 @@ def launch_configs(
             if _base_name(stmt.kernel) != wanted:
                 continue
             if kernel.template_args and tuple(str(a) for a in stmt.template_args) != tuple(str(a) for a in kernel.template_args):
+                continue
+            problem = None if id(stmt) in interp.uncertain else _launch_problem(
+                stmt, kernel.display_name, g, b, check_grid=grid is None)
+            if problem is not None:
+                refused += 1
+                if problems is not None:
+                    problems.append(problem)
                 continue
             bdims = _dims(b)
             gdims = grid or _dims(g)
@@ -293,11 +379,17 @@ def launch_configs(
                 cfg = _default(kernel, module, gdims, cfg.params, where, stmt.span)
             if all((c.block, c.grid, c.params) != (cfg.block, cfg.grid, cfg.params) for c in found):
                 found.append(cfg)
-    if found:
+    if found or refused:
         return found
     if kernel.launch_bounds:
         n = kernel.launch_bounds[0]
-        return [LaunchConfig((n, 1, 1), grid, f"__launch_bounds__({n}) (assumed a 1-D block of that size)", True, given)]
+        problem = dims_problem([n], MAX_BLOCK, MAX_BLOCK_THREADS)
+        if problem is None:
+            return [LaunchConfig((n, 1, 1), grid, f"__launch_bounds__({n}) (assumed a 1-D block of that size)", True,
+                                 given)]
+        if problems is not None:
+            problems.append(Diagnostic(Severity.ERROR, f"__launch_bounds__({n}) of `{kernel.display_name}`: {problem}; "
+                                       "the bound is not used", "WL907", kernel.name_span))
     return [_default(kernel, module, grid, given, "no launch of this kernel in the file", None)]
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from analyzer import budget
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import MEMO_LIMIT
 from analyzer.analysis.values import LoopCtx, LoopKind, Value, lane_dependent
@@ -31,6 +32,7 @@ __all__ = [
     "iterations",
     "lane_dependent_in_loop",
     "mentions",
+    "next_value",
     "step",
     "trip_count",
     "unroll_inductions",
@@ -144,6 +146,7 @@ def lane_dependent_in_loop(stmts: list[N.Stmt], writes: dict[int, N.Variable], e
     changed = True
     while changed:
         changed = False
+        budget.spend(len(assigns))  # a round over the loop's assignments (analyzer.budget)
         for uid, value in assigns:
             if uid not in dependent and depends(value):
                 dependent.add(uid)
@@ -209,12 +212,32 @@ def _multiplicative_iterations(loop: LoopCtx, known: dict[str, int]) -> list[int
             if not c.value:
                 break
         values.append(value)
-        nxt = {"*": value * loop.step, "/": int(value / loop.step) if loop.step else 0,
-               "<<": value << loop.step, ">>": value >> loop.step}.get(loop.op, value)
+        nxt = next_value(loop.op, value, loop.step)
+        if nxt is None:
+            return None  # C leaves the next value undefined: the iterations are not known
         if nxt == value:
             break
         value = nxt
     return values
+
+
+def next_value(op: str, value: int, step: int) -> int | None:
+    """`value op step` as a loop's update computes it on a 64-bit integer, or None where C
+    leaves it undefined: a division by 0, a shift by a negative count or by 64 or more, a
+    result outside 64 bits (`d <<= 100`, `d *= 1000000007` run on)."""
+    if op == "*":
+        result = value * step
+    elif op == "/":
+        if step == 0:
+            return None
+        result = abs(value) // abs(step) * (1 if (value < 0) == (step < 0) else -1)  # C truncates
+    elif op in ("<<", ">>"):
+        if not 0 <= step < 64:
+            return None
+        result = value << step if op == "<<" else value >> step
+    else:
+        return value
+    return result if -2**63 <= result < 2**63 else None
 
 
 def trip_count(conds: list[S.Expr], counter: str, limit: int = MAX_TRIP) -> int | None:

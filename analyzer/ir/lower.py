@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from analyzer import budget
 from analyzer.diagnostics import Severity, Span
 from analyzer.gc_pause import gc_paused
 from analyzer.ir import nodes as N
@@ -42,6 +43,18 @@ class Lowerer(StatementLowering):
                 span = getattr(err, "span", decl.span)
                 self.warn(f"cannot lower this declaration: {err}", span, "WL903")
         launches: list[N.Function] = []
+        try:
+            self.lower_functions(host_functions, kernel_defs, launches)
+        except budget.BudgetExceeded as err:  # what was lowered before is kept
+            what = "lowering stopped at this function; it and the functions after it are not analysed"
+            self.diagnostics.append(budget.exceeded(err, what, err.span))
+        globals_ = [v for v in self.globals.names.values() if isinstance(v, N.Variable)]
+        return N.Module(self.path, self.functions, self.kernels, [], globals_, self.diagnostics, launches)
+
+    def lower_functions(self, host_functions: list[A.FunctionDef], kernel_defs: list[A.FunctionDef],
+                        launches: list[N.Function]) -> None:
+        """The host functions (into `launches`), then the kernels, each template kernel once per
+        instantiation the host code launches."""
         for fd in host_functions:
             # a host function template explicitly instantiated (`template void reduce<int>(...);`)
             # is lowered once per instantiation, so the kernels it launches get real types
@@ -64,8 +77,6 @@ class Lowerer(StatementLowering):
                 fn = self.lower_function(fd, "global")
                 if fn is not None:
                     self.kernels.append(fn)
-        globals_ = [v for v in self.globals.names.values() if isinstance(v, N.Variable)]
-        return N.Module(self.path, self.functions, self.kernels, [], globals_, self.diagnostics, launches)
 
     def lower_top(self, decl: A.Node, hosts: list[A.FunctionDef], kernels: list[A.FunctionDef]) -> None:
         if isinstance(decl, A.FunctionDef):
@@ -102,7 +113,7 @@ class Lowerer(StatementLowering):
                 if d.declarator.name:
                     t = self.apply_derivations(base, d.declarator.derivations)
                     for al in d.declarator.alignments:
-                        n = self.const_int(al.value)
+                        n = self.alignment(al)
                         if n:
                             t = T.with_alignment(t, n)
                     self.types[d.declarator.name] = t
@@ -137,6 +148,11 @@ class Lowerer(StatementLowering):
 
     # ------------------------------------------------------------------ functions
     def lower_function(self, fd: A.FunctionDef, kind: str, template_args: tuple[Any, ...] = (), name: str | None = None) -> N.Function | None:
+        try:
+            budget.spend(budget.steps_of(fd.span.end - fd.span.start))
+        except budget.BudgetExceeded as err:
+            err.span = fd.declarator.span
+            raise
         bindings = self.bind_template(fd.template_params, template_args) if fd.template_params else {}
         self.type_bindings.append(bindings)
         saved = (self.current, self.host, self.scopes)

@@ -261,7 +261,8 @@ class ExpressionLowering(ScopesAndTypes):
             if isinstance(e.operand, A.Identifier):
                 var = self.lookup(e.operand.name)
                 if isinstance(var, N.Variable) and var.kind in ("local", "param") and not var.is_reference:
-                    return N.Opaque(OpaqueKind.VALUE, f"address of local '{var.name}'", T.PointerType(var.type), e.span)
+                    return N.Opaque(OpaqueKind.LOCAL_ADDRESS, f"address of local '{var.name}'", T.PointerType(var.type),
+                                    e.span, variable=var)
             try:
                 return self.address_of(e.operand)
             except LoweringError:

@@ -23,6 +23,7 @@ from typing import Any, Iterable
 from analyzer.diagnostics import Diagnostic, Severity, Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.launch_limits import alignment_problem
 from analyzer.records import field, record
 from analyzer.syntax import ast as A
 
@@ -175,7 +176,7 @@ class ScopesAndTypes:
     def declared_type(self, specs: A.DeclSpecs, declarator: A.Declarator | None) -> T.CType:
         base = self.resolve_typespec(specs.type)
         for al in specs.alignments:
-            n = self.const_int(al.value)
+            n = self.alignment(al)
             if n:
                 base = T.with_alignment(base, n)
         if declarator is None:
@@ -204,7 +205,7 @@ class ScopesAndTypes:
                     members.append(("", self.declared_type(m.specs, None)))
         explicit = None
         for al in sd.alignments:
-            explicit = self.const_int(al.value) or explicit
+            explicit = self.alignment(al) or explicit
         name = sd.name or f"<anonymous {sd.kind}>"
         t = T.layout_struct(name, members, is_union=sd.kind == "union", explicit_align=explicit)
         if isinstance(t, T.StructType) and any(f.name == "" and isinstance(f.type, T.StructType) for f in t.fields):
@@ -278,6 +279,18 @@ class ScopesAndTypes:
         return T.UnknownType(self.source(a.span))
 
     # ------------------------------------------------------------------ constant evaluation
+    def alignment(self, al: A.Alignment) -> int | None:
+        """The value of `__align__(n)` / `alignas(n)`, or None when it is not known (a template
+        parameter) or CUDA refuses it (WL907 at the attribute; the alignment is ignored)."""
+        n = self.const_int(al.value)
+        if n is None:
+            return None
+        problem = alignment_problem(n)
+        if problem is not None:
+            self.warn(f"{problem}; the alignment is ignored", al.span, "WL907", Severity.ERROR)
+            return None
+        return n
+
     def const_int(self, e: A.Node | None) -> int | None:
         """The integer value of a constant expression (macros are already expanded), or None."""
         try:
@@ -337,6 +350,8 @@ class ScopesAndTypes:
 def fold_binary(op: str, a: Any, b: Any) -> Any:
     """`a op b` for two constants with C's semantics: integer division truncates toward
     zero and `%` takes the dividend's sign; comparisons and logical operators give 0 or 1.
+    Raises ValueError or OverflowError where C is undefined or 64 bits overflow (a shift by a
+    negative count or by 64 or more, `1 << 62 << 4`): the callers take the value as unknown.
     Used by lowering (constant folding) and by the host-code interpreter (launch sizes)."""
     if op == "/":
         if isinstance(a, float) or isinstance(b, float):
@@ -347,10 +362,15 @@ def fold_binary(op: str, a: Any, b: Any) -> Any:
         a, b = int(a), int(b)
         r = abs(a) % abs(b)
         return r if a >= 0 else -r
-    return {
+    if op in ("<<", ">>") and not 0 <= int(b) < 64:
+        raise ValueError("shift count out of range")  # undefined in C; a huge one would fill memory
+    result = {
         "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "<<": lambda: int(a) << int(b),
         ">>": lambda: int(a) >> int(b), "&": lambda: int(a) & int(b), "|": lambda: int(a) | int(b),
         "^": lambda: int(a) ^ int(b), "<": lambda: int(a < b), "<=": lambda: int(a <= b),
         ">": lambda: int(a > b), ">=": lambda: int(a >= b), "==": lambda: int(a == b),
         "!=": lambda: int(a != b), "&&": lambda: int(bool(a) and bool(b)), "||": lambda: int(bool(a) or bool(b)),
     }[op]()
+    if isinstance(result, int) and not -(2**63) <= result < 2**64:
+        raise OverflowError("outside 64 bits")  # (so that constants stay small whatever the source says)
+    return result

@@ -244,6 +244,8 @@ class StatementLowering(CallLowering):
                     return [N.Assign(var, value, e.span, tuple(path[1:]))]
         # a store to memory
         addr, elem, array = self.address(target)
+        if isinstance(elem, T.ArrayType):  # C has no array assignment (`a[i] = 1` for a row of `a[4][N]`)
+            raise LoweringError(f"'{self.source(target.span)}' is an array, which cannot be assigned to", target.span)
         value = self.rvalue(e.value)
         out: list[N.Stmt] = []
         if e.op != "=":

@@ -154,6 +154,7 @@ class OpaqueKind(StrEnum):
     METHOD_CALL = "method call"  # a method of an object (`tile.thread_rank()`): may differ between lanes
     INDIRECT_CALL = "indirect call"  # a call through a pointer
     BARRIER = "barrier"  # `__syncthreads_count(p)` and the like, used as a value
+    LOCAL_ADDRESS = "local address"  # `&n` of a local or parameter: `variable` names it
     VALUE = "value"  # any other value not modelled: a string literal, a local's address, a PTX address ...
 
 
@@ -167,6 +168,7 @@ class Opaque(Expr):
     span: Span
     operands: tuple[Expr, ...] = ()
     callee: str | None = None  # CALL: the name called as written (`helper`, `std::sqrt`)
+    variable: Variable | None = None  # LOCAL_ADDRESS: the local whose address is taken
 
 
 @record(frozen=False, eq=False)

@@ -139,12 +139,14 @@ def _section(doc: str, title: str) -> str:
 
 
 def _artifact(path: str, root: str) -> dict[str, Any]:
+    # a path's bytes are what a URI encodes: a file name that is not UTF-8 (held by Python with
+    # surrogate escapes) is percent-encoded byte for byte
     if path.startswith("<"):  # no file: "<command-line>" for a -D macro, "<built-in>"
-        return {"uri": quote(path, safe="")}
+        return {"uri": quote(os.fsencode(path), safe="")}
     relative = source_path(path, root)
     if relative is None:  # outside the repository: an absolute file URI
-        return {"uri": Path(os.path.abspath(path)).as_uri()}
-    return {"uri": quote(relative, safe="/"), "uriBaseId": SRCROOT}
+        return {"uri": "file://" + quote(os.fsencode(Path(os.path.abspath(path)).as_posix()), safe="/")}
+    return {"uri": quote(os.fsencode(relative), safe="/"), "uriBaseId": SRCROOT}
 
 
 def _region(loc: Any) -> dict[str, int]:
@@ -211,7 +213,7 @@ def fingerprint(code: str, path: str, kernel: str | None, text: str, occurrence:
     """A stable hash of what a finding is about, not where it is: rule, repository path,
     kernel, the access with whitespace collapsed, and which repeat of that access it is."""
     key = "\0".join((code, path, kernel or "", " ".join(text.split()), str(occurrence)))
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]  # (a path's own bytes)
 
 
 def _fingerprints(all_records: Iterable[Record], root: str) -> list[str]:

@@ -27,6 +27,7 @@ from analyzer.analysis.cost import global_cost, shared_cost, split_access
 from analyzer.analysis.launch import DEFAULT_BLOCKS as ASSUMED_BLOCKS  # by number of dimensions
 from analyzer.analysis.results import AccessCost, KernelAnalysis, LaunchConfig
 from analyzer.arch import Architecture
+from analyzer.budget import SIMULATION_FLOOR, Budget
 from analyzer.diagnostics import Span
 from analyzer.ir import nodes as N
 from analyzer.ir.nodes import Space
@@ -35,7 +36,7 @@ from analyzer.sim.memory import Memory
 from analyzer.sim.warp import BarrierProblem, BlockInterpreter, StepBudgetExceeded
 
 DEFAULT_BLOCKS = 8  # blocks simulated when the grid is larger
-DEFAULT_BUDGET = 200_000_000  # thread-statements per launch before the run is stopped
+DEFAULT_BUDGET = Budget().simulation  # steps per launch before the run is stopped (analyzer.budget)
 BATCH_THREADS = 8192  # threads simulated together (several blocks at once when they are small)
 COSTED = ("shared", "global")
 
@@ -78,8 +79,16 @@ class Simulation(KernelAnalysis):
     barriers: list[BarrierProblem] = field(default_factory=list)
     lane_accesses: int = 0
     out_of_bounds: int = 0
+    work: int = 0  # the steps the budget was charged (analyzer.budget: at least SIMULATION_FLOOR a statement)
+    cut_blocks: bool = False  # every block was asked for, and the budget allowed only some
     steps: int = 0
     memory: Memory | None = None  # the buffers after the run (tests read results back)
+
+
+def blocks_within(budget: int, threads_per_block: int) -> int:
+    """The most blocks a run of `budget` steps can reach: every block runs at least one
+    statement, charged at least SIMULATION_FLOOR steps (one more, to see the budget run out)."""
+    return budget // max(threads_per_block, SIMULATION_FLOOR) + 1
 
 
 def sample_blocks(grid: tuple[int, int, int], limit: int) -> list[tuple[int, int, int]]:
@@ -90,8 +99,10 @@ def sample_blocks(grid: tuple[int, int, int], limit: int) -> list[tuple[int, int
         linear = list(range(count))
     elif limit == 1:
         linear = [0]
-    else:
+    elif count < 2**53:  # (where a float holds every block's number exactly)
         linear = sorted({round(i * (count - 1) / (limit - 1)) for i in range(limit)})
+    else:
+        linear = sorted({i * (count - 1) // (limit - 1) for i in range(limit)})
     gx, gy = grid[0], grid[1]
     return [(i % gx, (i // gx) % gy, i // (gx * gy)) for i in linear]
 
@@ -219,7 +230,9 @@ def simulate_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, 
     memory = Memory(options.fill, options.seed)
     recorder = SiteRecorder(memory, arch)
     barriers: dict[int, BarrierProblem] = {}
-    blocks = sample_blocks(grid, options.max_blocks)
+    within = blocks_within(options.budget, n_threads)
+    cut_blocks = options.max_blocks <= 0 and math.prod(grid) > within
+    blocks = sample_blocks(grid, within if cut_blocks else options.max_blocks)
     # blocks run in batches of about BATCH_THREADS threads (whole warps only: see BlockInterpreter)
     batch = max(1, BATCH_THREADS // n_threads) if n_threads % arch.warp_size == 0 else 1
     batch = min(batch, len(blocks))
@@ -234,7 +247,7 @@ def simulate_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, 
                 interp.run(kernel, args, blocks[start:start + batch])
     except StepBudgetExceeded as err:
         where = "a loop" if err.loop is not None else "the kernel"
-        sim.stopped = (f"step budget of {err.steps:,} thread-statements exceeded in {where}"
+        sim.stopped = (f"step budget of {err.steps:,} steps exceeded in {where}"
                        + (f" after {err.iterations:,} iterations" if err.loop is not None else "")
                        + ": an endless loop, or pass a smaller grid/--blocks")
         sim.stopped_span = err.loop or kernel.name_span
@@ -243,9 +256,14 @@ def simulate_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, 
     sim.lane_accesses = recorder.lane_accesses
     sim.out_of_bounds = memory.out_of_bounds
     sim.steps = interp.steps
+    sim.work = interp.work
+    sim.cut_blocks = cut_blocks
     sim.memory = memory
     if launch.assumed:
         notes.add(f"block size unknown: {launch.origin}")
+    if cut_blocks:
+        notes.add(f"every block asked for, but the grid's {total_blocks:,} blocks are more than the simulation "
+                  f"budget allows: {len(blocks):,} of them simulated, spread over the grid")
     if sim.scaled:
         notes.add(f"{len(blocks)} of {total_blocks} blocks simulated; requests and totals scaled by {total_blocks}/{len(blocks)}")
     if memory.out_of_bounds:

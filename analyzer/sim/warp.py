@@ -21,6 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from analyzer.arch import Architecture
+from analyzer.budget import SIMULATION_ACCESS_STEPS, SIMULATION_FLOOR
 from analyzer.diagnostics import Span
 from analyzer.ir import builtins
 from analyzer.ir import nodes as N
@@ -180,9 +181,10 @@ class BlockInterpreter(Visitor):
         self.grid_dim = grid
         self.per_block = block[0] * block[1] * block[2]
         self.batch = batch
-        self.on_access = on_access
+        self.on_access = self._counting(on_access)
         self.budget = budget
-        self.steps = 0
+        self.steps = 0  # thread-statements run
+        self.work = 0  # what the budget is charged (analyzer.budget: statements, accesses, lanes)
         self.notes = notes
         self.barriers = barriers
         self.locals: dict[int, Region] = {}  # thread-local arrays, by variable uid
@@ -270,9 +272,20 @@ class BlockInterpreter(Visitor):
         env = {uid: _wrap(v, self.n) for uid, v in args.items()}
         self.block(kernel.body, np.ones(self.n, bool), env)
 
+    def _counting(self, on_access: Callable[[N.Access, np.ndarray, np.ndarray], None]
+                  ) -> Callable[[N.Access, np.ndarray, np.ndarray], None]:
+        """`on_access`, its lanes charged to the budget too (costing a request is most of a run's work)."""
+        def counted(access: N.Access, addrs: np.ndarray, mask: np.ndarray) -> None:
+            self.work += SIMULATION_ACCESS_STEPS + int(np.count_nonzero(mask))
+            on_access(access, addrs, mask)
+
+        return counted
+
     def count(self, mask: np.ndarray) -> None:
-        self.steps += int(np.count_nonzero(mask))
-        if self.steps > self.budget:
+        active = int(np.count_nonzero(mask))
+        self.steps += active
+        self.work += SIMULATION_FLOOR + active // 8  # its numpy calls cost the same whatever the lanes, nearly
+        if self.work > self.budget:
             loop = self.loops[-1] if self.loops else None
             raise StepBudgetExceeded(self.budget, loop.span if loop else None, loop.iterations if loop else 0)
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from analyzer import budget
 from analyzer.diagnostics import Severity
-from analyzer.source.files import FileContext, OpenConditional, SplicedFile, file_key
+from analyzer.source.files import FileContext, FileRefused, OpenConditional, SplicedFile, file_key
 from analyzer.source.if_expression import ExpressionError, evaluate
 from analyzer.source.macros import ExpansionTooLarge
 from analyzer.source.state import PreprocessorState
@@ -312,6 +313,10 @@ class DirectiveRunner(PreprocessorState):
             return nxt
         target = self._resolve(name, context)
         if target is None:
+            refused = self._refused(name, context)
+            if refused is not None:  # there, but too large or binary: said once, not as a syntax error
+                self._diag(_ERROR, f'include file "{name}" not read: {refused}', where)
+                return nxt
             searched = self._search_dirs(name, context)
             notes = (f"searched: {', '.join(searched)}",) if searched else ()
             self._diag(_ERROR, f'include file "{name}" not found', where, notes)
@@ -320,6 +325,12 @@ class DirectiveRunner(PreprocessorState):
             return nxt
         guard = self.guards.get(target.key)
         if guard is not None and guard in self.macros:
+            return nxt
+        if self._includes_itself(target):
+            if target.key not in self.self_included:
+                self.self_included.add(target.key)
+                self._diag(_ERROR, f'#include "{name}" includes a file into itself (it is being read already, '
+                                   "with no include guard); not included again", where)
             return nxt
         if head.text == "import":
             self.once.add(target.key)
@@ -336,9 +347,32 @@ class DirectiveRunner(PreprocessorState):
             if self.includes == MAX_INCLUDES + 1:
                 self._diag(_ERROR, f"more than {MAX_INCLUDES} #include directives entered; the rest are ignored", where)
             return nxt
+        try:
+            budget.spend(budget.steps_of(len(target.text)))
+        except budget.BudgetExceeded as err:
+            err.location = where
+            raise
         self._register(target)
         self.stack.append(FileContext(target))
         return nxt
+
+    def _includes_itself(self, target: SplicedFile) -> bool:
+        """Whether including `target` now would read it inside itself with nothing to stop the
+        recursion: it is on the include stack, and no include guard of it is open and defined
+        (a guarded file included into itself reads as nothing, and is let be)."""
+        open_copies = [c for c in self.stack if c.file.key == target.key]
+        if not open_copies:
+            return False
+        outer = open_copies[0]
+        return outer.guard is None or outer.guard_name not in self.macros
+
+    def _refused(self, name: str, context: FileContext) -> str | None:
+        """Why the file `#include "name"` finds was not read (too large, binary), or None."""
+        for directory in self._search_dirs(name, context) if not os.path.isabs(name) else [""]:
+            reason = self.refused.get(file_key(os.path.normpath(os.path.join(directory, name))))
+            if reason is not None:
+                return reason
+        return None
 
     def _search_dirs(self, name: str, context: FileContext) -> list[str]:
         if os.path.isabs(name):
@@ -364,6 +398,9 @@ class DirectiveRunner(PreprocessorState):
             return self.loaded[key]
         try:
             text = self.read(path)
+        except FileRefused as refused:  # there, but not text warplint reads
+            self.refused[key] = str(refused)
+            text = None
         except Exception:  # noqa: BLE001 - a reader that fails means "not there"
             text = None
         if isinstance(text, (bytes, bytearray)):

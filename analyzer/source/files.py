@@ -24,13 +24,58 @@ def file_key(path: str) -> str:
     return os.path.normcase(os.path.abspath(path))
 
 
+MAX_FILE_BYTES = 20 * 1024 * 1024  # larger files are refused, not read (named ones and included ones)
+BINARY_PROBE_BYTES = 8192  # how much of a file is inspected to tell text from binary
+BINARY_RATIO = 0.30  # more non-text bytes than this in the probe: binary
+
+_TEXT_CONTROLS = frozenset(b"\t\n\r\f\v\b\x1b")
+
+
+class FileRefused(OSError):
+    """A file that is there but is not read as CUDA text: too large, or binary. `str()` says why."""
+
+
 def read_text_file(path: str) -> str | None:
     """A file's text (UTF-8, a byte-order mark dropped, undecodable bytes replaced), or None
-    when there is no such file: how `#include` reads unless the caller gives `read_file`."""
+    when there is no such file: how `#include` reads unless the caller gives `read_file`.
+    Raises `FileRefused` for a file over MAX_FILE_BYTES or one that `looks_binary`."""
     if not os.path.isfile(path):
         return None
+    problem = text_file_problem(path)
+    if problem is not None:
+        raise FileRefused(problem)
     with open(path, encoding="utf-8-sig", errors="replace") as f:
         return f.read()
+
+
+def text_file_problem(path: str) -> str | None:
+    """Why a regular file is not read as CUDA text (too large, binary), or None. Raises OSError."""
+    size = os.path.getsize(path)
+    if size > MAX_FILE_BYTES:
+        return f"file too large ({size / 2**20:.1f} MB; warplint reads files up to {MAX_FILE_BYTES // 2**20} MB)"
+    with open(path, "rb") as handle:
+        if looks_binary(handle.read(BINARY_PROBE_BYTES)):
+            return "binary file, not CUDA source text"
+    return None
+
+
+def looks_binary(probe: bytes) -> bool:
+    """True for bytes that are not source text: any NUL, or more than 30% non-text bytes.
+
+    Control characters other than whitespace are non-text; so are bytes >= 0x80 unless the
+    probe decodes as UTF-8 (a multi-byte character cut at the probe's end is allowed).
+    """
+    if not probe:
+        return False
+    if b"\0" in probe:
+        return True
+    try:
+        probe.decode("utf-8")
+        utf8 = True
+    except UnicodeDecodeError as err:
+        utf8 = err.start >= len(probe) - 3 and err.reason == "unexpected end of data"
+    odd = sum(1 for b in probe if (b < 0x20 and b not in _TEXT_CONTROLS) or b == 0x7F or (b >= 0x80 and not utf8))
+    return odd > BINARY_RATIO * len(probe)
 
 
 class SplicedFile:

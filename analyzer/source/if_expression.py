@@ -51,6 +51,10 @@ def _parse_integer(text: str) -> tuple[int, bool]:
         raise ExpressionError(f"invalid integer constant '{text}' in preprocessor expression")
     digits, suffix = m.group(1), m.group(2)
     lower = digits.lower()
+    significant = lower[2:] if lower.startswith(("0x", "0b")) else lower
+    bits_per_digit = 4 if lower.startswith("0x") else 1 if lower.startswith("0b") else 3.33
+    if len(significant.lstrip("0")) * bits_per_digit > 70:  # past 64 bits, without reading it all
+        raise ExpressionError(f"integer constant '{_shortened(text)}' is too large")
     if lower.startswith("0x"):
         value = int(digits[2:], 16)
     elif lower.startswith("0b"):
@@ -62,8 +66,13 @@ def _parse_integer(text: str) -> tuple[int, bool]:
     else:
         value = int(digits)
     if value > _M64:
-        raise ExpressionError(f"integer constant '{text}' is too large")
+        raise ExpressionError(f"integer constant '{_shortened(text)}' is too large")
     return value, "u" in suffix.lower() or value > _INT64_MAX
+
+
+def _shortened(text: str) -> str:
+    """A literal as a message quotes it: at most 40 characters."""
+    return text if len(text) <= 40 else f"{text[:18]}...{text[-18:]}"
 
 
 def _parse_char(text: str) -> tuple[int, bool]:

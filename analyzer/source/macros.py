@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
+from analyzer import budget
 from analyzer.diagnostics import Severity
 from analyzer.source.files import FileContext, SplicedFile
 from analyzer.source.state import PreprocessorState
@@ -196,9 +197,29 @@ class MacroExpander(PreprocessorState):
     # ------------------------------------------------------------------ expansion
 
     def _expand(self, tokens: list[PPToken], reader: ArgumentReader | None, if_mode: bool) -> list[PPToken]:
-        """Macro-expand tokens (Prosser's algorithm), reading on from `reader` if needed."""
+        """Macro-expand tokens, reading on from `reader` if needed: at most MAX_EXPANSION_STEPS
+        tokens moved, and no more than half of what the file's preprocessing budget has left
+        (the tokens moved are charged to it; `analyzer.budget`)."""
+        meter = budget.current()
+        # one use may take half of what is left: past that it is left unexpanded (WL901), and
+        # the file goes on; only a file whose budget is spent stops (WL940)
+        allowance = MAX_EXPANSION_STEPS if meter is None else min(MAX_EXPANSION_STEPS, max(meter.left, 0) // 2)
+        self.budget = allowance
+        try:
+            return self._expand_tokens(tokens, reader, if_mode)
+        except ExpansionTooLarge:
+            if meter is not None and allowance == 0:
+                spent = budget.BudgetExceeded(meter.stage, meter.limit)
+                spent.location = self._site_location()  # the macro use, or the directive's line
+                raise spent from None
+            raise
+        finally:
+            if meter is not None:
+                meter.left -= allowance - max(self.budget, 0)
+
+    def _expand_tokens(self, tokens: list[PPToken], reader: ArgumentReader | None, if_mode: bool) -> list[PPToken]:
+        """Macro-expand tokens (Prosser's algorithm) within `self.budget` steps."""
         macros = self.macros
-        self.budget = MAX_EXPANSION_STEPS
         jobs = [_Job(tokens[::-1], reader)]
         painted: dict[tuple[frozenset, str], frozenset] = {}  # (hide set, name) -> hide set | {name}
         while True:

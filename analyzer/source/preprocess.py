@@ -33,6 +33,7 @@ import os
 from types import MappingProxyType
 from typing import Callable, Mapping, Sequence
 
+from analyzer import budget
 from analyzer.diagnostics import Diagnostic, Location, Severity
 from analyzer.records import record
 from analyzer.source.directives import DirectiveRunner
@@ -150,17 +151,25 @@ class Preprocessor(DirectiveRunner, MacroExpander):
     # ------------------------------------------------------------------ driver
 
     def run(self, text: str, path: str) -> Preprocessed:
-        """Preprocess the main file `text` (and what it includes)."""
+        """Preprocess the main file `text` (and what it includes). When the file's budget
+        (`analyzer.budget`) is spent, preprocessing stops where it is, and says so."""
         main = SplicedFile(path, file_key(path), text)
         self._register(main)
         self.loaded[main.key] = main
         self.stack.append(FileContext(main))
-        while self.stack:
-            context = self.stack[-1]
-            self._scan(context)
-            if self.stack[-1] is context:
-                self._finish(context)
-                self.stack.pop()
+        try:
+            budget.spend(budget.steps_of(len(main.text)))
+            while self.stack:
+                context = self.stack[-1]
+                self._scan(context)
+                if self.stack[-1] is context:
+                    self._finish(context)
+                    self.stack.pop()
+        except budget.BudgetExceeded as err:
+            where = err.location or self._site_location()
+            self.stack.clear()
+            self.diagnostics.append(budget.exceeded(err, "preprocessing stopped here; the rest of the file "
+                                                         "is not read", location=where))
         out = "".join(self.parts)
         linemap = LineMap(
             self.files, self.seg_start, self.seg_file, self.seg_orig, self.seg_kind, self.seg_end, len(out)

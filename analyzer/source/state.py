@@ -45,6 +45,8 @@ class PreprocessorState:
         self.loaded: dict[str, SplicedFile | None] = {}
         self.once: set[str] = set()
         self.guards: dict[str, str] = {}
+        self.refused: dict[str, str] = {}  # file key -> why the file was not read (too large, binary)
+        self.self_included: set[str] = set()  # files reported as included into themselves
         self.system_includes: dict[str, None] = {}
         self.stack: list[FileContext] = []
         self.includes = 0

@@ -8,16 +8,37 @@ separators (`1'000`) are dropped here; the type a suffix gives is lowering's bus
 from __future__ import annotations
 
 
+INT_BITS = 64  # the widest integer type: a literal wider than this keeps its low 64 bits
+
+
 def int_value(text: str) -> int:
-    """`0x1F`, `0b101`, `017`, `42u`, `1'000`."""
-    t = text.replace("'", "").rstrip("uUlL")
+    """`0x1F`, `0b101`, `017`, `42u`, `1'000`. A literal of any length is read (in linear time,
+    past Python's 4,300-digit limit on `int(str)`); one wider than 64 bits keeps its low 64
+    bits, as gcc's truncation does; `09`, not octal, is read as the decimal it looks like."""
+    t = text.replace("'", "").rstrip("uUlLzZ")
     if t[:2] in ("0x", "0X"):
-        return int(t[2:] or "0", 16)
+        return digits_value(t[2:], 16)
     if t[:2] in ("0b", "0B"):
-        return int(t[2:], 2)
-    if len(t) > 1 and t[0] == "0":
-        return int(t, 8)
-    return int(t)
+        return digits_value(t[2:], 2)
+    if len(t) > 1 and t[0] == "0" and not set(t) & {"8", "9"}:
+        return digits_value(t, 8)
+    return digits_value(t, 10)
+
+
+def digits_value(digits: str, base: int) -> int:
+    """The value of a run of digits in `base` (0 for none, or for a digit outside the base),
+    modulo 2**64 once it is longer than 64 bits, in chunks that `int` reads in linear time."""
+    mask = (1 << INT_BITS) - 1
+    value = 0
+    try:
+        for start in range(0, len(digits), 64):
+            chunk = digits[start : start + 64]
+            value = value * base ** len(chunk) + int(chunk, base)
+            if value > mask:
+                value &= mask
+    except ValueError:
+        return 0
+    return value
 
 
 def float_value(text: str) -> float:

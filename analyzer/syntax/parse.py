@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+from analyzer import budget
 from analyzer.diagnostics import Diagnostic, Severity, Span
 from analyzer.gc_pause import gc_paused
 from analyzer.grammar_files import cache_file, grammar_path
@@ -113,7 +114,12 @@ def parse(text: str) -> ParseResult:
     diagnostics.extend(chunk_diags)
     run = _ParseRun(text, diagnostics)
     for chunk in chunks:
-        run.parse_chunk(chunk)
+        try:
+            run.parse_chunk(chunk)
+        except budget.BudgetExceeded as err:  # the declarations parsed so far are kept
+            what = "parsing stopped at this declaration; the rest of the file is not read"
+            diagnostics.append(budget.exceeded(err, what, Span(chunk.start, chunk.start + 1)))
+            break
     return ParseResult(A.TranslationUnit(tuple(run.decls), Span(0, len(text))), diagnostics, run.skipped)
 
 
@@ -141,6 +147,7 @@ class _ParseRun:
         learned: tuple[str, int] | None = None
         while True:
             piece = self.working[chunk.start : chunk.end]
+            budget.spend(budget.steps_of(len(piece)))  # every attempt, retries too
             postlex.text = piece  # the postlexer peeks at the text after a token
             try:
                 unit = self.parser.parse(piece, ToAst(chunk.start).reduce, postlex.process)

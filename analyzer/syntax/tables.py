@@ -6,6 +6,8 @@ terminal's regular expression in lark's lexing order, and which terminals each p
 accepts -- is taken out here as tuples, dicts and strings and written with `marshal`, so a
 later run loads it in milliseconds without importing lark (a fifth of warplint's start-up
 went to importing lark and loading its own cache). `analyzer.syntax.lalr` runs these tables.
+A cache file carries a checksum: a damaged one (a disk error, a crash while another program
+wrote it, a file copied over it) is built again and replaced, never used.
 """
 
 from __future__ import annotations
@@ -14,13 +16,19 @@ import marshal
 import os
 import re
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
 from analyzer.grammar_files import cache_file, grammar_path
 from analyzer.records import record
 
-FORMAT = 1  # bump when the layout below changes: old cache files are then ignored
+FORMAT = 2  # bump when the layout below changes: old cache files are then ignored
+_MAGIC = b"WLT\x02"  # a cache file starts with it, then the CRC-32 of the marshal data that follows
+#: The type of each entry of the cached data: a file whose data has another shape is built again.
+_SHAPE = {"format": int, "actions": list, "rules": list, "start_state": int, "end_state": int,
+          "patterns": dict, "order": tuple, "retype": dict, "ignore": tuple, "context_of_state": list,
+          "contexts": list}
 
 # What a reduction does with its children (RuleSpec.kind)
 CALL = 0  # build the node: the method named `name`, with the kept children
@@ -74,20 +82,40 @@ def load(name: str = "cuda.lark", always_accept: tuple[str, ...] = ("IDENTIFIER"
     if path is not None:
         try:
             with open(path, "rb") as f:
-                return _from_data(marshal.loads(f.read()))  # (`marshal.load(f)` reads in small pieces: 10x slower)
-        except (OSError, EOFError, ValueError, TypeError, KeyError, IndexError):
-            pass  # absent, from another Python, or damaged: built again below
+                cached = decode_tables(f.read())  # (`marshal.load(f)` reads in small pieces: 10x slower)
+            if cached is not None:
+                return _from_data(cached)
+        except Exception:  # noqa: BLE001 - absent, unreadable or damaged in any way: built again below
+            pass
     data = build_data(text, always_accept)
     if path is not None:
         _write(path, data)
     return _from_data(data)
 
 
+def encode_tables(data: dict[str, Any]) -> bytes:
+    """The cache file's bytes: a magic word, the CRC-32 of the marshal data, the data."""
+    payload = marshal.dumps(data)
+    return _MAGIC + zlib.crc32(payload).to_bytes(4, "little") + payload
+
+
+def decode_tables(raw: bytes) -> dict[str, Any] | None:
+    """The tables' data from a cache file's bytes, or None when they are not whole: another
+    layout, a truncated or damaged file (the checksum), or data of another shape."""
+    head = len(_MAGIC) + 4
+    if raw[: len(_MAGIC)] != _MAGIC or int.from_bytes(raw[len(_MAGIC):head], "little") != zlib.crc32(raw[head:]):
+        return None
+    data = marshal.loads(raw[head:])
+    if not isinstance(data, dict) or any(not isinstance(data.get(key), kind) for key, kind in _SHAPE.items()):
+        return None
+    return data
+
+
 def _write(path: str, data: Any) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(tmp, "wb") as f:
-            marshal.dump(data, f)
+            f.write(encode_tables(data))
         os.replace(tmp, path)  # whole or not at all, also with two warplints starting at once
     except OSError:
         try:

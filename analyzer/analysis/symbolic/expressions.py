@@ -20,6 +20,8 @@ import operator
 from enum import StrEnum
 from typing import Callable, Mapping
 
+from analyzer.budget import spend as _spend
+
 #: A product whose expansion could exceed this many monomials stays an opaque ``*`` term.
 MAX_MONOMIALS = 500
 #: Opaque terms nested deeper than this become an `Unknown` (keeps recursion bounded).
@@ -486,6 +488,7 @@ class Expr:
             free = self.free_symbols
         if free.isdisjoint(mapping):
             return self
+        _spend()  # a substitution that does work is a step too (analyzer.budget)
         get = mapping.get
         out: dict = {}
         extra = None
@@ -584,6 +587,7 @@ _MISSING = object()
 
 def new_expr(d: dict) -> Expr:
     """Wrap a dict without zero coefficients (the caller guarantees it)."""
+    _spend()  # every expression built is a step of the analysis: what its time follows (analyzer.budget)
     e = object.__new__(Expr)
     e._p = d
     n = len(d)
