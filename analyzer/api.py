@@ -124,9 +124,7 @@ def collect_files(paths: Iterable[str]) -> list[tuple[str, str | None]]:
             unreadable: list[OSError] = []
             for root, dirs, files in os.walk(path, onerror=unreadable.append):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                inside.extend(
-                    os.path.join(root, name) for name in sorted(files) if name.endswith(CUDA_SUFFIXES)
-                )
+                inside.extend(os.path.join(root, name) for name in sorted(files) if name.endswith(CUDA_SUFFIXES))
             for err in unreadable:  # a folder that cannot be listed is an error, not an empty folder
                 add(os.fspath(err.filename or path), f"cannot read this folder: {err.strerror or err}")
             if not inside and not unreadable:
@@ -159,8 +157,9 @@ def _input_problem(path: str) -> str | None:
         return f"cannot read: {err.strerror or err}"
 
 
-def _at_top(path: str, message: str, code: str, severity: Severity = Severity.ERROR,
-            notes: tuple[str, ...] = ()) -> Diagnostic:
+def _at_top(
+    path: str, message: str, code: str, severity: Severity = Severity.ERROR, notes: tuple[str, ...] = ()
+) -> Diagnostic:
     return Diagnostic(severity, message, code, location=Location(path, 1, 1, 1, 1), notes=notes)
 
 
@@ -218,8 +217,9 @@ def _run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> 
 
     _pickle_mappingproxy()
     with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
-        futures = {pool.submit(_check_in_worker, path, opts): (slot, path, opts)
-                   for slot, (path, opts) in zip(slots, work)}
+        futures = {
+            pool.submit(_check_in_worker, path, opts): (slot, path, opts) for slot, (path, opts) in zip(slots, work)
+        }
         try:
             for future in as_completed(futures):
                 slot, path, opts = futures[future]
@@ -340,29 +340,38 @@ def _suppress(report: FileReport, comments: Sequence[Any], options: Options, tex
             return bool(hits)
 
         exempt = TOOL_ERRORS | {"WL920", "WL921"}  # never silenced
-        findings = [f for f in report.findings if str(f.code) in exempt
-                    or not silenced(str(f.code), report.locate(f.span))]
+        findings = [
+            f for f in report.findings if str(f.code) in exempt or not silenced(str(f.code), report.locate(f.span))
+        ]
         diagnostics = [d for d in report.diagnostics if d.code in exempt or not silenced(d.code, d.location)]
         extra = list(found.problems)
         if options.report_unused_suppressions:
-            reportable = [c for c in (*RULES, *DIAGNOSTIC_CODES)
-                          if is_selected(c, options.select, options.ignore)]
+            reportable = [c for c in (*RULES, *DIAGNOSTIC_CODES) if is_selected(c, options.select, options.ignore)]
             extra += unused(found, used, reportable)
         # WL920 was asked for by its flag, so `--select` need not name it (`--ignore` still can)
-        extra = [d for d in extra if is_selected(d.code, options.select, options.ignore)
-                 or (d.code == "WL920" and is_selected(d.code, None, options.ignore))]
+        extra = [
+            d
+            for d in extra
+            if is_selected(d.code, options.select, options.ignore)
+            or (d.code == "WL920" and is_selected(d.code, None, options.ignore))
+        ]
         report.findings = findings
         report.diagnostics = sorted(
-            diagnostics + extra,
-            key=lambda d: (d.location.path != report.path, d.location.line, d.location.column))
+            diagnostics + extra, key=lambda d: (d.location.path != report.path, d.location.line, d.location.column)
+        )
     except (Exception, RecursionError) as err:  # noqa: BLE001 - suppressions must not lose the report
         report.diagnostics.append(_internal_error(report.path, err, "while applying suppression comments"))
     if options.severity:
         levels = options.severity
-        report.findings = [records.replace(f, severity=levels[f.code]) if f.code in levels else f
-                           for f in report.findings]
-        report.diagnostics = [records.replace(d, severity=Severity(levels[d.code])) if d.code in levels
-                              and d.code not in TOOL_ERRORS else d for d in report.diagnostics]
+        report.findings = [
+            records.replace(f, severity=levels[f.code]) if f.code in levels else f for f in report.findings
+        ]
+        report.diagnostics = [
+            records.replace(d, severity=Severity(levels[d.code]))
+            if d.code in levels and d.code not in TOOL_ERRORS
+            else d
+            for d in report.diagnostics
+        ]
 
 
 def _selected(diagnostics: list[Diagnostic], options: Options) -> list[Diagnostic]:
@@ -372,8 +381,7 @@ def _selected(diagnostics: list[Diagnostic], options: Options) -> list[Diagnosti
         return diagnostics
     from analyzer.rules.registry import is_selected
 
-    return [d for d in diagnostics
-            if d.code in TOOL_ERRORS or is_selected(d.code, options.select, options.ignore)]
+    return [d for d in diagnostics if d.code in TOOL_ERRORS or is_selected(d.code, options.select, options.ignore)]
 
 
 def _internal_error(path: str, err: BaseException, where: str, location: Location | None = None) -> Diagnostic:
@@ -388,8 +396,14 @@ def _internal_error(path: str, err: BaseException, where: str, location: Locatio
     )
 
 
-def _run_pipeline(path: str, options: Options, report: FileReport, diagnostics: list[Diagnostic],
-                  text: str | None = None, comments: list[Any] | None = None) -> None:
+def _run_pipeline(
+    path: str,
+    options: Options,
+    report: FileReport,
+    diagnostics: list[Diagnostic],
+    text: str | None = None,
+    comments: list[Any] | None = None,
+) -> None:
     """Run every stage on one file (or on `text` standing for it), filling `report` and
     `diagnostics` as it goes, so that what was found before an internal error is still reported."""
     if path.endswith(".ptx") or (options.via_ptx and path.endswith(".cu")):
@@ -403,8 +417,9 @@ def _run_pipeline(path: str, options: Options, report: FileReport, diagnostics: 
     if not report.kernels:
         return
     with metered(meter):  # the padding fixes' reanalyses spend what the kernels left
-        findings = _rule_findings(report.kernels, arch, _padding_reanalysis(path, pre, parsed, arch, options),
-                                  options, path, diagnostics)
+        findings = _rule_findings(
+            report.kernels, arch, _padding_reanalysis(path, pre, parsed, arch, options), options, path, diagnostics
+        )
     if options.verify:
         try:
             findings = findings + _verify_findings(module, report.kernels, options, diagnostics)
@@ -413,8 +428,15 @@ def _run_pipeline(path: str, options: Options, report: FileReport, diagnostics: 
     report.findings = _in_source_order(findings)
 
 
-def _analyze_kernels(path: str, module: Any, source: str, arch: Architecture, options: Options, report: FileReport,
-                     diagnostics: list[Diagnostic]) -> Meter:
+def _analyze_kernels(
+    path: str,
+    module: Any,
+    source: str,
+    arch: Architecture,
+    options: Options,
+    report: FileReport,
+    diagnostics: list[Diagnostic],
+) -> Meter:
     """analyze: every kernel of `module` for each of its launch configurations, into
     `report.kernels`; a kernel whose analysis raises is an internal error, the others go on.
     The file's analysis budget is shared out (`Meter.share`): a kernel that spends its share
@@ -434,8 +456,16 @@ def _analyze_kernels(path: str, module: Any, source: str, arch: Architecture, op
     return meter
 
 
-def _analyze_kernel(path: str, module: Any, kernel: Any, source: str, arch: Architecture, options: Options,
-                    report: FileReport, diagnostics: list[Diagnostic]) -> None:
+def _analyze_kernel(
+    path: str,
+    module: Any,
+    kernel: Any,
+    source: str,
+    arch: Architecture,
+    options: Options,
+    report: FileReport,
+    diagnostics: list[Diagnostic],
+) -> None:
     """One kernel for each of its launch configurations (under the running meter); not at all
     when it declares or moves something larger than CUDA allows (WL907)."""
     from analyzer.analysis.launch import launch_configs
@@ -450,8 +480,13 @@ def _analyze_kernel(path: str, module: Any, kernel: Any, source: str, arch: Arch
             diagnostics.extend(too_large)
             return
         launches = launch_configs(
-            module, kernel, block=options.block, grid=options.grid,
-            params=options.params or None, line_of=lambda span: report.locate(span).line, problems=diagnostics,
+            module,
+            kernel,
+            block=options.block,
+            grid=options.grid,
+            params=options.params or None,
+            line_of=lambda span: report.locate(span).line,
+            problems=diagnostics,
         )
         for launch in launches:
             analysis = analyze_kernel(module, kernel, launch, arch, params=options.params or None)
@@ -460,26 +495,31 @@ def _analyze_kernel(path: str, module: Any, kernel: Any, source: str, arch: Arch
             diagnostics.extend(analysis.diagnostics)
             done += 1
     except BudgetExceeded as err:
-        what = (f"{done} of {len(launches)} launch configurations analysed" if launches
-                else "its launch configurations were not all found")
-        diagnostics.append(exceeded(
-            err, f"analysis of kernel `{kernel.display_name}` cut short: {what}", kernel.name_span))
+        what = (
+            f"{done} of {len(launches)} launch configurations analysed"
+            if launches
+            else "its launch configurations were not all found"
+        )
+        diagnostics.append(
+            exceeded(err, f"analysis of kernel `{kernel.display_name}` cut short: {what}", kernel.name_span)
+        )
     except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
         location = report.locate(getattr(kernel, "name_span", None))
-        diagnostics.append(_internal_error(
-            path, err, f"while analysing kernel `{kernel.display_name}`", location))
+        diagnostics.append(_internal_error(path, err, f"while analysing kernel `{kernel.display_name}`", location))
 
 
 def _kernels_left(kernels: list[Any], meter: Meter, report: FileReport) -> Diagnostic:
     """One WL940 for the kernels a spent analysis budget leaves unanalysed."""
-    names = ", ".join(f"`{k.display_name}`" for k in kernels[:5]) + (f" and {len(kernels) - 5} more"
-                                                                      if len(kernels) > 5 else "")
+    names = ", ".join(f"`{k.display_name}`" for k in kernels[:5]) + (
+        f" and {len(kernels) - 5} more" if len(kernels) > 5 else ""
+    )
     what = f"{len(kernels)} kernel{'s' if len(kernels) > 1 else ''} not analysed: {names}"
     return exceeded(BudgetExceeded(meter.stage, meter.limit), what, kernels[0].name_span)
 
 
-def _padding_reanalysis(path: str, pre: Any, parsed: Any, arch: Architecture,
-                        options: Options) -> Callable[[Any], Callable[[Mapping[str, int]], Any]]:
+def _padding_reanalysis(
+    path: str, pre: Any, parsed: Any, arch: Architecture, options: Options
+) -> Callable[[Any], Callable[[Mapping[str, int]], Any]]:
     """The rules' `reanalyze(analysis)(padding)`: the kernel lowered again with the padded
     arrays wider and analysed for the same launch (only the padded arrays' accesses: the
     rules compare no others), or None when that cannot be done. Each padding is lowered once."""
@@ -499,8 +539,9 @@ def _padding_reanalysis(path: str, pre: Any, parsed: Any, arch: Architecture,
                 twin = next((k for k in padded.kernels if k.display_name == name), None)
                 if twin is None:
                     return None
-                return analyze_kernel(padded, twin, analysis.launch, arch, params=options.params or None,
-                                      arrays=padding)
+                return analyze_kernel(
+                    padded, twin, analysis.launch, arch, params=options.params or None, arrays=padding
+                )
             except (Exception, RecursionError):  # noqa: BLE001 - a fix we cannot verify
                 return None
 
@@ -509,8 +550,14 @@ def _padding_reanalysis(path: str, pre: Any, parsed: Any, arch: Architecture,
     return reanalyze_factory
 
 
-def _rule_findings(kernels: list[Any], arch: Architecture, reanalyze_factory: Callable[[Any], Any], options: Options,
-                   path: str, diagnostics: list[Diagnostic]) -> list[Any]:
+def _rule_findings(
+    kernels: list[Any],
+    arch: Architecture,
+    reanalyze_factory: Callable[[Any], Any],
+    options: Options,
+    path: str,
+    diagnostics: list[Diagnostic],
+) -> list[Any]:
     """check: the selected rules' findings on the analyses (none, and an internal error,
     when a rule raises: the analyses stay in the report)."""
     from analyzer.rules.registry import check
@@ -523,18 +570,24 @@ def _rule_findings(kernels: list[Any], arch: Architecture, reanalyze_factory: Ca
 
 
 def _in_source_order(findings: list[Any]) -> list[Any]:
-    return sorted(findings, key=lambda f: ((f.span.start, f.span.end) if f.span is not None else (-1, -1),
-                                           str(f.code)))
+    return sorted(findings, key=lambda f: ((f.span.start, f.span.end) if f.span is not None else (-1, -1), str(f.code)))
 
 
-def _run_ptx_pipeline(path: str, options: Options, report: FileReport, diagnostics: list[Diagnostic],
-                      text: str | None) -> None:
+def _run_ptx_pipeline(
+    path: str, options: Options, report: FileReport, diagnostics: list[Diagnostic], text: str | None
+) -> None:
     """The PTX path (analyzer.ptx.pipeline): the PTX of a .ptx file, or what nvcc makes of a
     .cu with `--via-ptx` (then the CUDA-C module gives the launches and parameter names);
     parse, analyse every entry, check the rules (padding fixes are checked on the CUDA-C
     path only), one finding for nvcc's copies of an access."""
-    from analyzer.ptx.pipeline import (EntryFailure, NvccProblem, analyze_entries, collapse_copies,
-                                       parse_source, ptx_source)
+    from analyzer.ptx.pipeline import (
+        EntryFailure,
+        NvccProblem,
+        analyze_entries,
+        collapse_copies,
+        parse_source,
+        ptx_source,
+    )
 
     arch = get_arch(options.arch)
     try:
@@ -549,8 +602,9 @@ def _run_ptx_pipeline(path: str, options: Options, report: FileReport, diagnosti
     host_linemap = host_pre.linemap if host_pre is not None else None
     for outcome in analyze_entries(parsed, options, arch, host, host_linemap):
         if isinstance(outcome, EntryFailure):
-            diagnostics.append(_internal_error(path, outcome.error, f"while analysing kernel `{outcome.kernel}`",
-                                               outcome.location))
+            diagnostics.append(
+                _internal_error(path, outcome.error, f"while analysing kernel `{outcome.kernel}`", outcome.location)
+            )
         else:
             report.kernels.append(outcome)
     if not report.kernels:
@@ -593,8 +647,9 @@ def _resolved(diagnostics: Iterable[Diagnostic], report: FileReport) -> list[Dia
 # ----------------------------------------------------------------------------- the simulator
 
 
-def simulate_file(path: str, options: Options | None = None, sim_options: Any = None,
-                  kernel: str | None = None) -> FileReport:
+def simulate_file(
+    path: str, options: Options | None = None, sim_options: Any = None, kernel: str | None = None
+) -> FileReport:
     """Run every kernel of one file (or the one named `kernel`) in the reference simulator
     (analyzer.sim) for each launch configuration `check` would use. `report.kernels` holds
     `analyzer.sim.run.Simulation`s. Never raises (KeyboardInterrupt aside)."""
@@ -624,14 +679,22 @@ def simulate_file(path: str, options: Options | None = None, sim_options: Any = 
                 with metered(Meter("analysis", options.budget.analysis)):  # finding the launches
                     runs.extend((k, launch) for launch in _launches(module, k, options, report, collected))
             except BudgetExceeded as err:
-                collected.append(exceeded(err, f"the launches of kernel `{k.display_name}` were not all found",
-                                          k.name_span))
+                collected.append(
+                    exceeded(err, f"the launches of kernel `{k.display_name}` were not all found", k.name_span)
+                )
             except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
-                collected.append(_internal_error(path, err, f"while simulating kernel `{k.display_name}`",
-                                                 report.locate(k.name_span)))
+                collected.append(
+                    _internal_error(
+                        path, err, f"while simulating kernel `{k.display_name}`", report.locate(k.name_span)
+                    )
+                )
+
         def failed(kernel: Any, err: BaseException) -> None:  # the other kernels go on
-            collected.append(_internal_error(path, err, f"while simulating kernel `{kernel.display_name}`",
-                                             report.locate(kernel.name_span)))
+            collected.append(
+                _internal_error(
+                    path, err, f"while simulating kernel `{kernel.display_name}`", report.locate(kernel.name_span)
+                )
+            )
 
         report.kernels.extend(sim for _, sim in _simulations(module, runs, options, sim_options, collected, failed))
     except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - never a traceback
@@ -640,18 +703,29 @@ def simulate_file(path: str, options: Options | None = None, sim_options: Any = 
     return report
 
 
-def _launches(module: Any, kernel: Any, options: Options, report: FileReport,
-              problems: list[Diagnostic]) -> list[Any]:
+def _launches(module: Any, kernel: Any, options: Options, report: FileReport, problems: list[Diagnostic]) -> list[Any]:
     """The launch configurations `kernel` is analysed (and simulated) for."""
     from analyzer.analysis.launch import launch_configs
 
-    return launch_configs(module, kernel, block=options.block, grid=options.grid, params=options.params or None,
-                          line_of=lambda span: report.locate(span).line, problems=problems)
+    return launch_configs(
+        module,
+        kernel,
+        block=options.block,
+        grid=options.grid,
+        params=options.params or None,
+        line_of=lambda span: report.locate(span).line,
+        problems=problems,
+    )
 
 
-def _simulations(module: Any, runs: list[tuple[Any, Any]], options: Options, sim_options: Any,
-                 diagnostics: list[Diagnostic],
-                 failed: Callable[[Any, BaseException], None] | None = None) -> Iterable[tuple[int, Any]]:
+def _simulations(
+    module: Any,
+    runs: list[tuple[Any, Any]],
+    options: Options,
+    sim_options: Any,
+    diagnostics: list[Diagnostic],
+    failed: Callable[[Any, BaseException], None] | None = None,
+) -> Iterable[tuple[int, Any]]:
     """(index, Simulation) for each (kernel, launch) of `runs`, each on its share of the file's
     simulation budget (at least SIMULATION_RUN_STEPS, what setting a run up costs), the loads
     the simulator looks for as `check` does counted in the analysis budget; once the budget is
@@ -663,10 +737,15 @@ def _simulations(module: Any, runs: list[tuple[Any, Any]], options: Options, sim
     analysis = Meter("analysis", options.budget.analysis)
     for i, (kernel, launch) in enumerate(runs):
         if meter.spent:
-            left = ", ".join(f"`{k.display_name}` ({w.origin})" for k, w in runs[i:i + 3])
+            left = ", ".join(f"`{k.display_name}` ({w.origin})" for k, w in runs[i : i + 3])
             more = f" and {len(runs) - i - 3} more" if len(runs) - i > 3 else ""
-            diagnostics.append(exceeded(BudgetExceeded(meter.stage, meter.limit),
-                                        f"{len(runs) - i} launches not simulated: {left}{more}", kernel.name_span))
+            diagnostics.append(
+                exceeded(
+                    BudgetExceeded(meter.stage, meter.limit),
+                    f"{len(runs) - i} launches not simulated: {left}{more}",
+                    kernel.name_span,
+                )
+            )
             return
         allowance = max(meter.share(last=i == len(runs) - 1).left, 1)
         try:
@@ -683,8 +762,15 @@ def _simulations(module: Any, runs: list[tuple[Any, Any]], options: Options, sim
         yield i, sim
 
 
-def _simulated(module: Any, kernel: Any, launch: Any, options: Options, sim_options: Any, allowance: int,
-               diagnostics: list[Diagnostic]) -> Any:
+def _simulated(
+    module: Any,
+    kernel: Any,
+    launch: Any,
+    options: Options,
+    sim_options: Any,
+    allowance: int,
+    diagnostics: list[Diagnostic],
+) -> Any:
     """One launch of `kernel` run in the simulator with `allowance` steps of the file's
     simulation budget; a run the budget stopped, or cut to fewer blocks than `--all-blocks`
     asks for, is a WL940."""
@@ -693,23 +779,45 @@ def _simulated(module: Any, kernel: Any, launch: Any, options: Options, sim_opti
     from analyzer.sim.run import SimOptions, simulate_kernel
 
     given = sim_options or SimOptions()
-    sim = simulate_kernel(module, kernel, launch, get_arch(options.arch), options.params or None,
-                          dataclasses.replace(given, budget=min(given.budget, allowance)))
+    sim = simulate_kernel(
+        module,
+        kernel,
+        launch,
+        get_arch(options.arch),
+        options.params or None,
+        dataclasses.replace(given, budget=min(given.budget, allowance)),
+    )
     sim.memory = None  # (the reports read none of it: a file of many launches keeps one run's buffers at a time)
     where = f"simulation of kernel `{kernel.display_name}` ({launch.origin})"
     spent = BudgetExceeded("simulation", options.budget.simulation)
     if sim.stopped is not None:
-        diagnostics.append(exceeded(spent, f"{where} stopped before the kernel ended (an endless loop, or "
-                                           "more work than the budget allows: try --blocks or a smaller grid)",
-                                    sim.stopped_span))
+        diagnostics.append(
+            exceeded(
+                spent,
+                f"{where} stopped before the kernel ended (an endless loop, or "
+                "more work than the budget allows: try --blocks or a smaller grid)",
+                sim.stopped_span,
+            )
+        )
     elif sim.cut_blocks:
-        diagnostics.append(exceeded(spent, f"{where}: {len(sim.simulated_blocks):,} of {sim.total_blocks:,} "
-                                           "blocks simulated, not every block", kernel.name_span))
+        diagnostics.append(
+            exceeded(
+                spent,
+                f"{where}: {len(sim.simulated_blocks):,} of {sim.total_blocks:,} blocks simulated, not every block",
+                kernel.name_span,
+            )
+        )
     return sim
 
 
-def _lowered(path: str, options: Options, report: FileReport, diagnostics: list[Diagnostic],
-             text: str | None = None, comments: list[Any] | None = None) -> tuple[Any, Any, Any]:
+def _lowered(
+    path: str,
+    options: Options,
+    report: FileReport,
+    diagnostics: list[Diagnostic],
+    text: str | None = None,
+    comments: list[Any] | None = None,
+) -> tuple[Any, Any, Any]:
     """preprocess -> parse -> lower one file (or `text` standing for it), for `check` and the
     simulator: `(preprocessed, parsed, module)`, with `report.linemap` set and every stage's
     diagnostics added to `diagnostics` (and the comments to `comments`, for suppressions)."""
@@ -739,8 +847,7 @@ def _lowered(path: str, options: Options, report: FileReport, diagnostics: list[
 VERIFY_MISMATCH = "WL930"
 
 
-def _verify_findings(module: Any, analyses: list[Any], options: Options,
-                     diagnostics: list[Diagnostic]) -> list[Any]:
+def _verify_findings(module: Any, analyses: list[Any], options: Options, diagnostics: list[Diagnostic]) -> list[Any]:
     """`check --verify`: run each analysed kernel and launch in the simulator (on its share of
     the file's simulation budget) and report every access whose simulated cost disagrees with
     the static one (analyzer.sim.verify); a run the budget stopped proves nothing, and says so."""
@@ -756,15 +863,26 @@ def _verify_findings(module: Any, analyses: list[Any], options: Options,
         analysis = analyses[i]
         for m in compare(analysis, sim):
             kernel = analysis.kernel.display_name
-            out.append(Finding(
-                code=VERIFY_MISMATCH, rule=DIAGNOSTIC_CODES[VERIFY_MISMATCH][0], severity=Severity.WARNING.value,
-                span=m.cost.span, kernel=kernel,
-                message=(f"`{m.cost.text}`: check says {m.static}, the simulator {m.simulated} "
-                         f"({m.description})"),
-                fix=None,
-                args={"access": m.cost.text, "what": m.what, "check": m.static, "simulated": m.simulated,
-                      "unit": m.cost.unit},
-                detail=(f"simulated blocks: {len(sim.simulated_blocks)} of {sim.total_blocks}",
-                        *(f"check assumed: {a}" for a in m.cost.assumptions)),
-            ))
+            out.append(
+                Finding(
+                    code=VERIFY_MISMATCH,
+                    rule=DIAGNOSTIC_CODES[VERIFY_MISMATCH][0],
+                    severity=Severity.WARNING.value,
+                    span=m.cost.span,
+                    kernel=kernel,
+                    message=(f"`{m.cost.text}`: check says {m.static}, the simulator {m.simulated} ({m.description})"),
+                    fix=None,
+                    args={
+                        "access": m.cost.text,
+                        "what": m.what,
+                        "check": m.static,
+                        "simulated": m.simulated,
+                        "unit": m.cost.unit,
+                    },
+                    detail=(
+                        f"simulated blocks: {len(sim.simulated_blocks)} of {sim.total_blocks}",
+                        *(f"check assumed: {a}" for a in m.cost.assumptions),
+                    ),
+                )
+            )
     return out

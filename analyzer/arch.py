@@ -66,8 +66,7 @@ class Architecture:
             if size == access_bytes:
                 return lanes
         raise ValueError(
-            f"{self.name}: no {access_bytes}-byte access; a lane moves "
-            f"{', '.join(map(str, self.access_sizes))} bytes"
+            f"{self.name}: no {access_bytes}-byte access; a lane moves {', '.join(map(str, self.access_sizes))} bytes"
         )
 
     def phases_per_warp(self, access_bytes: int) -> int:
@@ -109,10 +108,7 @@ class UnknownArchitecture(KeyError):
         self.name = name
 
     def __str__(self) -> str:  # KeyError would print repr(args[0])
-        return (
-            f"unknown architecture {self.name!r}; "
-            f"valid names: {', '.join(sorted(ARCHITECTURES))}"
-        )
+        return f"unknown architecture {self.name!r}; valid names: {', '.join(sorted(ARCHITECTURES))}"
 
 
 def get_arch(name: str | Architecture = DEFAULT_ARCH) -> Architecture:

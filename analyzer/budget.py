@@ -97,20 +97,26 @@ class BudgetExceeded(Exception):
     """A stage ran out of steps; `str()` says which budget, and the setting that raises it."""
 
     def __init__(self, stage: str, limit: int) -> None:
-        super().__init__(f"the {stage} budget of {limit:,} steps is spent "
-                         f"(raise `{setting_name(stage)}` in the configuration to allow more)")
+        super().__init__(
+            f"the {stage} budget of {limit:,} steps is spent "
+            f"(raise `{setting_name(stage)}` in the configuration to allow more)"
+        )
         self.stage, self.limit = stage, limit
         self.location: Location | None = None  # where the stage stopped, when the raiser knows
         self.span: Span | None = None  # or where in the preprocessed text
 
 
-def exceeded(err: BudgetExceeded, what: str, span: Span | None = None,
-             location: Location | None = None) -> Diagnostic:
+def exceeded(err: BudgetExceeded, what: str, span: Span | None = None, location: Location | None = None) -> Diagnostic:
     """The WL940 warning for `err`: what the budget cut short, and the setting that raises it."""
     note = f"raise `{setting_name(err.stage)}` in [tool.warplint] to allow more (README: Configuration and Robustness)"
-    return Diagnostic(Severity.WARNING, f"{what}: the {err.stage} budget of {err.limit:,} steps is spent",
-                      BUDGET_EXCEEDED, span=None if location is not None else span, location=location,
-                      notes=(note,))
+    return Diagnostic(
+        Severity.WARNING,
+        f"{what}: the {err.stage} budget of {err.limit:,} steps is spent",
+        BUDGET_EXCEEDED,
+        span=None if location is not None else span,
+        location=location,
+        notes=(note,),
+    )
 
 
 class Meter:

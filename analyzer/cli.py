@@ -82,7 +82,8 @@ def _arch(text: str) -> str:
 
     if text not in ARCHITECTURES:
         raise argparse.ArgumentTypeError(
-            f"unknown architecture {text!r}; choose one of {', '.join(sorted(ARCHITECTURES))}")
+            f"unknown architecture {text!r}; choose one of {', '.join(sorted(ARCHITECTURES))}"
+        )
     return text
 
 
@@ -139,65 +140,118 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_check(commands: Any) -> None:
     check = commands.add_parser(
-        "check", help="analyse .cu/.cuh files (folders are searched)",
+        "check",
+        help="analyse .cu/.cuh files (folders are searched)",
         description="Analyse CUDA files; folders are searched for .cu and .cuh files.",
     )
     check.add_argument("paths", nargs="+", metavar="PATH", help="a .cu/.cuh file or a folder")
     _add_output_options(check)
     pre = _analysis_options(check, arch_default=None)
-    pre.add_argument("--via-ptx", action="store_true",
-                     help="compile each .cu file with `nvcc -ptx -lineinfo` and analyse the PTX "
-                          "(findings at the CUDA lines; .ptx files are always analysed as PTX)")
+    pre.add_argument(
+        "--via-ptx",
+        action="store_true",
+        help="compile each .cu file with `nvcc -ptx -lineinfo` and analyse the PTX "
+        "(findings at the CUDA lines; .ptx files are always analysed as PTX)",
+    )
     _add_rule_options(check)
     conf = check.add_argument_group("configuration and running")
     where = conf.add_mutually_exclusive_group()
-    where.add_argument("--config", metavar="FILE",
-                       help="use this warplint.toml or pyproject.toml for every file instead of the nearest one")
+    where.add_argument(
+        "--config",
+        metavar="FILE",
+        help="use this warplint.toml or pyproject.toml for every file instead of the nearest one",
+    )
     where.add_argument("--isolated", action="store_true", help="read no configuration file")
-    conf.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
-                      help="check files in N worker processes (default: one per CPU; 1: no workers)")
+    conf.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=None,
+        metavar="N",
+        help="check files in N worker processes (default: one per CPU; 1: no workers)",
+    )
 
 
 def _add_output_options(check: argparse.ArgumentParser) -> None:
     out = check.add_argument_group("output")
     from analyzer.report import FORMATS  # a light module: the reporters themselves load on use
 
-    out.add_argument("--format", "--output-format", dest="format", choices=FORMATS, default="text",
-                     help="text (gcc-style lines, the default), concise (path:line:col: CODE message), "
-                     "json (schema: docs/schema-v1.json), json-lines (one object a finding), "
-                     "sarif (SARIF 2.1.0, for GitHub code scanning), github (workflow-command annotations) "
-                     "or html (one self-contained page: the source annotated with costs and findings)")
+    out.add_argument(
+        "--format",
+        "--output-format",
+        dest="format",
+        choices=FORMATS,
+        default="text",
+        help="text (gcc-style lines, the default), concise (path:line:col: CODE message), "
+        "json (schema: docs/schema-v1.json), json-lines (one object a finding), "
+        "sarif (SARIF 2.1.0, for GitHub code scanning), github (workflow-command annotations) "
+        "or html (one self-contained page: the source annotated with costs and findings)",
+    )
     out.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout (- for stdout)")
     out.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
-    out.add_argument("--no-color", action="store_true",
-                     help="never colour the text report (it is coloured only on a terminal; NO_COLOR is honoured)")
-    out.add_argument("--exit-zero", action="store_true",
-                     help="exit 0 even when there are findings (2 is still returned for tool errors)")
+    out.add_argument(
+        "--no-color",
+        action="store_true",
+        help="never colour the text report (it is coloured only on a terminal; NO_COLOR is honoured)",
+    )
+    out.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when there are findings (2 is still returned for tool errors)",
+    )
 
 
 def _add_rule_options(check: argparse.ArgumentParser) -> None:
     rules = check.add_argument_group("rules")
-    rules.add_argument("--select", type=_codes, action=_Extend, metavar="CODES",
-                       help="report only these rules (codes or names, comma-separated)")
-    rules.add_argument("--ignore", type=_codes, action=_Extend, metavar="CODES",
-                       help="never report these rules (codes or names, comma-separated)")
-    rules.add_argument("--extend-select", type=_codes, action=_Extend, metavar="CODES",
-                       help="add to the rules selected (by --select or the configuration)")
-    rules.add_argument("--extend-ignore", type=_codes, action=_Extend, metavar="CODES",
-                       help="add to the rules ignored (by --ignore or the configuration)")
-    rules.add_argument("--report-unused-suppressions", action="store_true",
-                       help="report suppression comments that silence nothing (WL920)")
-    rules.add_argument("--verify", action="store_true",
-                       help="also run every kernel in the reference simulator and report each access "
-                       "whose simulated cost disagrees with the static one (WL930)")
-    rules.add_argument("--statistics", action="store_true",
-                       help="after the report, print how many findings each rule produced")
+    rules.add_argument(
+        "--select",
+        type=_codes,
+        action=_Extend,
+        metavar="CODES",
+        help="report only these rules (codes or names, comma-separated)",
+    )
+    rules.add_argument(
+        "--ignore",
+        type=_codes,
+        action=_Extend,
+        metavar="CODES",
+        help="never report these rules (codes or names, comma-separated)",
+    )
+    rules.add_argument(
+        "--extend-select",
+        type=_codes,
+        action=_Extend,
+        metavar="CODES",
+        help="add to the rules selected (by --select or the configuration)",
+    )
+    rules.add_argument(
+        "--extend-ignore",
+        type=_codes,
+        action=_Extend,
+        metavar="CODES",
+        help="add to the rules ignored (by --ignore or the configuration)",
+    )
+    rules.add_argument(
+        "--report-unused-suppressions",
+        action="store_true",
+        help="report suppression comments that silence nothing (WL920)",
+    )
+    rules.add_argument(
+        "--verify",
+        action="store_true",
+        help="also run every kernel in the reference simulator and report each access "
+        "whose simulated cost disagrees with the static one (WL930)",
+    )
+    rules.add_argument(
+        "--statistics", action="store_true", help="after the report, print how many findings each rule produced"
+    )
 
 
 def _add_documentation_commands(commands: Any) -> None:
     """`explain`, `rules` and `version`."""
-    explain = commands.add_parser("explain", help="show a rule's documentation",
-                                  description="Show a rule's documentation.")
+    explain = commands.add_parser(
+        "explain", help="show a rule's documentation", description="Show a rule's documentation."
+    )
     explain.add_argument("rule", metavar="RULE", help="a rule code (WL101) or name")
     commands.add_parser("rules", help="list the rules", description="List the rules.")
     commands.add_parser("version", help="show the version", description="Show the version.")
@@ -205,49 +259,74 @@ def _add_documentation_commands(commands: Any) -> None:
 
 def _add_show(commands: Any) -> None:
     show = commands.add_parser(
-        "show", help="draw a warp's lanes against the banks or sectors of the access on a line",
+        "show",
+        help="draw a warp's lanes against the banks or sectors of the access on a line",
         description="Draw, for the access(es) on FILE:LINE, the lanes of a warp against the "
         "shared-memory banks (each wavefront a row) or the sectors of global memory "
         "(which lanes fall in which sector), colliding lanes marked.",
     )
     show.add_argument("where", metavar="FILE:LINE", help="a source file and a 1-based line, e.g. kernel.cu:23")
     show.add_argument("--column", type=int, metavar="C", help="only the access that covers this 1-based column")
-    show.add_argument("--no-color", action="store_true",
-                      help="never colour (colour is used only on a terminal, and not when NO_COLOR is set)")
+    show.add_argument(
+        "--no-color",
+        action="store_true",
+        help="never colour (colour is used only on a terminal, and not when NO_COLOR is set)",
+    )
     _analysis_options(show, arch_default=None)
 
 
 def _add_server(commands: Any) -> None:
     server = commands.add_parser(
-        "server", help="run the language server (LSP over stdio; needs `pip install warplint[lsp]`)",
+        "server",
+        help="run the language server (LSP over stdio; needs `pip install warplint[lsp]`)",
         description="Run a Language Server over stdin/stdout for editors: diagnostics on open, "
         "change and save, and the padding / __align__ fixes as code actions.",
     )
-    server.add_argument("--stdio", action="store_true", help="accepted for LSP clients that pass it (stdio is the only transport)")
+    server.add_argument(
+        "--stdio", action="store_true", help="accepted for LSP clients that pass it (stdio is the only transport)"
+    )
     _analysis_options(server)
 
 
 def _add_simulate(commands: Any) -> None:
     simulate = commands.add_parser(
-        "simulate", help="run kernels in the reference simulator and cost every access it makes",
+        "simulate",
+        help="run kernels in the reference simulator and cost every access it makes",
         description="Run each kernel of FILE concretely, warp by warp (numpy over a block's threads), "
         "and charge every warp-level request with the cost model of `check`: per access, the "
         "requests, total, worst and mean per request.",
     )
     simulate.add_argument("file", metavar="FILE", help="a .cu/.cuh file")
     simulate.add_argument("--kernel", metavar="K", help="only this kernel")
-    simulate.add_argument("--blocks", type=_jobs, default=None, metavar="N",
-                          help="simulate at most N blocks, spread over the grid (default 8); totals are "
-                          "then scaled to the whole grid, and the report says so")
+    simulate.add_argument(
+        "--blocks",
+        type=_jobs,
+        default=None,
+        metavar="N",
+        help="simulate at most N blocks, spread over the grid (default 8); totals are "
+        "then scaled to the whole grid, and the report says so",
+    )
     simulate.add_argument("--all-blocks", action="store_true", help="simulate every block of the grid")
-    simulate.add_argument("--seed", type=_seed, default=0, metavar="N",
-                          help="seed of the random buffer contents, an integer from 0 (default 0)")
-    simulate.add_argument("--fill", choices=("zeros", "iota", "random"), default="random",
-                          help="contents of global buffers: zeros, iota (element i holds i) or random "
-                          "(integers in [0, 256), floats in [0, 1); the default)")
-    simulate.add_argument("--format", choices=("text", "json"), default="text",
-                          help="text (a table per kernel) or json (check's access schema plus "
-                          "mean_per_request and simulated_blocks)")
+    simulate.add_argument(
+        "--seed",
+        type=_seed,
+        default=0,
+        metavar="N",
+        help="seed of the random buffer contents, an integer from 0 (default 0)",
+    )
+    simulate.add_argument(
+        "--fill",
+        choices=("zeros", "iota", "random"),
+        default="random",
+        help="contents of global buffers: zeros, iota (element i holds i) or random "
+        "(integers in [0, 256), floats in [0, 1); the default)",
+    )
+    simulate.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (a table per kernel) or json (check's access schema plus mean_per_request and simulated_blocks)",
+    )
     _analysis_options(simulate, arch_default=None)
 
 
@@ -373,8 +452,12 @@ def _check(ns: argparse.Namespace) -> int:
 def _known_rules(ns: argparse.Namespace) -> bool:
     """Whether every rule `--select`, `--ignore` and their `--extend-` forms name exists
     (else the error is printed)."""
-    selectors = (("--select", ns.select), ("--ignore", ns.ignore),
-                 ("--extend-select", ns.extend_select), ("--extend-ignore", ns.extend_ignore))
+    selectors = (
+        ("--select", ns.select),
+        ("--ignore", ns.ignore),
+        ("--extend-select", ns.extend_select),
+        ("--extend-ignore", ns.extend_ignore),
+    )
     if not any(given for _, given in selectors):
         return True
     registry = _registry()
@@ -397,9 +480,15 @@ def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str
     from analyzer.config import ConfigError, Resolver, Settings
 
     cli = Settings(  # what the command line says; None or empty: leave it to the configuration
-        select=ns.select, ignore=ns.ignore, extend_select=tuple(ns.extend_select or ()),
-        extend_ignore=tuple(ns.extend_ignore or ()), arch=ns.arch, block=ns.block, grid=ns.grid,
-        params=dict(ns.param), defines=dict(ns.defines),
+        select=ns.select,
+        ignore=ns.ignore,
+        extend_select=tuple(ns.extend_select or ()),
+        extend_ignore=tuple(ns.extend_ignore or ()),
+        arch=ns.arch,
+        block=ns.block,
+        grid=ns.grid,
+        params=dict(ns.param),
+        defines=dict(ns.defines),
         include_paths=tuple(os.path.abspath(p) for p in ns.include_paths),
     )
     resolver = Resolver(cli, options, config=ns.config, isolated=ns.isolated)
@@ -426,8 +515,11 @@ def _write_report(ns: argparse.Namespace, reports: list[Any], arch: str) -> bool
     from analyzer.report import render
 
     color = (
-        ns.format == "text" and not ns.no_color and ns.output is None
-        and "NO_COLOR" not in os.environ and sys.stdout.isatty()
+        ns.format == "text"
+        and not ns.no_color
+        and ns.output is None
+        and "NO_COLOR" not in os.environ
+        and sys.stdout.isatty()
     )
     from analyzer.report.output import encoded, write_file, write_stdout
 
@@ -506,8 +598,7 @@ def statistics(reports: Sequence[Any]) -> str:
     width = max(4, *(len(str(n)) for n in counts.values()))
     code_width = max(len(code) for code in counts)
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return "".join(f"{n:>{width}}  {code:<{code_width}}  {names.get(code, '')}".rstrip() + "\n"
-                   for code, n in rows)
+    return "".join(f"{n:>{width}}  {code:<{code_width}}  {names.get(code, '')}".rstrip() + "\n" for code, n in rows)
 
 
 class _Progress:
@@ -569,8 +660,10 @@ def _rules() -> int:
     if registry is None:
         return EXIT_ERROR
     rows = [("CODE", "NAME", "SUMMARY")]
-    rows += [(str(code), str(name), " ".join(str(summary).split()))
-             for code, name, summary in registry.rules_table(include_diagnostics=True)]
+    rows += [
+        (str(code), str(name), " ".join(str(summary).split()))
+        for code, name, summary in registry.rules_table(include_diagnostics=True)
+    ]
     widths = [max(len(row[i]) for row in rows) for i in range(2)]
     for code, name, summary in rows:
         print(f"{code.ljust(widths[0])}  {name.ljust(widths[1])}  {summary}".rstrip())
@@ -584,21 +677,48 @@ def _analysis_options(parser: argparse.ArgumentParser, arch_default: str | None 
     """The launch and preprocessor options of `check`, `show` and `server`; returns the
     preprocessor group (`check` adds `--via-ptx` to it)."""
     launch = parser.add_argument_group("launch configuration (overrides what the file's host code says)")
-    launch.add_argument("--block", type=_dims("--block", MAX_BLOCK, MAX_BLOCK_THREADS), metavar="X[,Y[,Z]]",
-                        help="blockDim of every kernel, e.g. 32,8")
-    launch.add_argument("--grid", type=_dims("--grid", MAX_GRID, None), metavar="X[,Y[,Z]]",
-                        help="gridDim of every kernel")
-    launch.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE",
-                        help="value of a kernel's integer parameter (repeatable)")
+    launch.add_argument(
+        "--block",
+        type=_dims("--block", MAX_BLOCK, MAX_BLOCK_THREADS),
+        metavar="X[,Y[,Z]]",
+        help="blockDim of every kernel, e.g. 32,8",
+    )
+    launch.add_argument(
+        "--grid", type=_dims("--grid", MAX_GRID, None), metavar="X[,Y[,Z]]", help="gridDim of every kernel"
+    )
+    launch.add_argument(
+        "--param",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="value of a kernel's integer parameter (repeatable)",
+    )
     # None: the configuration file's architecture, else the default (`server` reads no configuration)
-    arch_help = (f"GPU architecture (default {arch_default})" if arch_default else
-                 f"GPU architecture (default: the configuration's, else {DEFAULT_ARCH})")
+    arch_help = (
+        f"GPU architecture (default {arch_default})"
+        if arch_default
+        else f"GPU architecture (default: the configuration's, else {DEFAULT_ARCH})"
+    )
     launch.add_argument("--arch", type=_arch, default=arch_default, help=arch_help)
     pre = parser.add_argument_group("preprocessor")
-    pre.add_argument("-D", dest="defines", type=_define, action="append", default=[], metavar="NAME[=VALUE]",
-                     help="define a macro (repeatable)")
-    pre.add_argument("-I", dest="include_paths", action="append", default=[], metavar="DIR",
-                     help="search DIR for #include \"...\" files (repeatable)")
+    pre.add_argument(
+        "-D",
+        dest="defines",
+        type=_define,
+        action="append",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="define a macro (repeatable)",
+    )
+    pre.add_argument(
+        "-I",
+        dest="include_paths",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help='search DIR for #include "..." files (repeatable)',
+    )
     return pre
 
 
@@ -609,12 +729,24 @@ def _analysis_of(ns: argparse.Namespace, path: str | None = None) -> Any:
     from analyzer.api import Options
 
     if path is None:
-        return Options(arch=ns.arch or DEFAULT_ARCH, block=ns.block, grid=ns.grid, params=dict(ns.param),
-                       defines=dict(ns.defines), include_paths=list(ns.include_paths))
+        return Options(
+            arch=ns.arch or DEFAULT_ARCH,
+            block=ns.block,
+            grid=ns.grid,
+            params=dict(ns.param),
+            defines=dict(ns.defines),
+            include_paths=list(ns.include_paths),
+        )
     from analyzer.config import Resolver, Settings
 
-    cli = Settings(arch=ns.arch, block=ns.block, grid=ns.grid, params=dict(ns.param),
-                   defines=dict(ns.defines), include_paths=tuple(os.path.abspath(p) for p in ns.include_paths))
+    cli = Settings(
+        arch=ns.arch,
+        block=ns.block,
+        grid=ns.grid,
+        params=dict(ns.param),
+        defines=dict(ns.defines),
+        include_paths=tuple(os.path.abspath(p) for p in ns.include_paths),
+    )
     return Resolver(cli, Options())(path)
 
 
@@ -652,8 +784,10 @@ def _show(ns: argparse.Namespace) -> int:
     costs = accesses_at(report, line, ns.column)
     if not costs:
         where = f"{path}:{line}" + (f":{ns.column}" if ns.column else "")
-        _error(f"no shared or global memory access analysed at {where}; "
-               "`warplint show` draws the access on a line of a kernel (`warplint check` lists them)")
+        _error(
+            f"no shared or global memory access analysed at {where}; "
+            "`warplint show` draws the access on a line of a kernel (`warplint check` lists them)"
+        )
         return EXIT_ERROR
     from analyzer.report.output import encoded, write_stdout
 
@@ -682,8 +816,9 @@ def _simulate(ns: argparse.Namespace) -> int:
     options = _configured(ns, ns.file)
     if options is None:
         return EXIT_ERROR
-    report = simulate_file(ns.file, options, SimOptions(max_blocks=blocks, seed=ns.seed, fill=ns.fill),
-                           kernel=ns.kernel)
+    report = simulate_file(
+        ns.file, options, SimOptions(max_blocks=blocks, seed=ns.seed, fill=ns.fill), kernel=ns.kernel
+    )
     if ns.format == "json":
         from analyzer.report.json import render as render_json
 

@@ -155,8 +155,9 @@ def _parse_toml(path: str, text: str) -> dict[str, Any]:
             raise ConfigError(path, 1, 1, "reading TOML needs Python 3.11 or the tomli package") from None
     too_deep = _too_deep(text)
     if too_deep is not None:  # tomllib parses nesting by recursion: refuse it before it overflows
-        raise ConfigError(path, *too_deep, f"invalid TOML: arrays or inline tables nested more than "
-                          f"{MAX_TOML_NESTING} levels deep")
+        raise ConfigError(
+            path, *too_deep, f"invalid TOML: arrays or inline tables nested more than {MAX_TOML_NESTING} levels deep"
+        )
     try:
         return tomllib.loads(text)
     except (RecursionError, ValueError) as err:  # (a number too long for Python's int, say)
@@ -199,7 +200,7 @@ def _too_deep(text: str) -> tuple[int, int] | None:
             i = n if end < 0 else end
             continue
         elif ch in "\"'":
-            quote = text[i:i + 3] if text[i:i + 3] in ('"""', "'''") else ch
+            quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else ch
             end = _string_end(text, i + len(quote), quote)
             line += text.count("\n", i, end)
             if "\n" in text[i:end]:
@@ -245,16 +246,32 @@ class _Where:
         return f"{self.prefix}.{key}" if self.prefix else key
 
 
-_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "per-file-ignores", "arch", "defines",
-         "include-paths", "block", "grid", "params", "severity", "budget")
+_KEYS = (
+    "select",
+    "ignore",
+    "extend-select",
+    "extend-ignore",
+    "per-file-ignores",
+    "arch",
+    "defines",
+    "include-paths",
+    "block",
+    "grid",
+    "params",
+    "severity",
+    "budget",
+)
 
 
 def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
     for key in table:
         if key not in _KEYS:
             hint = _close(key, _KEYS)
-            raise where.error(key, f"unknown key `{where.shown(key)}`" + (f"; did you mean `{hint}`?" if hint else
-                                                                          f"; known keys: {', '.join(_KEYS)}"))
+            raise where.error(
+                key,
+                f"unknown key `{where.shown(key)}`"
+                + (f"; did you mean `{hint}`?" if hint else f"; known keys: {', '.join(_KEYS)}"),
+            )
     root = os.path.dirname(os.path.abspath(path))
     values: dict[str, Any] = {"path": path}
     for key in ("select", "ignore", "extend-select", "extend-ignore"):
@@ -289,8 +306,14 @@ def _close(word: str, choices: tuple[str, ...]) -> str | None:
 
 
 def _type_name(value: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array",
-            dict: "a table"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
 
 
 def _strings(value: Any, key: str, where: _Where) -> list[str]:
@@ -316,8 +339,11 @@ def _selectors(value: Any, key: str, where: _Where, inner: str | None = None) ->
         try:
             get_rules(selector)
         except KeyError:
-            raise where.error(key, f"unknown rule `{selector}` in `{where.shown(shown_key)}`; "
-                              "`warplint rules` lists them", value=selector) from None
+            raise where.error(
+                key,
+                f"unknown rule `{selector}` in `{where.shown(shown_key)}`; `warplint rules` lists them",
+                value=selector,
+            ) from None
     return [s.strip() for s in selectors]
 
 
@@ -325,8 +351,11 @@ def _inner_strings(value: Any, key: str, inner: str, where: _Where) -> list[str]
     if isinstance(value, str):
         return [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise where.error(key, f"`{where.shown(inner)}` must be an array of rule codes, not {_type_name(value)}",
-                          value=inner.rsplit(".", 1)[-1])
+        raise where.error(
+            key,
+            f"`{where.shown(inner)}` must be an array of rule codes, not {_type_name(value)}",
+            value=inner.rsplit(".", 1)[-1],
+        )
     return list(value)
 
 
@@ -334,19 +363,20 @@ def _per_file_ignores(value: Any, where: _Where) -> tuple[tuple[str, tuple[str, 
     key = "per-file-ignores"
     if not isinstance(value, dict):
         raise where.error(key, f"`{where.shown(key)}` must be a table of glob = [codes], not {_type_name(value)}")
-    return tuple((glob, tuple(_selectors(codes, key, where, inner=f"{key}.{glob}")))
-                 for glob, codes in value.items())
+    return tuple((glob, tuple(_selectors(codes, key, where, inner=f"{key}.{glob}"))) for glob, codes in value.items())
 
 
 def _arch(value: Any, where: _Where) -> str:
     from analyzer.arch import ARCHITECTURES, DEFAULT_ARCH
 
     if not isinstance(value, str):
-        raise where.error("arch", f"`{where.shown('arch')}` must be a string such as \"{DEFAULT_ARCH}\", "
-                          f"not {_type_name(value)}")
+        raise where.error(
+            "arch", f'`{where.shown("arch")}` must be a string such as "{DEFAULT_ARCH}", not {_type_name(value)}'
+        )
     if value not in ARCHITECTURES:
-        raise where.error("arch", f"unknown architecture {value!r}; choose one of {', '.join(sorted(ARCHITECTURES))}",
-                          value=value)
+        raise where.error(
+            "arch", f"unknown architecture {value!r}; choose one of {', '.join(sorted(ARCHITECTURES))}", value=value
+        )
     return value
 
 
@@ -357,13 +387,16 @@ def _defines(value: Any, where: _Where) -> dict[str, str | None]:
         for item in _strings(value, "defines", where):
             name, sep, text = item.partition("=")
             if not is_macro_name(name):
-                raise where.error("defines", f"bad macro definition {item!r}; expected \"NAME\" or \"NAME=VALUE\"",
-                                  value=item)
+                raise where.error(
+                    "defines", f'bad macro definition {item!r}; expected "NAME" or "NAME=VALUE"', value=item
+                )
             out[name] = text if sep else None
         return out
     if not isinstance(value, dict):
-        raise where.error("defines", f"`{where.shown('defines')}` must be a table or an array of \"NAME=VALUE\" "
-                          f"strings, not {_type_name(value)}")
+        raise where.error(
+            "defines",
+            f'`{where.shown("defines")}` must be a table or an array of "NAME=VALUE" strings, not {_type_name(value)}',
+        )
     for name, item in value.items():
         if not is_macro_name(name):
             raise where.error("defines", f"bad macro name {name!r} in `{where.shown('defines')}`", value=name)
@@ -372,18 +405,27 @@ def _defines(value: Any, where: _Where) -> dict[str, str | None]:
         elif isinstance(item, (str, int, float)) and not isinstance(item, bool):
             out[name] = str(item)
         else:
-            raise where.error("defines", f"`{where.shown('defines')}.{name}` must be a string, a number or true, "
-                              f"not {_type_name(item)}", value=name)
+            raise where.error(
+                "defines",
+                f"`{where.shown('defines')}.{name}` must be a string, a number or true, not {_type_name(item)}",
+                value=name,
+            )
     return out
 
 
 def _dims(value: Any, key: str, where: _Where) -> tuple[int, int, int]:
     limits, total = (MAX_BLOCK, MAX_BLOCK_THREADS) if key == "block" else (MAX_GRID, None)
     dims = [value] if isinstance(value, int) and not isinstance(value, bool) else value
-    if (not isinstance(dims, list) or not 1 <= len(dims) <= 3
-            or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims)):
-        raise where.error(key, f"`{where.shown(key)}` must be an integer or an array of 1 to 3 integers "
-                          f"such as [32, 8], not {_type_name(value)}")
+    if (
+        not isinstance(dims, list)
+        or not 1 <= len(dims) <= 3
+        or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims)
+    ):
+        raise where.error(
+            key,
+            f"`{where.shown(key)}` must be an integer or an array of 1 to 3 integers "
+            f"such as [32, 8], not {_type_name(value)}",
+        )
     try:
         return launch_dims(dims, limits, total)
     except LaunchLimitError as err:
@@ -392,14 +434,16 @@ def _dims(value: Any, key: str, where: _Where) -> tuple[int, int, int]:
 
 def _params(value: Any, where: _Where) -> dict[str, int]:
     if not isinstance(value, dict):
-        raise where.error("params", f"`{where.shown('params')}` must be a table of name = integer, "
-                          f"not {_type_name(value)}")
+        raise where.error(
+            "params", f"`{where.shown('params')}` must be a table of name = integer, not {_type_name(value)}"
+        )
     for name, number in value.items():
         if not is_param_name(name):
             raise where.error("params", f"bad parameter name {name!r} in `{where.shown('params')}`", value=name)
         if not isinstance(number, int) or isinstance(number, bool):
-            raise where.error("params", f"`{where.shown('params')}.{name}` must be an integer, "
-                              f"not {_type_name(number)}", value=name)
+            raise where.error(
+                "params", f"`{where.shown('params')}.{name}` must be an integer, not {_type_name(number)}", value=name
+            )
         problem = param_problem(number)
         if problem is not None:
             raise where.error("params", f"`{where.shown('params')}.{name}`: {problem}", value=name)
@@ -411,21 +455,30 @@ def _severity(value: Any, where: _Where) -> dict[str, str]:
     from analyzer.rules.registry import DIAGNOSTIC_CODES, RULES
 
     if not isinstance(value, dict):
-        raise where.error("severity", f"`{where.shown('severity')}` must be a table of rule = \"error\"|"
-                          f"\"warning\"|\"note\", not {_type_name(value)}")
+        raise where.error(
+            "severity",
+            f'`{where.shown("severity")}` must be a table of rule = "error"|"warning"|"note", not {_type_name(value)}',
+        )
     names = {rule.name: code for code, rule in RULES.items()}
     names.update({name: code for code, (name, _) in DIAGNOSTIC_CODES.items()})
     out: dict[str, str] = {}
     for key, level in value.items():
         code = key.upper() if key.upper() in RULES or key.upper() in DIAGNOSTIC_CODES else names.get(key.lower())
         if code is None:
-            raise where.error("severity", f"unknown rule `{key}` in `{where.shown('severity')}`; "
-                              "`warplint rules` lists them", value=key)
+            raise where.error(
+                "severity",
+                f"unknown rule `{key}` in `{where.shown('severity')}`; `warplint rules` lists them",
+                value=key,
+            )
         if code in ("WL900", "WL910"):
             raise where.error("severity", f"the severity of {code} (a tool error) cannot be changed", value=key)
         if level not in SEVERITIES:
-            raise where.error("severity", f"`{where.shown('severity')}.{key}` must be one of "
-                              f"{', '.join(repr(s) for s in SEVERITIES)}, not {level!r}", value=key)
+            raise where.error(
+                "severity",
+                f"`{where.shown('severity')}.{key}` must be one of "
+                f"{', '.join(repr(s) for s in SEVERITIES)}, not {level!r}",
+                value=key,
+            )
         out[code] = level
     return out
 
@@ -436,18 +489,28 @@ def _budget(value: Any, where: _Where) -> Any:
     from analyzer.budget import STAGES, Budget
 
     if not isinstance(value, dict):
-        raise where.error("budget", f"`{where.shown('budget')}` must be a table of stage = steps "
-                          f"({', '.join(STAGES)}), not {_type_name(value)}")
+        raise where.error(
+            "budget",
+            f"`{where.shown('budget')}` must be a table of stage = steps "
+            f"({', '.join(STAGES)}), not {_type_name(value)}",
+        )
     steps: dict[str, int] = {}
     for stage, number in value.items():
         if stage not in STAGES:
             hint = _close(stage, STAGES)
-            raise where.error("budget", f"unknown stage `{stage}` in `{where.shown('budget')}`"
-                              + (f"; did you mean `{hint}`?" if hint else f"; stages: {', '.join(STAGES)}"),
-                              value=stage)
+            raise where.error(
+                "budget",
+                f"unknown stage `{stage}` in `{where.shown('budget')}`"
+                + (f"; did you mean `{hint}`?" if hint else f"; stages: {', '.join(STAGES)}"),
+                value=stage,
+            )
         if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= MAX_BUDGET:
-            raise where.error("budget", f"`{where.shown('budget')}.{stage}` must be an integer from 1 to "
-                              f"{MAX_BUDGET:,} (steps), not {number!r}", value=stage)
+            raise where.error(
+                "budget",
+                f"`{where.shown('budget')}.{stage}` must be an integer from 1 to "
+                f"{MAX_BUDGET:,} (steps), not {number!r}",
+                value=stage,
+            )
         steps[stage] = number
     return Budget(**steps)
 
@@ -481,8 +544,10 @@ class _Locator:
 
     def find(self, prefix: str, key: str, value: str | None = None) -> tuple[int, int]:
         tables = self._tables()
-        bounds = [(start, tables[k + 1][0] if k + 1 < len(tables) else len(self.lines), name)
-                  for k, (start, name) in enumerate(tables)]
+        bounds = [
+            (start, tables[k + 1][0] if k + 1 < len(tables) else len(self.lines), name)
+            for k, (start, name) in enumerate(tables)
+        ]
         key_pattern = rf"""\s*(?:"{re.escape(key)}"|'{re.escape(key)}'|{re.escape(key)})\s*[=.]"""
         for start, stop, name in bounds:
             body_start = start if name == "" else start + 1
@@ -501,8 +566,9 @@ class _Locator:
                 return start + 1, self.lines[start].index("[") + 1
         return 1, 1
 
-    def _value(self, line: int, column: int, value: str | None, stop: int,
-               across_keys: bool = False) -> tuple[int, int] | None:
+    def _value(
+        self, line: int, column: int, value: str | None, stop: int, across_keys: bool = False
+    ) -> tuple[int, int] | None:
         """The position of `value` (quoted, or a bare key) at or after the key at
         `line`:`column` (0-based), before the next key (or anywhere in a sub-table,
         `across_keys`); else the key's own position (None in a sub-table)."""
@@ -516,8 +582,9 @@ class _Locator:
         indent = len(self.lines[line]) - len(self.lines[line].lstrip()) if line < len(self.lines) else 0
         return line + 1, max(column, indent) + 1
 
-    def _search(self, pattern: re.Pattern[str], line: int, column: int, stop: int,
-                across_keys: bool) -> tuple[int, int] | None:
+    def _search(
+        self, pattern: re.Pattern[str], line: int, column: int, stop: int, across_keys: bool
+    ) -> tuple[int, int] | None:
         for i in range(line, stop):
             text = self.lines[i]
             if not across_keys and i > line and re.match(r"\s*[\w\"'-]+\s*=", text) and not pattern.search(text):

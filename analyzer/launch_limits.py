@@ -52,8 +52,7 @@ class LaunchLimitError(ValueError):
     """Dimensions CUDA would refuse to launch; `str()` is the reason, without the value."""
 
 
-def launch_dims(dims: Sequence[int], limits: tuple[int, int, int],
-                total: int | None = None) -> tuple[int, int, int]:
+def launch_dims(dims: Sequence[int], limits: tuple[int, int, int], total: int | None = None) -> tuple[int, int, int]:
     """One to three dimensions as `(x, y, z)`, the missing ones 1.
 
     Raises `LaunchLimitError` when one is below 1, above its entry in `limits`, or when

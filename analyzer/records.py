@@ -43,8 +43,10 @@ from typing import Any, Callable
 if sys.version_info >= (3, 11):
     from typing import dataclass_transform
 else:  # Python 3.10: only type checkers read the marker, and they know it from typing_extensions
+
     def dataclass_transform(**_: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         return lambda decorator: decorator
+
 
 __all__ = ["record", "field", "fields", "replace", "Field"]
 
@@ -63,8 +65,14 @@ class Field:
 
     __slots__ = ("name", "default", "default_factory", "metadata", "repr", "compare")
 
-    def __init__(self, default: Any = MISSING, default_factory: Callable[[], Any] | Any = MISSING,
-                 metadata: dict | None = None, repr: bool = True, compare: bool = True) -> None:
+    def __init__(
+        self,
+        default: Any = MISSING,
+        default_factory: Callable[[], Any] | Any = MISSING,
+        metadata: dict | None = None,
+        repr: bool = True,
+        compare: bool = True,
+    ) -> None:
         if default is not MISSING and default_factory is not MISSING:
             raise ValueError("cannot specify both default and default_factory")
         self.name = ""
@@ -78,8 +86,14 @@ class Field:
         return f"Field(name={self.name!r}, default={self.default!r}, default_factory={self.default_factory!r})"
 
 
-def field(*, default: Any = MISSING, default_factory: Callable[[], Any] | Any = MISSING,
-          metadata: dict | None = None, repr: bool = True, compare: bool = True) -> Any:
+def field(
+    *,
+    default: Any = MISSING,
+    default_factory: Callable[[], Any] | Any = MISSING,
+    metadata: dict | None = None,
+    repr: bool = True,
+    compare: bool = True,
+) -> Any:
     """A field with a default, a default factory, metadata, or left out of ``__repr__`` or
     of comparisons, as `dataclasses.field`."""
     return Field(default, default_factory, metadata, repr, compare)
@@ -102,8 +116,9 @@ def replace(obj: Any, **changes: Any) -> Any:
 
 
 @dataclass_transform(eq_default=True, order_default=False, frozen_default=True, field_specifiers=(field, Field))
-def record(cls: type | None = None, *, frozen: bool = True, eq: bool = True, slots: bool = True,
-           order: bool = False) -> Any:
+def record(
+    cls: type | None = None, *, frozen: bool = True, eq: bool = True, slots: bool = True, order: bool = False
+) -> Any:
     """Make `cls` a record (see the module docstring); usable as ``@record`` or ``@record(...)``."""
     if cls is None:
         return lambda c: _build(c, frozen, eq, slots, order)
@@ -203,7 +218,10 @@ class _DataclassFields:
             real = dataclasses.field(
                 default=dataclasses.MISSING if f.default is MISSING else f.default,
                 default_factory=dataclasses.MISSING if f.default_factory is MISSING else f.default_factory,
-                metadata=dict(f.metadata) or None, repr=f.repr, compare=f.compare)
+                metadata=dict(f.metadata) or None,
+                repr=f.repr,
+                compare=f.compare,
+            )
             real.name = f.name
             real.type = owner.__dict__.get("__annotations__", {}).get(f.name, "")
             real._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
@@ -275,6 +293,7 @@ def _hash(self: Any) -> int:
 
 def _ordering(compare: Callable[[tuple, tuple], bool]) -> Callable[[Any, Any], Any]:
     """``__lt__`` and its kin: `compare` on the compared fields, as dataclasses' order=True."""
+
     def method(self: Any, other: Any) -> Any:
         if other.__class__ is self.__class__:
             return compare(self._record_values(self), other._record_values(other))

@@ -48,8 +48,10 @@ def utf16_position(lines: Sequence[str], line: int, column: int) -> dict[str, in
 
 
 def _range(lines: Sequence[str], loc: Any) -> dict[str, Any]:
-    return {"start": utf16_position(lines, loc.line, loc.column),
-            "end": utf16_position(lines, loc.end_line, loc.end_column)}
+    return {
+        "start": utf16_position(lines, loc.line, loc.column),
+        "end": utf16_position(lines, loc.end_line, loc.end_column),
+    }
 
 
 def _text_at(lines: Sequence[str], loc: Any) -> str | None:
@@ -57,9 +59,9 @@ def _text_at(lines: Sequence[str], loc: Any) -> str | None:
     if not 1 <= loc.line <= loc.end_line <= len(lines):
         return None
     if loc.line == loc.end_line:
-        return lines[loc.line - 1][loc.column - 1: loc.end_column - 1]
-    parts = [lines[loc.line - 1][loc.column - 1:]]
-    parts += lines[loc.line: loc.end_line - 1]
+        return lines[loc.line - 1][loc.column - 1 : loc.end_column - 1]
+    parts = [lines[loc.line - 1][loc.column - 1 :]]
+    parts += lines[loc.line : loc.end_line - 1]
     parts.append(lines[loc.end_line - 1][: loc.end_column - 1])
     return "\n".join(parts)
 
@@ -85,8 +87,14 @@ def document_diagnostics(report: FileReport, text: str, uri: str) -> list[FixedD
 
     def add(fixed: FixedDiagnostic) -> None:
         d = fixed.diagnostic
-        key = (d["range"]["start"]["line"], d["range"]["start"]["character"],
-               d["range"]["end"]["line"], d["range"]["end"]["character"], d["code"], d["message"])
+        key = (
+            d["range"]["start"]["line"],
+            d["range"]["start"]["character"],
+            d["range"]["end"]["line"],
+            d["range"]["end"]["character"],
+            d["code"],
+            d["message"],
+        )
         if key not in seen:  # a kernel analysed for several launches repeats its findings
             seen.add(key)
             out.append(fixed)
@@ -100,11 +108,17 @@ def document_diagnostics(report: FileReport, text: str, uri: str) -> list[FixedD
     for d in report.diagnostics:
         loc = d.location or report.locate(d.span)
         where, message = place(loc, d.message)
-        diagnostic = {"range": where, "severity": _SEVERITY.get(_severity(d.severity), 2),
-                      "code": d.code, "source": SOURCE, "message": message}
+        diagnostic = {
+            "range": where,
+            "severity": _SEVERITY.get(_severity(d.severity), 2),
+            "code": d.code,
+            "source": SOURCE,
+            "message": message,
+        }
         if d.notes:
             diagnostic["relatedInformation"] = [
-                {"location": {"uri": uri, "range": where}, "message": note} for note in d.notes]
+                {"location": {"uri": uri, "range": where}, "message": note} for note in d.notes
+            ]
         add(FixedDiagnostic(diagnostic))
 
     for f in report.findings:
@@ -118,9 +132,14 @@ def document_diagnostics(report: FileReport, text: str, uri: str) -> list[FixedD
             rloc = report.locate(r.span)
             if _same_file(rloc.path, report.path):
                 related.append({"location": {"uri": uri, "range": _range(lines, rloc)}, "message": r.message})
-        diagnostic = {"range": where, "severity": _SEVERITY.get(_severity(f.severity), 2),
-                      "code": str(f.code), "source": SOURCE, "message": message,
-                      "relatedInformation": related}
+        diagnostic = {
+            "range": where,
+            "severity": _SEVERITY.get(_severity(f.severity), 2),
+            "code": str(f.code),
+            "source": SOURCE,
+            "message": message,
+            "relatedInformation": related,
+        }
         href = code_description(str(f.code))
         if href:
             diagnostic["codeDescription"] = {"href": href}
@@ -172,8 +191,9 @@ def _title(finding: Any, edits: list[dict[str, Any]]) -> str:
             changes.append(f"`{edit.old}` -> `{lsp_edit['newText']}`")
         else:
             changes.append(f"insert `{lsp_edit['newText'].strip()}`")
-    what = {"WL101": f"pad `{finding.args.get('array', '')}`",
-            "WL301": f"align `{finding.args.get('type', '')}`"}.get(str(finding.code), "apply the fix")
+    what = {"WL101": f"pad `{finding.args.get('array', '')}`", "WL301": f"align `{finding.args.get('type', '')}`"}.get(
+        str(finding.code), "apply the fix"
+    )
     return f"warplint: {what} ({', '.join(changes)}) [{finding.code}]"
 
 
@@ -189,13 +209,15 @@ def code_actions(fixed: Sequence[FixedDiagnostic], uri: str, where: dict[str, An
     actions = []
     for item in fixed:
         if item.edits and _overlaps(item.diagnostic["range"], where):
-            actions.append({
-                "title": item.title,
-                "kind": "quickfix",
-                "diagnostics": [item.diagnostic],
-                "isPreferred": True,
-                "edit": {"changes": {uri: item.edits}},
-            })
+            actions.append(
+                {
+                    "title": item.title,
+                    "kind": "quickfix",
+                    "diagnostics": [item.diagnostic],
+                    "isPreferred": True,
+                    "edit": {"changes": {uri: item.edits}},
+                }
+            )
     return actions
 
 
@@ -209,9 +231,11 @@ def serve(options: Options | None = None) -> int:
 
     try:
         from pygls.lsp.server import LanguageServer  # pygls 2
+
         publish_v2 = True
     except ImportError:  # pygls 1.x
         from pygls.server import LanguageServer  # type: ignore[no-redef]
+
         publish_v2 = False
     from pygls.uris import to_fs_path
 
@@ -226,8 +250,7 @@ def serve(options: Options | None = None) -> int:
 
     def publish(uri: str, diagnostics: list[Any]) -> None:
         if publish_v2:
-            server.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+            server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
         else:
             server.publish_diagnostics(uri, diagnostics)  # type: ignore[attr-defined]
 
@@ -264,13 +287,13 @@ def serve(options: Options | None = None) -> int:
         latest[uri] = latest.get(uri, 0) + 1  # an analysis still running is not published
         publish(uri, [])
 
-    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
-                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
+    )
     def code_action(ls: Any, params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
         where = converter.unstructure(params.range)
-        return [converter.structure(a, types.CodeAction)
-                for a in code_actions(fixes.get(uri, []), uri, where)]
+        return [converter.structure(a, types.CodeAction) for a in code_actions(fixes.get(uri, []), uri, where)]
 
     server.start_io()
     return 0

@@ -66,8 +66,11 @@ class Suppression:
     last: int | None
 
     def covers(self, location: Location) -> bool:
-        return (location.path == self.location.path and location.line >= self.first
-                and (self.last is None or location.line <= self.last))
+        return (
+            location.path == self.location.path
+            and location.line >= self.first
+            and (self.last is None or location.line <= self.last)
+        )
 
     def matching(self, code: str) -> list[str]:
         """The selectors of this suppression that name `code` (["*"] for a bare one)."""
@@ -103,12 +106,10 @@ class Suppressions:
 
     def silencing(self, code: str, location: Location) -> list[tuple[int, str]]:
         """(index, selector) of every suppression that silences `code` at `location`."""
-        return [(i, selector) for i, s in enumerate(self.items) if s.covers(location)
-                for selector in s.matching(code)]
+        return [(i, selector) for i, s in enumerate(self.items) if s.covers(location) for selector in s.matching(code)]
 
 
-def parse_suppressions(comments: Iterable[object],
-                       line_text: Callable[[str, int], str] | None = None) -> Suppressions:
+def parse_suppressions(comments: Iterable[object], line_text: Callable[[str, int], str] | None = None) -> Suppressions:
     """Suppressions from the preprocessor's comments (`Comment(text, location)`).
 
     `line_text(path, line)` gives a line of a source file; with it, a `warplint: ignore`
@@ -126,13 +127,19 @@ def parse_suppressions(comments: Iterable[object],
             kind = match.group("warplint") or match.group("nolint")
             raw, malformed = _argument(comment.text, match.end(), nolint=bool(match.group("nolint")))
             if malformed is not None:
-                problems.append(_problem(at, f"malformed suppression `{_excerpt(comment.text, match)}`: "
-                                             f"{malformed}; it silences nothing"))
+                problems.append(
+                    _problem(
+                        at, f"malformed suppression `{_excerpt(comment.text, match)}`: {malformed}; it silences nothing"
+                    )
+                )
                 continue
             codes, bad = _codes(raw, nolint=bool(match.group("nolint")))
             for selector in bad:
-                problems.append(_problem(at, f"unknown rule `{selector}` in a suppression comment; "
-                                             "`warplint rules` lists the codes"))
+                problems.append(
+                    _problem(
+                        at, f"unknown rule `{selector}` in a suppression comment; `warplint rules` lists the codes"
+                    )
+                )
             if raw is not None and codes == ():
                 if not bad and not match.group("nolint"):
                     problems.append(_problem(at, f"`{kind}[]` names no rule; write `{kind}` to silence every rule"))
@@ -155,8 +162,9 @@ def parse_suppressions(comments: Iterable[object],
                     begin, begin_key = open_blocks[k]
                     if begin_key == key and begin.location.path == at.path:
                         if begin.codes != ():  # () names only other tools' checks
-                            items.append(Suppression(begin.kind, begin.codes, begin.location, begin.first,
-                                                     loc.end_line))
+                            items.append(
+                                Suppression(begin.kind, begin.codes, begin.location, begin.first, loc.end_line)
+                            )
                         del open_blocks[k]
                         break
                 else:
@@ -241,8 +249,12 @@ def unused(suppressions: Suppressions, used: set[tuple[int, str]], reportable: S
         if len(idle) == len(s.codes):
             out.append(_unused(s, f"unused suppression `{_spelling(s)}`: it silenced nothing"))
         elif idle:
-            out.append(_unused(s, f"unused {'code' if len(idle) == 1 else 'codes'} "
-                                  f"{', '.join(idle)} in suppression `{_spelling(s)}`"))
+            out.append(
+                _unused(
+                    s,
+                    f"unused {'code' if len(idle) == 1 else 'codes'} {', '.join(idle)} in suppression `{_spelling(s)}`",
+                )
+            )
     return out
 
 

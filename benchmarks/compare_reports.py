@@ -38,12 +38,28 @@ GENERATED_LINES = (300, 2000)
 
 
 def run_check(paths: list[str], includes: list[str], jobs: int, cwd: Path) -> dict:
-    cmd = [sys.executable, "-m", "analyzer", "check", "--format", "json", "--exit-zero", "--quiet",
-           "--isolated", "-j", str(jobs)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "analyzer",
+        "check",
+        "--format",
+        "json",
+        "--exit-zero",
+        "--quiet",
+        "--isolated",
+        "-j",
+        str(jobs),
+    ]
     for inc in includes:
         cmd += ["-I", inc]
-    done = subprocess.run(cmd + ["--", *paths], capture_output=True, text=True, cwd=cwd,
-                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        cmd + ["--", *paths],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
     if not done.stdout.strip():
         raise SystemExit(f"no report from {' '.join(cmd)}:\n{done.stderr}")
     return json.loads(done.stdout)
@@ -68,8 +84,9 @@ def snapshot(out: Path, corpora: Path | None, jobs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for lines in GENERATED_LINES:
             (Path(tmp) / f"generated_{lines}.cu").write_text(generate(lines))
-        count += write_report(run_check(sorted(p.name for p in Path(tmp).iterdir()), [], jobs, Path(tmp)),
-                              out, "generated__")
+        count += write_report(
+            run_check(sorted(p.name for p in Path(tmp).iterdir()), [], jobs, Path(tmp)), out, "generated__"
+        )
     for corpus in CORPORA if corpora is not None else ():
         root = corpora / corpus
         if not root.is_dir():

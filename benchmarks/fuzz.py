@@ -47,16 +47,28 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from fuzz_inputs import Case, make_case
 
 #: An internal error as each format reports one (not the rule lists of SARIF and `rules`).
-INTERNAL_ERROR = re.compile(rb'\[WL900\]|: WL900 |"code": ?"WL900"|"ruleId": ?"WL900"|title=WL900|'
-                            rb'internal error|MemoryError|RecursionError')
+INTERNAL_ERROR = re.compile(
+    rb'\[WL900\]|: WL900 |"code": ?"WL900"|"ruleId": ?"WL900"|title=WL900|'
+    rb"internal error|MemoryError|RecursionError"
+)
 #: The child: limit its own address space, then run `python -m analyzer ARGS`.
-BOOT = (b"import resource, runpy, sys\n"
-        b"limit = int(sys.argv[1])\n"
-        b"resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
-        b"sys.argv = ['warplint', *sys.argv[2:]]\n"
-        b"runpy.run_module('analyzer', run_name='__main__', alter_sys=True)\n")
-KINDS = ("traceback", "internal-error", "over-time", "over-memory", "bad-exit", "input-modified",
-         "json-invalid", "sarif-invalid")
+BOOT = (
+    b"import resource, runpy, sys\n"
+    b"limit = int(sys.argv[1])\n"
+    b"resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
+    b"sys.argv = ['warplint', *sys.argv[2:]]\n"
+    b"runpy.run_module('analyzer', run_name='__main__', alter_sys=True)\n"
+)
+KINDS = (
+    "traceback",
+    "internal-error",
+    "over-time",
+    "over-memory",
+    "bad-exit",
+    "input-modified",
+    "json-invalid",
+    "sarif-invalid",
+)
 
 
 @dataclass
@@ -87,8 +99,15 @@ class Result:
 #: iteration by iteration, nested data-dependent subscripts, launch lookup per kernel, one
 #: kernel analysed per launch configuration): known to take more than 10 s until those
 #: algorithms change, they are not seeds unless `--known-slow` asks for them.
-KNOWN_SLOW = frozenset({"slow_nested_loops_4x12.cu", "slow_nested_loops_16x2.cu", "hang_nested_subscripts_13.cu",
-                        "slow_template_1900_instantiations.cu", "slow_1000_launch_configs.cu"})
+KNOWN_SLOW = frozenset(
+    {
+        "slow_nested_loops_4x12.cu",
+        "slow_nested_loops_16x2.cu",
+        "hang_nested_subscripts_13.cu",
+        "slow_template_1900_instantiations.cu",
+        "slow_1000_launch_configs.cu",
+    }
+)
 
 
 def seed_kernels(extra: list[Path], known_slow: bool = False) -> list[str]:
@@ -100,8 +119,12 @@ def seed_kernels(extra: list[Path], known_slow: bool = False) -> list[str]:
     texts = [generate(300)]
     for folder in folders:
         for path in sorted(folder.rglob("*")):
-            if path.suffix in (".cu", ".cuh") and path.is_file() and path.stat().st_size < 200_000 \
-                    and (known_slow or path.name not in KNOWN_SLOW):
+            if (
+                path.suffix in (".cu", ".cuh")
+                and path.is_file()
+                and path.stat().st_size < 200_000
+                and (known_slow or path.name not in KNOWN_SLOW)
+            ):
                 texts.append(path.read_bytes().decode("utf-8", "surrogateescape"))
     return texts
 
@@ -152,8 +175,15 @@ def run(args: list[bytes], folder: Path, timeout: float, memory_mb: int) -> Outc
     start = time.monotonic()
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         # the limit is set by the child itself (a preexec_fn is not safe beside threads)
-        proc = subprocess.Popen([os.fsencode(sys.executable), b"-c", BOOT, limit, *args], cwd=folder, env=env,
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+        proc = subprocess.Popen(
+            [os.fsencode(sys.executable), b"-c", BOOT, limit, *args],
+            cwd=folder,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
         killed = threading.Event()
 
         def kill() -> None:
@@ -169,12 +199,19 @@ def run(args: list[bytes], folder: Path, timeout: float, memory_mb: int) -> Outc
         timer.cancel()
         proc.returncode = os.waitstatus_to_exitcode(status)  # (so that Popen does not wait again)
     seconds = time.monotonic() - start
-    return Outcome(None if killed.is_set() else proc.returncode, seconds, usage.ru_maxrss / 1024,
-                   out_path.read_bytes(), err_path.read_bytes(), killed.is_set())
+    return Outcome(
+        None if killed.is_set() else proc.returncode,
+        seconds,
+        usage.ru_maxrss / 1024,
+        out_path.read_bytes(),
+        err_path.read_bytes(),
+        killed.is_set(),
+    )
 
 
-def judge(case: Case, outcome: Outcome, changed: bool, timeout: float, memory_mb: int,
-          validators: dict[str, object]) -> list[str]:
+def judge(
+    case: Case, outcome: Outcome, changed: bool, timeout: float, memory_mb: int, validators: dict[str, object]
+) -> list[str]:
     """The failure kinds of one run (an empty list: it passed)."""
     text = outcome.stdout + outcome.stderr
     found: list[str] = []
@@ -190,8 +227,13 @@ def judge(case: Case, outcome: Outcome, changed: bool, timeout: float, memory_mb
         found.append("bad-exit")
     if changed:
         found.append("input-modified")
-    if (case.validate and not outcome.killed and outcome.status in (0, 1, 2) and outcome.stdout.strip()
-            and not valid(outcome.stdout, validators[case.validate])):
+    if (
+        case.validate
+        and not outcome.killed
+        and outcome.status in (0, 1, 2)
+        and outcome.stdout.strip()
+        and not valid(outcome.stdout, validators[case.validate])
+    ):
         found.append(f"{case.validate}-invalid")
     return found
 
@@ -204,8 +246,9 @@ def valid(document: bytes, validator: object) -> bool:
     return not list(validator.iter_errors(data))  # type: ignore[attr-defined]
 
 
-def run_case(number: int, seed: int, seeds: list[str], options: argparse.Namespace,
-             validators: dict[str, object]) -> Result:
+def run_case(
+    number: int, seed: int, seeds: list[str], options: argparse.Namespace, validators: dict[str, object]
+) -> Result:
     """Make case `number` of `seed`, run it, judge it, and save it under `--out` if it failed."""
     rng = random.Random(f"warplint-fuzz:{seed}:{number}")
     case = make_case(rng, seeds)
@@ -243,8 +286,9 @@ def save(case: Case, number: int, folder: Path, outcome: Outcome, failures: list
     (target / "command.txt").write_text(f"cd input && python -m analyzer {command}\n", errors="surrogateescape")
     (target / "stdout").write_bytes(outcome.stdout)
     (target / "stderr").write_bytes(outcome.stderr)
-    (target / "why.txt").write_text(f"{', '.join(failures)}\nexit status {outcome.status}, {outcome.seconds:.1f} s, "
-                                    f"{outcome.max_rss_mb:.0f} MB\n")
+    (target / "why.txt").write_text(
+        f"{', '.join(failures)}\nexit status {outcome.status}, {outcome.seconds:.1f} s, {outcome.max_rss_mb:.0f} MB\n"
+    )
     return target
 
 
@@ -256,8 +300,7 @@ def validators() -> dict[str, object]:
 
     json_schema = json.loads((ROOT / "docs" / "schema-v1.json").read_text())
     sarif_schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
-    return {"json": jsonschema.Draft202012Validator(json_schema),
-            "sarif": jsonschema.Draft4Validator(sarif_schema)}
+    return {"json": jsonschema.Draft202012Validator(json_schema), "sarif": jsonschema.Draft4Validator(sarif_schema)}
 
 
 def campaign(options: argparse.Namespace) -> list[Result]:
@@ -273,8 +316,11 @@ def campaign(options: argparse.Namespace) -> list[Result]:
         with lock:
             results.append(result)
             if options.progress and len(results) % 100 == 0:
-                print(f"  {len(results)}/{options.count} inputs, {time.monotonic() - started:.0f} s",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"  {len(results)}/{options.count} inputs, {time.monotonic() - started:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
         return result
 
     with ThreadPoolExecutor(max_workers=options.jobs) as pool:
@@ -292,8 +338,10 @@ def report(results: list[Result], options: argparse.Namespace, seconds: float) -
     failing = [r for r in results if r.failures]
     for r in failing:
         print(f"case {r.number} ({r.family}): {', '.join(r.failures)}: {r.saved}")
-    print(f"\n{len(results)} inputs (seed {options.seed}, cases {options.first}..{options.first + len(results) - 1}) "
-          f"in {seconds:.0f} s: " + ", ".join(f"{families[f]} {f}" for f in sorted(families)))
+    print(
+        f"\n{len(results)} inputs (seed {options.seed}, cases {options.first}..{options.first + len(results) - 1}) "
+        f"in {seconds:.0f} s: " + ", ".join(f"{families[f]} {f}" for f in sorted(families))
+    )
     slowest = max(results, key=lambda r: r.seconds, default=None)
     if slowest is not None:
         print(f"slowest run: case {slowest.number} ({slowest.family}), {slowest.seconds:.1f} s")
@@ -312,10 +360,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="runs at once (default 2)")
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds a run may take (default 10)")
     ap.add_argument("--memory-mb", type=int, default=1024, help="address space of a run (default 1024 MB)")
-    ap.add_argument("--seeds", action="append", default=[], metavar="DIR",
-                    help="more seed kernels: the .cu/.cuh files under DIR (repeatable)")
-    ap.add_argument("--known-slow", action="store_true",
-                    help="seed also with the reproducers of the analysis algorithms known to be slow (KNOWN_SLOW)")
+    ap.add_argument(
+        "--seeds",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="more seed kernels: the .cu/.cuh files under DIR (repeatable)",
+    )
+    ap.add_argument(
+        "--known-slow",
+        action="store_true",
+        help="seed also with the reproducers of the analysis algorithms known to be slow (KNOWN_SLOW)",
+    )
     ap.add_argument("--out", default="fuzz-failures", help="where failing inputs are saved (default fuzz-failures/)")
     ap.add_argument("--progress", action="store_true", help="a line on stderr every 100 inputs")
     options = ap.parse_args(argv)

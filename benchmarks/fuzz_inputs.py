@@ -25,21 +25,133 @@ import random
 from dataclasses import dataclass, field
 
 FORMATS = ("text", "concise", "json", "json-lines", "sarif", "github", "html")
-NUMBERS = ("0", "1", "-1", "2", "3", "7", "31", "32", "33", "64", "1024", "1025", "65535", "65536",
-           "2147483647", "2147483648", "4294967295", "9223372036854775807", "18446744073709551615",
-           "0x7fffffff", "0xffffffffffffffff", "1e999", "0.5", "-0.0", "1e-300", "077", "09", "0b101",
-           "1'000", "1u", "99999999999999999999999999", "9" * 5000, "0x" + "f" * 100, "1.5f", "'a'",
-           "(1 << 30)", "(1 << 62)", "(1 << 100)", "(-1 >> 1)", "(0 / 0)", "(1 % 0)")
-OPERATORS = ("+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "&&", "||", "<", ">", "==", "!=",
-             "=", "+=", "-=", "*=", "/=", "<<=", ">>=", "++", "--", "?", ":", ",", ";", "->", ".", "::")
-PUNCTUATION = ("{", "}", "(", ")", "[", "]", ";", ",", "<<<", ">>>", "#", "\\", "\"", "'", "/*", "*/", "//")
-KEYWORDS = ("__global__", "__device__", "__shared__", "__constant__", "template", "struct", "typedef",
-            "for", "while", "do", "if", "else", "return", "break", "continue", "switch", "case", "goto",
-            "__syncthreads()", "threadIdx.x", "blockIdx.y", "blockDim.z", "gridDim.x", "__align__(16)",
-            "__launch_bounds__(2048)", "extern", "volatile", "const", "auto", "sizeof", "new", "delete")
-DIRECTIVES = ("#include __FILE__\n", "#if 1\n", "#endif\n", "#define X X X\n", "#undef X\n",
-              "#pragma once\n", "#error no\n", "#include \"missing.h\"\n", "#line 99999999999999999999\n",
-              "#if " + "9" * 5000 + "\n#endif\n", "#ifdef\n", "#else\n", "#elif\n")
+NUMBERS = (
+    "0",
+    "1",
+    "-1",
+    "2",
+    "3",
+    "7",
+    "31",
+    "32",
+    "33",
+    "64",
+    "1024",
+    "1025",
+    "65535",
+    "65536",
+    "2147483647",
+    "2147483648",
+    "4294967295",
+    "9223372036854775807",
+    "18446744073709551615",
+    "0x7fffffff",
+    "0xffffffffffffffff",
+    "1e999",
+    "0.5",
+    "-0.0",
+    "1e-300",
+    "077",
+    "09",
+    "0b101",
+    "1'000",
+    "1u",
+    "99999999999999999999999999",
+    "9" * 5000,
+    "0x" + "f" * 100,
+    "1.5f",
+    "'a'",
+    "(1 << 30)",
+    "(1 << 62)",
+    "(1 << 100)",
+    "(-1 >> 1)",
+    "(0 / 0)",
+    "(1 % 0)",
+)
+OPERATORS = (
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "<<",
+    ">>",
+    "&",
+    "|",
+    "^",
+    "&&",
+    "||",
+    "<",
+    ">",
+    "==",
+    "!=",
+    "=",
+    "+=",
+    "-=",
+    "*=",
+    "/=",
+    "<<=",
+    ">>=",
+    "++",
+    "--",
+    "?",
+    ":",
+    ",",
+    ";",
+    "->",
+    ".",
+    "::",
+)
+PUNCTUATION = ("{", "}", "(", ")", "[", "]", ";", ",", "<<<", ">>>", "#", "\\", '"', "'", "/*", "*/", "//")
+KEYWORDS = (
+    "__global__",
+    "__device__",
+    "__shared__",
+    "__constant__",
+    "template",
+    "struct",
+    "typedef",
+    "for",
+    "while",
+    "do",
+    "if",
+    "else",
+    "return",
+    "break",
+    "continue",
+    "switch",
+    "case",
+    "goto",
+    "__syncthreads()",
+    "threadIdx.x",
+    "blockIdx.y",
+    "blockDim.z",
+    "gridDim.x",
+    "__align__(16)",
+    "__launch_bounds__(2048)",
+    "extern",
+    "volatile",
+    "const",
+    "auto",
+    "sizeof",
+    "new",
+    "delete",
+)
+DIRECTIVES = (
+    "#include __FILE__\n",
+    "#if 1\n",
+    "#endif\n",
+    "#define X X X\n",
+    "#undef X\n",
+    "#pragma once\n",
+    "#error no\n",
+    '#include "missing.h"\n',
+    "#line 99999999999999999999\n",
+    "#if " + "9" * 5000 + "\n#endif\n",
+    "#ifdef\n",
+    "#else\n",
+    "#elif\n",
+)
 
 
 @dataclass
@@ -80,8 +192,12 @@ def tokens(text: str) -> list[str]:
     """A CUDA-ish tokenisation that keeps everything (whitespace too), so that joining gives the text."""
     import re
 
-    return re.findall(r"\s+|[A-Za-z_]\w*|\d[\w.']*|//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|<<<|>>>|"
-                      r"[-+*/%&|^<>=!]=?|&&|\|\||<<|>>|::|->|.", text, re.DOTALL)
+    return re.findall(
+        r"\s+|[A-Za-z_]\w*|\d[\w.']*|//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|<<<|>>>|"
+        r"[-+*/%&|^<>=!]=?|&&|\|\||<<|>>|::|->|.",
+        text,
+        re.DOTALL,
+    )
 
 
 def mutant(rng: random.Random, seeds: list[str]) -> Case:
@@ -121,7 +237,7 @@ def _mutate(rng: random.Random, text: str, seeds: list[str]) -> str:
         return "\n".join(lines)
     elif kind == 9:
         other = rng.choice(seeds)
-        return text[: rng.randrange(len(text) + 1)] + other[rng.randrange(len(other) + 1):]
+        return text[: rng.randrange(len(text) + 1)] + other[rng.randrange(len(other) + 1) :]
     elif kind == 10:
         return text[: rng.randrange(len(text) + 1)]
     else:
@@ -200,8 +316,21 @@ def random_bytes(rng: random.Random, seeds: list[str]) -> Case:
 
 def odd_paths(rng: random.Random, seeds: list[str]) -> Case:
     kernel = rng.choice(seeds).encode("utf-8", "surrogateescape")
-    names = [b"\xff.cu", b"\xc3\x28.cu", b"a b.cu", b"-x.cu", b"--help.cu", b"k.cuh", b"k", b".hidden.cu",
-             b"\xe9t\xe9.cu", b"x" * 200 + b".cu", b"sub/\xfe/k.cu", b"sub/deep/er/k.cu", b"k.ptx"]
+    names = [
+        b"\xff.cu",
+        b"\xc3\x28.cu",
+        b"a b.cu",
+        b"-x.cu",
+        b"--help.cu",
+        b"k.cuh",
+        b"k",
+        b".hidden.cu",
+        b"\xe9t\xe9.cu",
+        b"x" * 200 + b".cu",
+        b"sub/\xfe/k.cu",
+        b"sub/deep/er/k.cu",
+        b"k.ptx",
+    ]
     case = Case("paths")
     chosen = rng.sample(names, rng.randrange(1, 4))
     for name in chosen:
@@ -243,21 +372,58 @@ def odd_paths(rng: random.Random, seeds: list[str]) -> Case:
 def loop_headers(rng: random.Random, seeds: list[str]) -> Case:
     var = "d"
     init = rng.choice(NUMBERS[:20] + ("threadIdx.x", "n", "-n", "blockDim.x"))
-    cond = rng.choice((f"{var} > 0", f"{var} < n", f"{var} != 0", f"{var} >= -1", "1", "", f"{var} < {rng.choice(NUMBERS)}",
-                       f"{var} * {var} < 1000000", f"{var} > 0 && {var} < 100000"))
-    step = rng.choice((f"{var} /= -1", f"{var} *= -1", f"{var} >>= -1", f"{var} <<= 100", f"{var} *= 1000000007",
-                       f"{var} /= 0", f"{var} >>= 64", f"{var}++", f"{var}--", f"{var} += {rng.choice(NUMBERS)}",
-                       f"{var} = {var} * {rng.choice(NUMBERS)}", f"{var} <<= 1", f"{var} >>= 1", f"{var} /= 2",
-                       f"{var} = ({var} + 1) % 32", f"{var} = {var} ^ 1", ""))
-    index = rng.choice((f"{var}", f"{var} * threadIdx.x", f"threadIdx.x * {var} % 1024", f"threadIdx.x + {var}",
-                        f"({var} + threadIdx.x) & 1023"))
+    cond = rng.choice(
+        (
+            f"{var} > 0",
+            f"{var} < n",
+            f"{var} != 0",
+            f"{var} >= -1",
+            "1",
+            "",
+            f"{var} < {rng.choice(NUMBERS)}",
+            f"{var} * {var} < 1000000",
+            f"{var} > 0 && {var} < 100000",
+        )
+    )
+    step = rng.choice(
+        (
+            f"{var} /= -1",
+            f"{var} *= -1",
+            f"{var} >>= -1",
+            f"{var} <<= 100",
+            f"{var} *= 1000000007",
+            f"{var} /= 0",
+            f"{var} >>= 64",
+            f"{var}++",
+            f"{var}--",
+            f"{var} += {rng.choice(NUMBERS)}",
+            f"{var} = {var} * {rng.choice(NUMBERS)}",
+            f"{var} <<= 1",
+            f"{var} >>= 1",
+            f"{var} /= 2",
+            f"{var} = ({var} + 1) % 32",
+            f"{var} = {var} ^ 1",
+            "",
+        )
+    )
+    index = rng.choice(
+        (
+            f"{var}",
+            f"{var} * threadIdx.x",
+            f"threadIdx.x * {var} % 1024",
+            f"threadIdx.x + {var}",
+            f"({var} + threadIdx.x) & 1023",
+        )
+    )
     space = rng.choice(("__shared__ float s[1024]; s", "float *s = p; s"))
     nested = rng.random() < 0.3
     inner = f"for (int e = 0; e < {rng.choice((2, 4, 32))}; e++) " if nested else ""
     body = f"{space}[({index}) % 1024] = 0;"
-    text = (f"__global__ void k(float *p, int n)\n{{\n  for (int {var} = {init}; {cond}; {step})\n    {inner}{body}\n}}\n"
-            f"void h(float *p) {{ k<<<{rng.choice(('1', '2', 'n'))}, {rng.choice(('32', '256', '1024'))}>>>(p, "
-            f"{rng.choice(NUMBERS[:12])}); }}\n")
+    text = (
+        f"__global__ void k(float *p, int n)\n{{\n  for (int {var} = {init}; {cond}; {step})\n    {inner}{body}\n}}\n"
+        f"void h(float *p) {{ k<<<{rng.choice(('1', '2', 'n'))}, {rng.choice(('32', '256', '1024'))}>>>(p, "
+        f"{rng.choice(NUMBERS[:12])}); }}\n"
+    )
     return _one_file(rng, text, "loops")
 
 
@@ -265,25 +431,82 @@ def loop_headers(rng: random.Random, seeds: list[str]) -> Case:
 
 
 BAD_OPTIONS = (
-    [b"--block", b"0"], [b"--block", b"1025"], [b"--block", b"32,32,2"], [b"--block", b"x"], [b"--block", b"-1"],
-    [b"--block", b"9" * 5000], [b"--grid", b"2147483648"], [b"--grid", b"1,65536"], [b"--grid", b"0.5"],
-    [b"--param", b"n=99999999999999999999999"], [b"--param", b"n=-5"], [b"--param", b"=3"],
-    [b"--param", b"n=0x" + b"f" * 40], [b"-D", b"X=\xff"], [b"-D", b"("], [b"-D", b"X=(((("], [b"-D", b"A=A A"],
-    [b"-I", b"\xfe"], [b"-I", b"missing"], [b"--select", b"WL999"], [b"--ignore", b","],
-    [b"--select", b"WL9"], [b"--arch", b"sm_99"], [b"--arch", b""], [b"-j", b"0"], [b"-j", b"100000"],
-    [b"--format", b"xml"], [b"--config", b"missing.toml"], [b"--isolated"], [b"--exit-zero"],
-    [b"--statistics"], [b"--report-unused-suppressions"], [b"--extend-select", b"WL1"], [b"--no-color"],
-    [b"--via-ptx"], [b"-o", b"-"], [b"-o", b"sub"], [b"--"], [b"--verify"],
+    [b"--block", b"0"],
+    [b"--block", b"1025"],
+    [b"--block", b"32,32,2"],
+    [b"--block", b"x"],
+    [b"--block", b"-1"],
+    [b"--block", b"9" * 5000],
+    [b"--grid", b"2147483648"],
+    [b"--grid", b"1,65536"],
+    [b"--grid", b"0.5"],
+    [b"--param", b"n=99999999999999999999999"],
+    [b"--param", b"n=-5"],
+    [b"--param", b"=3"],
+    [b"--param", b"n=0x" + b"f" * 40],
+    [b"-D", b"X=\xff"],
+    [b"-D", b"("],
+    [b"-D", b"X=(((("],
+    [b"-D", b"A=A A"],
+    [b"-I", b"\xfe"],
+    [b"-I", b"missing"],
+    [b"--select", b"WL999"],
+    [b"--ignore", b","],
+    [b"--select", b"WL9"],
+    [b"--arch", b"sm_99"],
+    [b"--arch", b""],
+    [b"-j", b"0"],
+    [b"-j", b"100000"],
+    [b"--format", b"xml"],
+    [b"--config", b"missing.toml"],
+    [b"--isolated"],
+    [b"--exit-zero"],
+    [b"--statistics"],
+    [b"--report-unused-suppressions"],
+    [b"--extend-select", b"WL1"],
+    [b"--no-color"],
+    [b"--via-ptx"],
+    [b"-o", b"-"],
+    [b"-o", b"sub"],
+    [b"--"],
+    [b"--verify"],
 )
-SIMULATE_OPTIONS = ([b"--seed", b"-1"], [b"--seed", b"9" * 50], [b"--blocks", b"0"], [b"--all-blocks"],
-                    [b"--kernel", b"nope"], [b"--fill", b"iota"], [b"--format", b"json"], [b"--block", b"1024"])
+SIMULATE_OPTIONS = (
+    [b"--seed", b"-1"],
+    [b"--seed", b"9" * 50],
+    [b"--blocks", b"0"],
+    [b"--all-blocks"],
+    [b"--kernel", b"nope"],
+    [b"--fill", b"iota"],
+    [b"--format", b"json"],
+    [b"--block", b"1024"],
+)
 CONFIG_LINES = (
-    "x = " + "[" * 500 + "]" * 500, "a = " + "{b = " * 300 + "1" + "}" * 300, "select = [\"WL999\"]",
-    "block = [0]", "block = 1.5", "grid = [2147483648]", "params = { n = " + "9" * 5000 + " }",
-    "[budget]\nanalysis = 0", "[budget]\nanalysis = 1", "[budget]\npreprocess = 1\nparse = 1\nlower = 1",
-    "[budget]\nsimulation = 1", "[budget]\nunknown = 5", "budget = \"lots\"", "arch = 5", "defines = [\"X=\\u00ff\"]",
-    "include-paths = [\"/nonexistent\"]", "severity = { WL900 = \"note\" }", "[per-file-ignores]\n\"*\" = [\"WL1\"]",
-    "selct = []", "\x00", "[tool.warplint]\n[tool.warplint]", "= 1", "a = \"\\", "a = '''", "key = 1979-05-27T07:32:00Z",
+    "x = " + "[" * 500 + "]" * 500,
+    "a = " + "{b = " * 300 + "1" + "}" * 300,
+    'select = ["WL999"]',
+    "block = [0]",
+    "block = 1.5",
+    "grid = [2147483648]",
+    "params = { n = " + "9" * 5000 + " }",
+    "[budget]\nanalysis = 0",
+    "[budget]\nanalysis = 1",
+    "[budget]\npreprocess = 1\nparse = 1\nlower = 1",
+    "[budget]\nsimulation = 1",
+    "[budget]\nunknown = 5",
+    'budget = "lots"',
+    "arch = 5",
+    'defines = ["X=\\u00ff"]',
+    'include-paths = ["/nonexistent"]',
+    'severity = { WL900 = "note" }',
+    '[per-file-ignores]\n"*" = ["WL1"]',
+    "selct = []",
+    "\x00",
+    "[tool.warplint]\n[tool.warplint]",
+    "= 1",
+    'a = "\\',
+    "a = '''",
+    "key = 1979-05-27T07:32:00Z",
 )
 
 

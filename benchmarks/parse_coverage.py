@@ -112,7 +112,8 @@ def analyse_file(path: Path, include_dirs: list[str], defines: dict[str, str | N
         for fn in module.kernels:
             unknown_arg = any(isinstance(a, T.UnknownType) for a in fn.template_args)
             skipped_stmt = any(isinstance(st, N.Skipped) for st in walk_statements(fn.body)) or any(
-                fn.span.start <= u.span.start < fn.span.end for u in parsed.skipped)
+                fn.span.start <= u.span.start < fn.span.end for u in parsed.skipped
+            )
             if unknown_arg or skipped_stmt:
                 result.partial.append(fn.name)
         for fd in kernel_definitions(parsed.unit):
@@ -130,13 +131,25 @@ def analyse_file(path: Path, include_dirs: list[str], defines: dict[str, str | N
                     continue
                 why = "; ".join(d.message for d in lowerer.diagnostics[before:]) or "lowering failed"
             else:
-                why = next((d.message for d in module.diagnostics if d.message.startswith(f"cannot lower function '{fd.name}'")), "lowering failed")
+                why = next(
+                    (
+                        d.message
+                        for d in module.diagnostics
+                        if d.message.startswith(f"cannot lower function '{fd.name}'")
+                    ),
+                    "lowering failed",
+                )
             result.not_lowered.append((label, why))
         result.diagnostics.extend(module.diagnostics)
         # kernels inside declarations the parser had to drop whole were found, not lowered
         for skipped in parsed.skipped:
             for m in _KERNEL_DEFINITION.finditer(skipped.text):
-                if skipped.text.lstrip().startswith(("template", "__global__", "static", "extern", "inline", "__launch_bounds__")) or m.start() == 0:
+                if (
+                    skipped.text.lstrip().startswith(
+                        ("template", "__global__", "static", "extern", "inline", "__launch_bounds__")
+                    )
+                    or m.start() == 0
+                ):
                     name = _kernel_name(m.group(0))
                     result.kernels.append(name)
                     result.not_lowered.append((name, f"not parsed ({skipped.what})"))
@@ -195,17 +208,25 @@ def main(argv: list[str] | None = None) -> int:
     print(f"files          {files}")
     print(f"kernels found  {kernels}")
     defaulted = sum(len(r.defaulted) for r in results)
-    print(f"kernels lowered {lowered} ({pct:.1f}%), {defaulted} of them template kernels not launched in their "
-          f"file, lowered with default arguments")
+    print(
+        f"kernels lowered {lowered} ({pct:.1f}%), {defaulted} of them template kernels not launched in their "
+        f"file, lowered with default arguments"
+    )
     partial = sum(len(r.partial) for r in results)
     instances = sum(r.instances for r in results)
-    print(f"                {instances} kernel functions (one per instantiation), {partial} of them with a statement "
-          f"skipped or an unknown template argument")
+    print(
+        f"                {instances} kernel functions (one per instantiation), {partial} of them with a statement "
+        f"skipped or an unknown template argument"
+    )
     print(f"files w/ errors {len(with_errors)} (WL900/WL901)")
     print(f"crashes        {len(crashes)}")
     print(f"lines          {lines} in .cu files, {pp_lines} after preprocessing")
     print(f"seconds        {seconds:.2f} (+{startup:.2f} parser start-up)")
-    print(f"lines/second   {lines / seconds:,.0f} (.cu lines), {pp_lines / seconds:,.0f} (preprocessed)" if seconds else "lines/second   -")
+    print(
+        f"lines/second   {lines / seconds:,.0f} (.cu lines), {pp_lines / seconds:,.0f} (preprocessed)"
+        if seconds
+        else "lines/second   -"
+    )
 
     causes: Counter[str] = Counter()
     for r in results:

@@ -128,8 +128,10 @@ def throughput(lines: int, repeat: int) -> None:
     t_parse, result = best_of(repeat, lambda: parse(pp.text))
     t_lower, module = best_of(repeat, lambda: lower(result.unit, pp.text, "big.cu"))
     errors = [d for d in list(pp.diagnostics) + result.diagnostics if d.code in ("WL900", "WL901")]
-    print(f"generated file    {n:,} lines, {len(text) / 1e6:.2f} MB, {len(module.kernels)} kernels lowered, "
-          f"{len(errors)} errors")
+    print(
+        f"generated file    {n:,} lines, {len(text) / 1e6:.2f} MB, {len(module.kernels)} kernels lowered, "
+        f"{len(errors)} errors"
+    )
     print(f"preprocess        {t_pp:6.2f} s  {n / t_pp:10,.0f} lines/s")
     print(f"parse             {t_parse:6.2f} s  {n / t_parse:10,.0f} lines/s")
     print(f"lower             {t_lower:6.2f} s  {n / t_lower:10,.0f} lines/s")
@@ -173,17 +175,26 @@ def check_wall_time(lines: int, repeat: int, warplint: str | None, files: list[s
         t = time.perf_counter()
         # the script's own interpreter (its first line names it) for an installed script
         python = Path(warplint).read_text().splitlines()[0][2:].strip() if warplint else sys.executable
-        subprocess.run([python, "-c", "pass"], check=True, env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
+        subprocess.run(
+            [python, "-c", "pass"],
+            check=True,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+        )
         bare = time.perf_counter() - t
+
         def front_end():
             pp = preprocess(path.read_text(), str(path))
             return lower(parse(pp.text).unit, pp.text, str(path))
 
         front, _ = best_of(repeat, front_end)
-        print(f"check, {n} lines   cold cache: best {min(cold):.2f} s, median {statistics.median(cold):.2f} s; "
-              f"warm cache: best {min(warm):.2f} s, median {statistics.median(warm):.2f} s")
-        print(f"                  of which preprocess + parse + lower in-process: {front:.2f} s; "
-              f"a bare `python -c pass`: {bare:.2f} s")
+        print(
+            f"check, {n} lines   cold cache: best {min(cold):.2f} s, median {statistics.median(cold):.2f} s; "
+            f"warm cache: best {min(warm):.2f} s, median {statistics.median(warm):.2f} s"
+        )
+        print(
+            f"                  of which preprocess + parse + lower in-process: {front:.2f} s; "
+            f"a bare `python -c pass`: {bare:.2f} s"
+        )
         for other in files:  # real files, for comparison with the generated one (warm cache)
             times = [run(warm_cache, [*prefix, "check", other]) for _ in range(repeat)]
             size = Path(other).read_text(errors="replace").count("\n")
@@ -195,10 +206,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lines", type=int, default=20_000, help="size of the generated file for lines/s")
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement (best and median are shown)")
     ap.add_argument("--check-lines", type=int, default=200, help="size of the file given to `check`")
-    ap.add_argument("--warplint", metavar="PATH", help="time this installed `warplint` script instead of "
-                    "`python -m analyzer` run from this tree")
-    ap.add_argument("--check-file", action="append", default=[], metavar="FILE",
-                    help="also time `check` on this file (repeatable)")
+    ap.add_argument(
+        "--warplint",
+        metavar="PATH",
+        help="time this installed `warplint` script instead of `python -m analyzer` run from this tree",
+    )
+    ap.add_argument(
+        "--check-file", action="append", default=[], metavar="FILE", help="also time `check` on this file (repeatable)"
+    )
     args = ap.parse_args(argv)
     throughput(args.lines, args.repeat)
     check_wall_time(args.check_lines, args.repeat, args.warplint, args.check_file)

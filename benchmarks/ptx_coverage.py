@@ -101,11 +101,15 @@ def main(argv: list[str] | None = None) -> int:
     if seconds and cpu:
         print(f"lines/second   {lines / seconds:,.0f} wall, {lines / cpu:,.0f} CPU")
     if not args.no_dataflow and entries:
-        print(f"entries        {entries_ok}/{entries} analysed without error ({100.0 * entries_ok / entries:.1f}%), "
-              f"{accesses} shared/global/generic accesses")
+        print(
+            f"entries        {entries_ok}/{entries} analysed without error ({100.0 * entries_ok / entries:.1f}%), "
+            f"{accesses} shared/global/generic accesses"
+        )
         both, both_cpu = seconds + flow_seconds, cpu + flow_cpu
-        print(f"dataflow       {flow_seconds:.2f} wall, {flow_cpu:.2f} CPU; parse + dataflow "
-              f"{lines / both:,.0f} lines/s wall, {lines / max(both_cpu, 1e-9):,.0f} CPU")
+        print(
+            f"dataflow       {flow_seconds:.2f} wall, {flow_cpu:.2f} CPU; parse + dataflow "
+            f"{lines / both:,.0f} lines/s wall, {lines / max(both_cpu, 1e-9):,.0f} CPU"
+        )
     for path, message in (failures + flow_failures)[: args.errors]:
         print(f"\n{path}:\n  {message.strip()}")
     return 0 if ok == total else 1

@@ -28,7 +28,8 @@ from analyzer.source.preprocess import preprocess  # noqa: E402
 from analyzer.syntax.parse import parse  # noqa: E402
 
 KERNELS = {
-    "matmul, shared tiles 32x32, n=256": ("""
+    "matmul, shared tiles 32x32, n=256": (
+        """
 #define T 32
 __global__ void mm(const float* a, const float* b, float* c, int n) {
     __shared__ float as[T][T];
@@ -44,8 +45,13 @@ __global__ void mm(const float* a, const float* b, float* c, int n) {
     }
     c[row * n + col] = acc;
 }
-""", (32, 32, 1), (8, 8, 1), {"n": 256}),
-    "transpose 16x17 padded, 1024x1024": ("""
+""",
+        (32, 32, 1),
+        (8, 8, 1),
+        {"n": 256},
+    ),
+    "transpose 16x17 padded, 1024x1024": (
+        """
 __global__ void transpose(float* odata, const float* idata, int width, int height) {
     __shared__ float block[16][17];
     unsigned int x = blockIdx.x * 16 + threadIdx.x, y = blockIdx.y * 16 + threadIdx.y;
@@ -54,8 +60,13 @@ __global__ void transpose(float* odata, const float* idata, int width, int heigh
     x = blockIdx.y * 16 + threadIdx.x; y = blockIdx.x * 16 + threadIdx.y;
     if (x < height && y < width) odata[y * height + x] = block[threadIdx.x][threadIdx.y];
 }
-""", (16, 16, 1), (64, 64, 1), {"width": 1024, "height": 1024}),
-    "reduction, sequential addressing": ("""
+""",
+        (16, 16, 1),
+        (64, 64, 1),
+        {"width": 1024, "height": 1024},
+    ),
+    "reduction, sequential addressing": (
+        """
 __global__ void reduce(const float* g, float* out) {
     __shared__ float s[512];
     unsigned int tid = threadIdx.x;
@@ -67,8 +78,13 @@ __global__ void reduce(const float* g, float* out) {
     }
     if (tid == 0) out[blockIdx.x] = s[0];
 }
-""", (512, 1, 1), (256, 1, 1), {}),
-    "histogram, random data": ("""
+""",
+        (512, 1, 1),
+        (256, 1, 1),
+        {},
+    ),
+    "histogram, random data": (
+        """
 __global__ void hist(const unsigned char* data, int* bins, int n) {
     __shared__ int h[256];
     h[threadIdx.x] = 0;
@@ -78,7 +94,11 @@ __global__ void hist(const unsigned char* data, int* bins, int n) {
     __syncthreads();
     atomicAdd(&bins[threadIdx.x], h[threadIdx.x]);
 }
-""", (256, 1, 1), (16, 1, 1), {"n": 1 << 18}),
+""",
+        (256, 1, 1),
+        (16, 1, 1),
+        {"n": 1 << 18},
+    ),
 }
 
 

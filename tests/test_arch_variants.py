@@ -77,16 +77,28 @@ __global__ void warp_sized(float *y) {
 }
 """
 
-KERNELS = {"shared_strides": (SHARED_STRIDES, (64, 1, 1)), "global_strides": (GLOBAL_STRIDES, (64, 1, 1)),
-           "columns": (COLUMNS, (16, 8, 1)), "shuffled": (SHUFFLED, (64, 1, 1)),
-           "warp_sized": (WARP_SIZED, (64, 1, 1))}
+KERNELS = {
+    "shared_strides": (SHARED_STRIDES, (64, 1, 1)),
+    "global_strides": (GLOBAL_STRIDES, (64, 1, 1)),
+    "columns": (COLUMNS, (16, 8, 1)),
+    "shuffled": (SHUFFLED, (64, 1, 1)),
+    "warp_sized": (WARP_SIZED, (64, 1, 1)),
+}
 
 #: access -> (cost per request, ideal per request): wavefronts for shared, sectors for global.
 EXPECTED = {
     "sm_90": {  # the hardware model's own figures, for comparison
-        "s[t]": (1, 1), "s[4 * t]": (4, 1), "s[16 * t]": (16, 1), "s[17 * t]": (1, 1), "pairs[t]": (2, 2),
-        "x[t]": (4, 4), "x[t + 1]": (5, 4), "x[2 * t]": (8, 4), "x[32 * t]": (32, 4),
-        "tile[threadIdx.x * 32 + threadIdx.y]": (16, 1), "y[first]": (1, 4),
+        "s[t]": (1, 1),
+        "s[4 * t]": (4, 1),
+        "s[16 * t]": (16, 1),
+        "s[17 * t]": (1, 1),
+        "pairs[t]": (2, 2),
+        "x[t]": (4, 4),
+        "x[t + 1]": (5, 4),
+        "x[2 * t]": (8, 4),
+        "x[32 * t]": (32, 4),
+        "tile[threadIdx.x * 32 + threadIdx.y]": (16, 1),
+        "y[first]": (1, 4),
         "y[2 * (threadIdx.x % warpSize)]": (8, 4),  # lanes 0..31 every other float: bytes 0..248
         "y[threadIdx.x / warpSize * 32]": (1, 4),  # one float a warp
     },
@@ -96,11 +108,15 @@ EXPECTED = {
         "s[16 * t]": (32, 1),  # every word in bank 0
         "s[17 * t]": (2, 1),  # 17t % 16 = t % 16: two words a bank, as s[t]
         "pairs[t]": (4, 2),  # two phases of 16 lanes, each words 0..31 of its half: 2 + 2
-        "x[t]": (4, 4), "x[t + 1]": (5, 4), "x[2 * t]": (8, 4), "x[32 * t]": (32, 4),  # banks do not matter
+        "x[t]": (4, 4),
+        "x[t + 1]": (5, 4),
+        "x[2 * t]": (8, 4),
+        "x[32 * t]": (32, 4),  # banks do not matter
         # word 32x + y is in bank y: the two rows of a warp are two banks of 16 words each
         "tile[threadIdx.x * 32 + threadIdx.y]": (16, 1),
         "y[first]": (1, 4),
-        "y[2 * (threadIdx.x % warpSize)]": (8, 4), "y[threadIdx.x / warpSize * 32]": (1, 4),
+        "y[2 * (threadIdx.x % warpSize)]": (8, 4),
+        "y[threadIdx.x / warpSize * 32]": (1, 4),
     },
     "64 lanes": {
         "s[t]": (2, 2),  # two phases, each 32 consecutive words: 1 + 1

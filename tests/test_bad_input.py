@@ -60,8 +60,20 @@ def span_of(text: str, needle: str) -> Span:
 # ----------------------------------------------------------------------------- empty and tiny
 
 
-@pytest.mark.parametrize("text", ["", " ", "\n\n\n", "\t\r\n", "// only a comment", "/* only a comment */",
-                                  "#include <cuda.h>\n#pragma once\n", ";", ";;;"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        " ",
+        "\n\n\n",
+        "\t\r\n",
+        "// only a comment",
+        "/* only a comment */",
+        "#include <cuda.h>\n#pragma once\n",
+        ";",
+        ";;;",
+    ],
+)
 def test_text_without_declarations_parses_to_an_empty_unit(text):
     result, module = front_end(text)
     assert result.diagnostics == []
@@ -72,10 +84,41 @@ def test_text_without_declarations_parses_to_an_empty_unit(text):
 
 @pytest.mark.parametrize(
     "text",
-    ["}", ")", "{", "(", "}}}}", ")))", "((((", "{{{{", "__global__", "__global__ void", "template <",
-     "template <typename T", "struct", "struct S {", "k<<<", ">>>", "#", "\\", "'", '"', "@", "$x", "`",
-     "int x = ;", "x = = 3;", "__shared__ float s[;", "float3 v = {", "a ? b :", "sizeof(", "0x", "1e",
-     "__global__ void k() { return", "__global__ void k(float *p) { p[0] = 1;"],
+    [
+        "}",
+        ")",
+        "{",
+        "(",
+        "}}}}",
+        ")))",
+        "((((",
+        "{{{{",
+        "__global__",
+        "__global__ void",
+        "template <",
+        "template <typename T",
+        "struct",
+        "struct S {",
+        "k<<<",
+        ">>>",
+        "#",
+        "\\",
+        "'",
+        '"',
+        "@",
+        "$x",
+        "`",
+        "int x = ;",
+        "x = = 3;",
+        "__shared__ float s[;",
+        "float3 v = {",
+        "a ? b :",
+        "sizeof(",
+        "0x",
+        "1e",
+        "__global__ void k() { return",
+        "__global__ void k(float *p) { p[0] = 1;",
+    ],
 )
 def test_fragments_give_diagnostics_with_positions_and_never_raise(text):
     front_end(text)
@@ -136,9 +179,11 @@ def test_binary_bytes_through_the_preprocessor(tmp_path):
 
 
 def test_non_ascii_text_in_comments_strings_and_names():
-    text = ('// 共享内存 bank conflict — ünïcödé\n'
-            '__global__ void k(float *p) { const char *s = "šđč"; p[0] = 1; }\n'
-            '__global__ void ключ(float *p) { p[0] = 2; }\n' + KERNEL)
+    text = (
+        "// 共享内存 bank conflict — ünïcödé\n"
+        '__global__ void k(float *p) { const char *s = "šđč"; p[0] = 1; }\n'
+        "__global__ void ключ(float *p) { p[0] = 2; }\n" + KERNEL
+    )
     result, module = front_end(text)
     assert "k" in kernel_names(module) and "good" in kernel_names(module)
 
@@ -161,8 +206,10 @@ def lookup_table(size: int) -> str:
         parts.append(item)
         total += len(item)
         n += 1
-    return f"__constant__ float table[{n}] = {{\n{''.join(parts)}}};\n" \
-           "__global__ void lookup(float *out) { out[threadIdx.x] = table[threadIdx.x]; }\n" + KERNEL
+    return (
+        f"__constant__ float table[{n}] = {{\n{''.join(parts)}}};\n"
+        "__global__ void lookup(float *out) { out[threadIdx.x] = table[threadIdx.x]; }\n" + KERNEL
+    )
 
 
 @pytest.mark.slow
@@ -174,7 +221,9 @@ def test_a_10_mb_generated_lookup_table_is_skimmed_and_its_kernels_lowered():
     assert result.diagnostics == []
     assert kernel_names(module) == ["lookup", "good"]
     assert [(a.space, a.op, a.text) for a in module.kernels[0].accesses] == [
-        ("constant", "load", "table[threadIdx.x]"), ("global", "store", "out[threadIdx.x]")]
+        ("constant", "load", "table[threadIdx.x]"),
+        ("global", "store", "out[threadIdx.x]"),
+    ]
     (table,) = module.globals
     assert table.type.length == text.count("f,")
 
@@ -334,12 +383,14 @@ def test_an_unterminated_comment_through_the_preprocessor(tmp_path):
 
 
 def test_a_syntax_error_in_one_kernel_still_lets_the_next_kernel_be_lowered():
-    text = ("__global__ void first(int *p) {\n"
-            "  int x;\n"
-            "  x = = 3;\n"
-            "  p[0] = x;\n"
-            "}\n"
-            "__global__ void second(int *q) { q[threadIdx.x] = 2; }\n")
+    text = (
+        "__global__ void first(int *p) {\n"
+        "  int x;\n"
+        "  x = = 3;\n"
+        "  p[0] = x;\n"
+        "}\n"
+        "__global__ void second(int *q) { q[threadIdx.x] = 2; }\n"
+    )
     result, module = front_end(text)
     (d,) = result.diagnostics
     assert d.code == "WL901"

@@ -85,10 +85,20 @@ def test_a_float_math_function_is_typed_float():
 
 
 # ----------------------------------------------------------------------------- names
-@pytest.mark.parametrize("name, operation", [
-    ("sqrtf", "sqrt"), ("sqrt", "sqrt"), ("std::sqrt", "sqrt"), ("__expf", "exp"), ("exp2f", "exp2"),
-    ("__saturatef", "saturate"), ("__fdividef", "fdividef"), ("erff", "erf"), ("abs", "abs"),
-])
+@pytest.mark.parametrize(
+    "name, operation",
+    [
+        ("sqrtf", "sqrt"),
+        ("sqrt", "sqrt"),
+        ("std::sqrt", "sqrt"),
+        ("__expf", "exp"),
+        ("exp2f", "exp2"),
+        ("__saturatef", "saturate"),
+        ("__fdividef", "fdividef"),
+        ("erff", "erf"),
+        ("abs", "abs"),
+    ],
+)
 def test_a_math_function_under_each_of_its_spellings(name, operation):
     spec = builtins.math_function(name)
     assert spec is not None and spec.operation == operation
@@ -104,9 +114,16 @@ def test_a_symbol_named_after_a_variable_is_that_variable():
     assert builtins.variable("n") is None and builtins.variable("min") is None
 
 
-@pytest.mark.parametrize("name, varies", [
-    ("atomicAdd", True), ("__shfl_sync", True), ("atomicAggInc", True), ("min", False), ("helper", False),
-])
+@pytest.mark.parametrize(
+    "name, varies",
+    [
+        ("atomicAdd", True),
+        ("__shfl_sync", True),
+        ("atomicAggInc", True),
+        ("min", False),
+        ("helper", False),
+    ],
+)
 def test_a_call_result_varies_between_lanes_for_the_builtins_that_say_so_and_functions_named_after_them(name, varies):
     assert builtins.call_result_varies(name) is varies
 
@@ -119,8 +136,11 @@ def test_every_function_whose_result_varies_whatever_its_arguments_is_named_as_c
 
 def test_memory_effects_match_kinds():
     for spec in BUILTINS.values():
-        expected = {BuiltinKind.ATOMIC: MemoryEffect.UPDATES, BuiltinKind.LOAD: MemoryEffect.READS,
-                    BuiltinKind.BARRIER: MemoryEffect.ORDERS}.get(spec.kind, MemoryEffect.NONE)
+        expected = {
+            BuiltinKind.ATOMIC: MemoryEffect.UPDATES,
+            BuiltinKind.LOAD: MemoryEffect.READS,
+            BuiltinKind.BARRIER: MemoryEffect.ORDERS,
+        }.get(spec.kind, MemoryEffect.NONE)
         assert spec.memory is expected, spec.name
 
 

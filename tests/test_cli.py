@@ -50,7 +50,12 @@ def warplint(*args: str, cwd: Path, extra_env: dict[str, str] | None = None) -> 
     env.update(extra_env or {})
     return subprocess.run(
         [sys.executable, "-m", "analyzer", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -114,10 +119,24 @@ def test_a_struct_parameters_field_can_be_given_with_param(tmp_path):
     # 003_matmul_global.cu: `A.elements[row * A.width + e]`; with the widths given, the
     # 16-wide blocks' row starts are known and the loads of B and the store of C are ideal
     sample = Path(__file__).resolve().parents[1] / "samples" / "003_matmul_global.cu"
-    result = warplint("check", "--format", "json", "--param", "A.width=4096", "--param", "B.width=4096",
-                      "--param", "C.width=4096", str(sample), cwd=tmp_path)
+    result = warplint(
+        "check",
+        "--format",
+        "json",
+        "--param",
+        "A.width=4096",
+        "--param",
+        "B.width=4096",
+        "--param",
+        "C.width=4096",
+        str(sample),
+        cwd=tmp_path,
+    )
     accesses = {a["text"]: a for k in json.loads(result.stdout)["files"][0]["kernels"] for a in k["accesses"]}
-    assert (accesses["B.elements[e * B.width + col]"]["per_request"], accesses["B.elements[e * B.width + col]"]["exact"]) == (2, True)
+    assert (
+        accesses["B.elements[e * B.width + col]"]["per_request"],
+        accesses["B.elements[e * B.width + col]"]["exact"],
+    ) == (2, True)
     assert accesses["C.elements[row * C.width + col]"]["per_request"] == 4
 
 
@@ -144,8 +163,22 @@ def test_version_and_help_exit_0(tmp_path):
         assert command in help_.stdout
     check_help = warplint("check", "--help", cwd=tmp_path)
     assert check_help.returncode == 0
-    for option in ("--format", "--output-format", "--output", "--block", "--grid", "--param", "--arch",
-                   "-D", "-I", "--select", "--ignore", "--exit-zero", "--quiet", "--no-color"):
+    for option in (
+        "--format",
+        "--output-format",
+        "--output",
+        "--block",
+        "--grid",
+        "--param",
+        "--arch",
+        "-D",
+        "-I",
+        "--select",
+        "--ignore",
+        "--exit-zero",
+        "--quiet",
+        "--no-color",
+    ):
         assert option in check_help.stdout
 
 
@@ -255,7 +288,7 @@ def test_a_bad_file_does_not_stop_the_others(tmp_path):
 
 def test_an_internal_error_is_a_diagnostic_at_line_1_and_the_next_file_is_analysed(tmp_path):
     write(tmp_path / "a.cu", "struct BOOM { int a; };\n")
-    write(tmp_path / "b.cu", "#include \"missing.h\"\nstruct S { int a; };\n")
+    write(tmp_path / "b.cu", '#include "missing.h"\nstruct S { int a; };\n')
     script = textwrap.dedent("""\
         import sys
         import analyzer.syntax.parse as stage
@@ -269,8 +302,14 @@ def test_an_internal_error_is_a_diagnostic_at_line_1_and_the_next_file_is_analys
         raise SystemExit(main(sys.argv[1:]))
     """)
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    result = subprocess.run([sys.executable, "-c", script, "check", "a.cu", "b.cu"], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", script, "check", "a.cu", "b.cu"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2
     assert_no_traceback(result)
     lines = report_lines(result.stdout)
@@ -330,8 +369,9 @@ def test_importing_the_cli_imports_nothing_heavy(tmp_path):
         print("HEAVY", heavy)
     """)
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     assert "HEAVY []" in result.stdout
 

@@ -63,7 +63,10 @@ def test_without_a_configuration_every_rule_reports(project, capsys):
 
 
 def test_pyproject_select_and_params_apply_to_files_below_it(project, capsys):
-    write(project, {"pyproject.toml": """\
+    write(
+        project,
+        {
+            "pyproject.toml": """\
         [project]
         name = "demo"
 
@@ -72,7 +75,9 @@ def test_pyproject_select_and_params_apply_to_files_below_it(project, capsys):
 
         [tool.warplint.params]
         s = 8
-        """})
+        """
+        },
+    )
     status, lines, _ = run(capsys, "src/k.cu")
     assert status == 1
     assert lines == [
@@ -90,28 +95,37 @@ def test_command_line_overrides_the_file(project, capsys):
 
 
 def test_nearest_configuration_wins_and_is_not_merged_with_parents(project, capsys):
-    write(project, {
-        "pyproject.toml": '[tool.warplint]\nignore = ["WL201"]\n',
-        "src/warplint.toml": 'ignore = ["bank-conflict"]\n',
-    })
+    write(
+        project,
+        {
+            "pyproject.toml": '[tool.warplint]\nignore = ["WL201"]\n',
+            "src/warplint.toml": 'ignore = ["bank-conflict"]\n',
+        },
+    )
     assert run(capsys, "src/k.cu")[:2] == (1, [ALL_THREE[1]])
     assert find_config(str(project / "src")) == str(project / "src" / "warplint.toml")
     assert find_config(str(project)) == str(project / "pyproject.toml")
 
 
 def test_warplint_toml_wins_over_pyproject_in_the_same_folder(project, capsys):
-    write(project, {
-        "src/pyproject.toml": '[tool.warplint]\nselect = ["WL201"]\n',
-        "src/warplint.toml": 'select = ["WL101"]\nparams = { s = 8 }\n',
-    })
+    write(
+        project,
+        {
+            "src/pyproject.toml": '[tool.warplint]\nselect = ["WL201"]\n',
+            "src/warplint.toml": 'select = ["WL101"]\nparams = { s = 8 }\n',
+        },
+    )
     assert run(capsys, "src/k.cu")[1] == [ALL_THREE[0], ALL_THREE[2].replace("32", "8")]
 
 
 def test_pyproject_without_a_warplint_table_is_passed_over(project, capsys):
-    write(project, {
-        "pyproject.toml": '[tool.warplint]\nselect = ["WL201"]\n',
-        "src/pyproject.toml": '[project]\nname = "x"\n[tool.black]\nline-length = 100\n',
-    })
+    write(
+        project,
+        {
+            "pyproject.toml": '[tool.warplint]\nselect = ["WL201"]\n',
+            "src/pyproject.toml": '[project]\nname = "x"\n[tool.black]\nline-length = 100\n',
+        },
+    )
     assert run(capsys, "src/k.cu")[:2] == (1, [ALL_THREE[1]])
 
 
@@ -121,8 +135,13 @@ def test_tool_warplint_table_in_warplint_toml_is_accepted(project, capsys):
 
 
 def test_isolated_ignores_configuration_and_config_names_one(project, capsys):
-    write(project, {"pyproject.toml": '[tool.warplint]\nselect = ["WL201"]\n',
-                    "other/strict.toml": 'select = ["WL101"]\nparams = { s = 8 }\n'})
+    write(
+        project,
+        {
+            "pyproject.toml": '[tool.warplint]\nselect = ["WL201"]\n',
+            "other/strict.toml": 'select = ["WL101"]\nparams = { s = 8 }\n',
+        },
+    )
     assert run(capsys, "src/k.cu", "--isolated")[:2] == (1, ALL_THREE)
     status, lines, _ = run(capsys, "src/k.cu", "--config", "other/strict.toml")
     assert (status, lines) == (1, [ALL_THREE[0], ALL_THREE[2].replace("32", "8")])
@@ -141,14 +160,17 @@ def test_missing_config_file_is_a_usage_error(project, capsys):
 
 
 def test_per_file_ignores_globs_are_relative_to_the_config_folder(project, capsys):
-    write(project, {
-        "src/gen/k.cu": KERNEL,
-        "pyproject.toml": """\
+    write(
+        project,
+        {
+            "src/gen/k.cu": KERNEL,
+            "pyproject.toml": """\
             [tool.warplint.per-file-ignores]
             "src/gen/*.cu" = ["WL101"]
             "*.cuh" = ["ALL"]
             """,
-    })
+        },
+    )
     status, lines, _ = run(capsys, "src")
     gen = [line.replace("src/k.cu", "src/gen/k.cu") for line in ALL_THREE]
     assert (status, lines) == (1, [gen[1], *ALL_THREE])
@@ -172,9 +194,11 @@ def test_extend_select_adds_to_the_files_select(project, capsys):
 
 
 def test_defines_and_include_paths_are_relative_to_the_config(project, capsys):
-    write(project, {
-        "inc/stride.cuh": "#define STRIDE 4\n",
-        "src/m.cu": """\
+    write(
+        project,
+        {
+            "inc/stride.cuh": "#define STRIDE 4\n",
+            "src/m.cu": """\
             #include "stride.cuh"
             __global__ void m(float* out)
             {
@@ -185,20 +209,29 @@ def test_defines_and_include_paths_are_relative_to_the_config(project, capsys):
                 out[threadIdx.x] = tile[threadIdx.x];
             }
             """,
-        "pyproject.toml": """\
+            "pyproject.toml": """\
             [tool.warplint]
             include-paths = ["inc"]
             block = [32]
             defines = ["CHECK_ME", "WIDE=2"]
             """,
-    })
+        },
+    )
     status, lines, _ = run(capsys, "src/m.cu")
-    assert (status, lines) == (1, [
-        "src/m.cu:6:5: WL101 8-way bank conflict on `tile`: 8 wavefronts per request, ideal 1"])
-    write(project, {"pyproject.toml": '[tool.warplint]\ninclude-paths = ["inc"]\nblock = 32\n'
-                                      '[tool.warplint.defines]\nCHECK_ME = true\nWIDE = 4\n'})
+    assert (status, lines) == (
+        1,
+        ["src/m.cu:6:5: WL101 8-way bank conflict on `tile`: 8 wavefronts per request, ideal 1"],
+    )
+    write(
+        project,
+        {
+            "pyproject.toml": '[tool.warplint]\ninclude-paths = ["inc"]\nblock = 32\n'
+            "[tool.warplint.defines]\nCHECK_ME = true\nWIDE = 4\n"
+        },
+    )
     assert run(capsys, "src/m.cu")[1] == [
-        "src/m.cu:6:5: WL101 16-way bank conflict on `tile`: 16 wavefronts per request, ideal 1"]
+        "src/m.cu:6:5: WL101 16-way bank conflict on `tile`: 16 wavefronts per request, ideal 1"
+    ]
 
 
 def test_arch_block_and_grid_reach_the_json_report(project, capsys):
@@ -220,8 +253,11 @@ def test_severity_changes_the_level_of_findings(project, capsys):
     status = cli.main(["check", "-q", "--isolated", "src/k.cu"])
     assert "src/k.cu:5:5: warning: 4-way" in capsys.readouterr().out
     status = cli.main(["check", "-q", "src/k.cu"])
-    heads = [line.split(" ", 2)[:2] for line in capsys.readouterr().out.splitlines()
-             if line.startswith("src/") and line.endswith("]")]  # findings, not their related notes
+    heads = [
+        line.split(" ", 2)[:2]
+        for line in capsys.readouterr().out.splitlines()
+        if line.startswith("src/") and line.endswith("]")
+    ]  # findings, not their related notes
     assert status == 1
     assert heads == [["src/k.cu:5:5:", "error:"], ["src/k.cu:5:19:", "note:"], ["src/k.cu:6:14:", "error:"]]
 
@@ -232,52 +268,98 @@ def test_severity_changes_the_level_of_findings(project, capsys):
 @pytest.mark.parametrize(
     ("name", "text", "message"),
     [
-        ("pyproject.toml", '[project]\nname = "x"\n\n[tool.warplint]\nselct = ["WL101"]\n',
-         "pyproject.toml:5:1: error: unknown key `tool.warplint.selct`; did you mean `select`?"),
-        ("warplint.toml", 'arch = "sm_90"\n  colour = true\n',
-         "warplint.toml:2:3: error: unknown key `colour`; known keys: select, ignore, extend-select, "
-         "extend-ignore, per-file-ignores, arch, defines, include-paths, block, grid, params, severity, budget"),
-        ("warplint.toml", 'select = [\n    "WL101",\n    "WL1O1",\n]\n',
-         "warplint.toml:3:5: error: unknown rule `WL1O1` in `select`; `warplint rules` lists them"),
-        ("pyproject.toml", '[tool.warplint]\nignore = "WL201, WL7"\n',
-         "pyproject.toml:2:18: error: unknown rule `WL7` in `tool.warplint.ignore`; "
-         "`warplint rules` lists them"),
-        ("warplint.toml", 'select = ["WL101"\n',
-         "warplint.toml:2:1: error: invalid TOML: unclosed array"),
-        ("warplint.toml", 'arch = sm_90\n',
-         "warplint.toml:1:8: error: invalid TOML: invalid value"),
-        ("warplint.toml", 'arch = "sm_99"\n',
-         "warplint.toml:1:8: error: unknown architecture 'sm_99'; choose one of {ARCHS}"),
-        ("warplint.toml", '\narch = 90\n',
-         "warplint.toml:2:1: error: `arch` must be a string such as \"sm_90\", not an integer"),
-        ("warplint.toml", 'block = [32, 32, 2]\n',
-         "warplint.toml:1:1: error: `block`: 2048 threads per block, the limit is 1024"),
-        ("warplint.toml", 'grid = [0]\n',
-         "warplint.toml:1:1: error: `grid`: every dimension must be at least 1"),
-        ("warplint.toml", 'block = "32,8"\n',
-         "warplint.toml:1:1: error: `block` must be an integer or an array of 1 to 3 integers such as [32, 8], "
-         "not a string"),
-        ("pyproject.toml", '[tool.warplint.params]\nn = 1\nm = "big"\n',
-         "pyproject.toml:3:1: error: `tool.warplint.params.m` must be an integer, not a string"),
-        ("warplint.toml", 'params = { n = 1, m = 2.5 }\n',
-         "warplint.toml:1:19: error: `params.m` must be an integer, not a number"),
-        ("warplint.toml", '[severity]\nWL101 = "error"\nuncoalesced-access = "fatal"\n',
-         "warplint.toml:3:1: error: `severity.uncoalesced-access` must be one of 'error', 'warning', 'note', "
-         "not 'fatal'"),
-        ("warplint.toml", '[severity]\nbank-conflicts = "error"\n',
-         "warplint.toml:2:1: error: unknown rule `bank-conflicts` in `severity`; `warplint rules` lists them"),
-        ("warplint.toml", '[per-file-ignores]\n"a/*.cu" = ["WL101"]\n"b/*.cu" = ["WL301", "nope"]\n',
-         "warplint.toml:3:22: error: unknown rule `nope` in `per-file-ignores.b/*.cu`; `warplint rules` lists them"),
-        ("warplint.toml", 'per-file-ignores = ["WL101"]\n',
-         "warplint.toml:1:1: error: `per-file-ignores` must be a table of glob = [codes], not an array"),
-        ("warplint.toml", 'defines = ["OK", "2BAD"]\n',
-         "warplint.toml:1:18: error: bad macro definition '2BAD'; expected \"NAME\" or \"NAME=VALUE\""),
-        ("warplint.toml", '[defines]\nX = false\n',
-         "warplint.toml:2:1: error: `defines.X` must be a string, a number or true, not a boolean"),
-        ("warplint.toml", 'include-paths = [1]\n',
-         "warplint.toml:1:1: error: `include-paths` must be an array of strings; it holds an integer"),
-        ("pyproject.toml", '[tool]\nwarplint = 3\n',
-         "pyproject.toml:1:1: error: `tool.warplint` must be a table"),
+        (
+            "pyproject.toml",
+            '[project]\nname = "x"\n\n[tool.warplint]\nselct = ["WL101"]\n',
+            "pyproject.toml:5:1: error: unknown key `tool.warplint.selct`; did you mean `select`?",
+        ),
+        (
+            "warplint.toml",
+            'arch = "sm_90"\n  colour = true\n',
+            "warplint.toml:2:3: error: unknown key `colour`; known keys: select, ignore, extend-select, "
+            "extend-ignore, per-file-ignores, arch, defines, include-paths, block, grid, params, severity, budget",
+        ),
+        (
+            "warplint.toml",
+            'select = [\n    "WL101",\n    "WL1O1",\n]\n',
+            "warplint.toml:3:5: error: unknown rule `WL1O1` in `select`; `warplint rules` lists them",
+        ),
+        (
+            "pyproject.toml",
+            '[tool.warplint]\nignore = "WL201, WL7"\n',
+            "pyproject.toml:2:18: error: unknown rule `WL7` in `tool.warplint.ignore`; `warplint rules` lists them",
+        ),
+        ("warplint.toml", 'select = ["WL101"\n', "warplint.toml:2:1: error: invalid TOML: unclosed array"),
+        ("warplint.toml", "arch = sm_90\n", "warplint.toml:1:8: error: invalid TOML: invalid value"),
+        (
+            "warplint.toml",
+            'arch = "sm_99"\n',
+            "warplint.toml:1:8: error: unknown architecture 'sm_99'; choose one of {ARCHS}",
+        ),
+        (
+            "warplint.toml",
+            "\narch = 90\n",
+            'warplint.toml:2:1: error: `arch` must be a string such as "sm_90", not an integer',
+        ),
+        (
+            "warplint.toml",
+            "block = [32, 32, 2]\n",
+            "warplint.toml:1:1: error: `block`: 2048 threads per block, the limit is 1024",
+        ),
+        ("warplint.toml", "grid = [0]\n", "warplint.toml:1:1: error: `grid`: every dimension must be at least 1"),
+        (
+            "warplint.toml",
+            'block = "32,8"\n',
+            "warplint.toml:1:1: error: `block` must be an integer or an array of 1 to 3 integers such as [32, 8], "
+            "not a string",
+        ),
+        (
+            "pyproject.toml",
+            '[tool.warplint.params]\nn = 1\nm = "big"\n',
+            "pyproject.toml:3:1: error: `tool.warplint.params.m` must be an integer, not a string",
+        ),
+        (
+            "warplint.toml",
+            "params = { n = 1, m = 2.5 }\n",
+            "warplint.toml:1:19: error: `params.m` must be an integer, not a number",
+        ),
+        (
+            "warplint.toml",
+            '[severity]\nWL101 = "error"\nuncoalesced-access = "fatal"\n',
+            "warplint.toml:3:1: error: `severity.uncoalesced-access` must be one of 'error', 'warning', 'note', "
+            "not 'fatal'",
+        ),
+        (
+            "warplint.toml",
+            '[severity]\nbank-conflicts = "error"\n',
+            "warplint.toml:2:1: error: unknown rule `bank-conflicts` in `severity`; `warplint rules` lists them",
+        ),
+        (
+            "warplint.toml",
+            '[per-file-ignores]\n"a/*.cu" = ["WL101"]\n"b/*.cu" = ["WL301", "nope"]\n',
+            "warplint.toml:3:22: error: unknown rule `nope` in `per-file-ignores.b/*.cu`; `warplint rules` lists them",
+        ),
+        (
+            "warplint.toml",
+            'per-file-ignores = ["WL101"]\n',
+            "warplint.toml:1:1: error: `per-file-ignores` must be a table of glob = [codes], not an array",
+        ),
+        (
+            "warplint.toml",
+            'defines = ["OK", "2BAD"]\n',
+            'warplint.toml:1:18: error: bad macro definition \'2BAD\'; expected "NAME" or "NAME=VALUE"',
+        ),
+        (
+            "warplint.toml",
+            "[defines]\nX = false\n",
+            "warplint.toml:2:1: error: `defines.X` must be a string, a number or true, not a boolean",
+        ),
+        (
+            "warplint.toml",
+            "include-paths = [1]\n",
+            "warplint.toml:1:1: error: `include-paths` must be an array of strings; it holds an integer",
+        ),
+        ("pyproject.toml", "[tool]\nwarplint = 3\n", "pyproject.toml:1:1: error: `tool.warplint` must be a table"),
     ],
 )
 def test_a_broken_configuration_is_an_error_at_its_line_with_exit_2(project, capsys, name, text, message):
@@ -312,17 +394,34 @@ def test_configuration_errors_come_before_any_analysis(project, capsys):
 
 
 def test_options_for_merges_key_by_key_command_line_first(tmp_path):
-    file = Settings(path=str(tmp_path / "warplint.toml"), select=("WL1",), ignore=("WL201",),
-                    extend_ignore=("WL301",), arch="sm_80", params={"n": 1, "m": 2}, defines={"A": "1"},
-                    include_paths=(str(tmp_path / "inc"),), block=(64, 1, 1),
-                    per_file_ignores=(("gen/*.cu", ("WL101",)),), severity={"WL101": "error"})
-    cli_settings = Settings(ignore=("WL1",), params={"m": 5}, defines={"B": None}, include_paths=("/i",),
-                            grid=(4, 1, 1))
+    file = Settings(
+        path=str(tmp_path / "warplint.toml"),
+        select=("WL1",),
+        ignore=("WL201",),
+        extend_ignore=("WL301",),
+        arch="sm_80",
+        params={"n": 1, "m": 2},
+        defines={"A": "1"},
+        include_paths=(str(tmp_path / "inc"),),
+        block=(64, 1, 1),
+        per_file_ignores=(("gen/*.cu", ("WL101",)),),
+        severity={"WL101": "error"},
+    )
+    cli_settings = Settings(
+        ignore=("WL1",), params={"m": 5}, defines={"B": None}, include_paths=("/i",), grid=(4, 1, 1)
+    )
     options = options_for(str(tmp_path / "gen" / "x.cu"), file, cli_settings, Options(format="json"))
     assert options == Options(
-        arch="sm_80", block=(64, 1, 1), grid=(4, 1, 1), params={"n": 1, "m": 5},
-        defines={"A": "1", "B": None}, include_paths=["/i", str(tmp_path / "inc")],
-        select=["WL1"], ignore=["WL1", "WL301", "WL101"], format="json", severity={"WL101": "error"},
+        arch="sm_80",
+        block=(64, 1, 1),
+        grid=(4, 1, 1),
+        params={"n": 1, "m": 5},
+        defines={"A": "1", "B": None},
+        include_paths=["/i", str(tmp_path / "inc")],
+        select=["WL1"],
+        ignore=["WL1", "WL301", "WL101"],
+        format="json",
+        severity={"WL101": "error"},
     )
     other = options_for(str(tmp_path / "src" / "x.cu"), file, Settings(), Options())
     assert (other.select, other.ignore, other.arch) == (["WL1"], ["WL201", "WL301"], "sm_80")

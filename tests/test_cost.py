@@ -121,9 +121,7 @@ def test_stride_32_is_32_way_on_bank_0():
     cost = shared_cost(shared(lambda t: 32 * t), 4, SM90)
     assert cost.wavefronts == 32
     assert cost.conflicts == 31
-    assert cost.worst == (
-        BankCollision(bank=0, lanes=tuple(LANES), words=tuple(32 * t for t in LANES)),
-    )
+    assert cost.worst == (BankCollision(bank=0, lanes=tuple(LANES), words=tuple(32 * t for t in LANES)),)
     assert cost.worst[0].ways == 32
 
 
@@ -162,9 +160,7 @@ def test_char_accesses_conflict_only_on_distinct_words(stride, expected):
     assert wavefronts(lambda t: stride * t, 1) == expected
 
 
-@pytest.mark.parametrize(
-    ("stride", "expected"), [(1, 1), (2, 1), (3, 2), (4, 2), (32, 16), (64, 32)]
-)
+@pytest.mark.parametrize(("stride", "expected"), [(1, 1), (2, 1), (3, 2), (4, 2), (32, 16), (64, 32)])
 def test_short_accesses_conflict_only_on_distinct_words(stride, expected):
     assert wavefronts(lambda t: stride * t, 2) == expected
 
@@ -273,18 +269,14 @@ def test_the_most_conflicted_phase_comes_first():
     cost = shared_cost(addresses, 8, SM90)
     assert cost.wavefronts == 2 + 8
     assert [c.ways for c in cost.worst] == [8, 2]
-    assert cost.worst[0] == BankCollision(
-        bank=0, lanes=tuple(range(16, 32, 2)), words=tuple(range(256, 512, 32))
-    )
+    assert cost.worst[0] == BankCollision(bank=0, lanes=tuple(range(16, 32, 2)), words=tuple(range(256, 512, 32)))
     assert cost.worst[1] == BankCollision(bank=0, lanes=(0, 8), words=(0, 32))
 
 
 # --- Global memory ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("access_bytes", "sectors"), [(1, 1), (2, 2), (4, 4), (8, 8), (16, 16)]
-)
+@pytest.mark.parametrize(("access_bytes", "sectors"), [(1, 1), (2, 2), (4, 4), (8, 8), (16, 16)])
 def test_a_coalesced_warp_touches_exactly_the_ideal_sectors(access_bytes, sectors):
     cost = global_cost(global_(lambda t: t, access_bytes), access_bytes, SM90)
     assert cost == GlobalCost(
@@ -442,9 +434,7 @@ def test_costs_agree_with_a_byte_by_byte_reference(access_bytes, aligned):
                 a += rng.randrange(1, 4)
             addresses.append(a)
         got = shared_cost(addresses, access_bytes, SM90)
-        assert (got.wavefronts, got.ideal, got.phases) == _reference_shared(
-            addresses, access_bytes, SM90
-        ), addresses
+        assert (got.wavefronts, got.ideal, got.phases) == _reference_shared(addresses, access_bytes, SM90), addresses
         assert len(got.worst) == sum(1 for c in got.worst if c.ways > 1)
         ways = [c.ways for c in got.worst]
         assert ways == sorted(ways, reverse=True)
@@ -452,9 +442,7 @@ def test_costs_agree_with_a_byte_by_byte_reference(access_bytes, aligned):
             assert all(w % 32 == collision.bank for w in collision.words)
             assert list(collision.lanes) == sorted(set(collision.lanes))
         sectors = global_cost(addresses, access_bytes, SM90)
-        assert list(sectors.sector_addresses) == _reference_sectors(
-            addresses, access_bytes, SM90
-        ), addresses
+        assert list(sectors.sector_addresses) == _reference_sectors(addresses, access_bytes, SM90), addresses
         assert sectors.sectors == len(sectors.sector_addresses)
 
 

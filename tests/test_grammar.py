@@ -56,10 +56,35 @@ def test_the_dangling_else_is_resolved_by_the_grammar_not_by_a_conflict_rule():
 
 @pytest.mark.parametrize(
     "word",
-    ["__global__", "__device__", "__host__", "__forceinline__", "__noinline__", "__shared__",
-     "__constant__", "__restrict__", "__launch_bounds__", "__align__", "alignas", "__attribute__",
-     "const", "volatile", "static", "inline", "extern", "typedef", "struct", "union", "enum",
-     "template", "typename", "sizeof", "static_assert", "using", "namespace"],
+    [
+        "__global__",
+        "__device__",
+        "__host__",
+        "__forceinline__",
+        "__noinline__",
+        "__shared__",
+        "__constant__",
+        "__restrict__",
+        "__launch_bounds__",
+        "__align__",
+        "alignas",
+        "__attribute__",
+        "const",
+        "volatile",
+        "static",
+        "inline",
+        "extern",
+        "typedef",
+        "struct",
+        "union",
+        "enum",
+        "template",
+        "typename",
+        "sizeof",
+        "static_assert",
+        "using",
+        "namespace",
+    ],
 )
 def test_keywords_are_not_lexed_as_identifiers(strict_parser, word):
     tokens = list(strict_parser.lex(word))
@@ -70,11 +95,24 @@ def test_keywords_are_not_lexed_as_identifiers(strict_parser, word):
 
 @pytest.mark.parametrize(
     "text, kind",
-    [("0x1Fu", "INTEGER"), ("1ULL", "INTEGER"), ("0b1010", "INTEGER"), ("1'000'000", "INTEGER"),
-     ("1.5f", "FLOATING"), ("1e-3", "FLOATING"), (".5", "FLOATING"), ("0x1p-2", "FLOATING"),
-     ("'a'", "CHARACTER"), ("'\\n'", "CHARACTER"), ('"a\\"b"', "STRING"),
-     ("threadIdx", "IDENTIFIER"), ("cg::this_thread_block", "IDENTIFIER"), ("::min", "IDENTIFIER"),
-     ("__shared_mem", "IDENTIFIER"), ("constant", "IDENTIFIER")],
+    [
+        ("0x1Fu", "INTEGER"),
+        ("1ULL", "INTEGER"),
+        ("0b1010", "INTEGER"),
+        ("1'000'000", "INTEGER"),
+        ("1.5f", "FLOATING"),
+        ("1e-3", "FLOATING"),
+        (".5", "FLOATING"),
+        ("0x1p-2", "FLOATING"),
+        ("'a'", "CHARACTER"),
+        ("'\\n'", "CHARACTER"),
+        ('"a\\"b"', "STRING"),
+        ("threadIdx", "IDENTIFIER"),
+        ("cg::this_thread_block", "IDENTIFIER"),
+        ("::min", "IDENTIFIER"),
+        ("__shared_mem", "IDENTIFIER"),
+        ("constant", "IDENTIFIER"),
+    ],
 )
 def test_literals_and_names_lex_as_one_token(strict_parser, text, kind):
     tokens = [t for t in strict_parser.lex(text) if isinstance(t, Token)]

@@ -33,7 +33,7 @@ TRICKY = [
     "__global__ void k(int *a) { int x = ((a[1])) * (2 + a[0]) % 3, y; y = x ? x : -x; a[y] = sizeof(int); }",
     "typedef struct { float x, y, z; } __align__(16) vec3; __shared__ vec3 s[32];",
     "__global__ void k(float *o) { for (int i = 0, j; i < 4; ++i) { if (i) continue; else break; } do {} while (0); }",
-    "enum E { A = 1, B, C = A << 3 }; static_assert(sizeof(E) == 4, \"e\");",
+    'enum E { A = 1, B, C = A << 3 }; static_assert(sizeof(E) == 4, "e");',
     "__global__ void __launch_bounds__(256, 2) k(const float *__restrict__ a) { extern __shared__ float s[]; s[0] = a[0]; }",
     "__device__ int f(int a, int b = 2) { return a + b; }",
 ]
@@ -136,8 +136,11 @@ def test_a_character_no_terminal_matches_fails_with_no_token():
 
 def test_every_rule_that_builds_a_node_has_a_builder_method():
     methods = ast_methods()
-    missing = {r.name for r in cuda_tables().rules if r.kind == T.CALL and not (r.expand1 and len(r.keep) == 1)
-               and r.name not in methods}
+    missing = {
+        r.name
+        for r in cuda_tables().rules
+        if r.kind == T.CALL and not (r.expand1 and len(r.keep) == 1) and r.name not in methods
+    }
     assert missing == set()
     assert OPERATOR_CHAINS <= set(methods)
 
@@ -169,8 +172,9 @@ def _same_parser(tables: T.Tables) -> bool:
 
     theirs = CudaPostLexer()
     theirs.text = text
-    return (len(tables.actions) == len(cuda_tables().actions)
-            and Parser(tables).parse(text, build, postlex.process) == Parser(cuda_tables()).parse(text, build, theirs.process))
+    return len(tables.actions) == len(cuda_tables().actions) and Parser(tables).parse(
+        text, build, postlex.process
+    ) == Parser(cuda_tables()).parse(text, build, theirs.process)
 
 
 @pytest.mark.slow
@@ -213,10 +217,12 @@ def test_a_corrupted_cache_is_rebuilt_and_replaced(tmp_path, monkeypatch, damage
     T.load("cuda.lark", ("IDENTIFIER",))
     (cache,) = (tmp_path / "warplint").glob("cuda-*-tables*.marshal")
     good = cache.read_bytes()
-    bad = {"the reproducer's bytes": (ROBUSTNESS / "corrupt_cache" / "bad.marshal").read_bytes(),
-           "one byte flipped": good[:200] + bytes([good[200] ^ 0x55]) + good[201:],
-           "cut short": good[: len(good) // 2],
-           "old layout": marshal.dumps(T.decode_tables(good))}[damage]
+    bad = {
+        "the reproducer's bytes": (ROBUSTNESS / "corrupt_cache" / "bad.marshal").read_bytes(),
+        "one byte flipped": good[:200] + bytes([good[200] ^ 0x55]) + good[201:],
+        "cut short": good[: len(good) // 2],
+        "old layout": marshal.dumps(T.decode_tables(good)),
+    }[damage]
     cache.write_bytes(bad)
     assert T.decode_tables(bad) is None
     assert _same_parser(T.load("cuda.lark", ("IDENTIFIER",)))

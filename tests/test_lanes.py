@@ -96,10 +96,18 @@ __global__ void k(float* out) {
     assert cost_of(src, "tile[threadIdx.y][threadIdx.x]", block=(16, 16, 1)).per_request == 1
 
 
-@pytest.mark.parametrize("elem, index, expected, ideal", [
-    ("double", "tid", 2, 2), ("double", "2 * tid", 4, 2), ("float4", "tid", 4, 4),
-    ("float2", "tid", 2, 2), ("char", "tid", 1, 1), ("short", "tid", 1, 1), ("char", "4 * tid", 1, 1),
-])
+@pytest.mark.parametrize(
+    "elem, index, expected, ideal",
+    [
+        ("double", "tid", 2, 2),
+        ("double", "2 * tid", 4, 2),
+        ("float4", "tid", 4, 4),
+        ("float2", "tid", 2, 2),
+        ("char", "tid", 1, 1),
+        ("short", "tid", 1, 1),
+        ("char", "4 * tid", 1, 1),
+    ],
+)
 def test_element_sizes_in_shared_memory(elem, index, expected, ideal):
     src = f"""
 __global__ void k({elem}* out) {{
@@ -282,8 +290,10 @@ def test_unknown_block_is_stated_not_silent():
     src = "__global__ void k(float* x) { x[threadIdx.x] = 0; }"
     analysis = analyse(src)
     assert analysis.launch.assumed and analysis.launch.block == (256, 1, 1)
-    assert any(a.kind is AssumptionKind.BLOCK_ASSUMED and str(a).startswith("block size unknown")
-               for a in analysis.costs[0].assumptions)
+    assert any(
+        a.kind is AssumptionKind.BLOCK_ASSUMED and str(a).startswith("block size unknown")
+        for a in analysis.costs[0].assumptions
+    )
 
 
 def test_launch_configuration_comes_from_host_code():
@@ -298,7 +308,11 @@ int main() {
 }
 """
     analysis = analyse(src)
-    assert (analysis.launch.block, analysis.launch.grid, dict(analysis.launch.params)) == ((16, 16, 1), (64, 64, 1), {"w": 1024})
+    assert (analysis.launch.block, analysis.launch.grid, dict(analysis.launch.params)) == (
+        (16, 16, 1),
+        (64, 64, 1),
+        {"w": 1024},
+    )
     c = analysis.costs[0]
     assert (c.per_request, c.requests, c.total, c.exact) == (4, 8 * 64 * 64, 4 * 8 * 64 * 64, True)
 
@@ -320,8 +334,9 @@ __global__ void k(unsigned int *out, unsigned int start) {
 def test_a_short_counted_loop_carrying_a_per_lane_value_is_unrolled_and_exact():
     # pos = tx, then (tx + 1) % 32: each iteration's words are distinct per lane -> 1 wavefront
     # (warplint once took pos as one value for all lanes and reported an exact 32-way conflict)
-    c = cost_of(LOOP_CARRIED.replace("START", "threadIdx.x"), "s[32 * threadIdx.x + pos]",
-                block=(32, 1, 1), grid=(1, 1, 1))
+    c = cost_of(
+        LOOP_CARRIED.replace("START", "threadIdx.x"), "s[32 * threadIdx.x + pos]", block=(32, 1, 1), grid=(1, 1, 1)
+    )
     assert (c.per_request, c.exact, c.requests, c.total) == (1, True, 2, 2)
 
 
@@ -410,7 +425,11 @@ void run(float *b, int P) { k<<<P / 256, 256>>>(b, P); }
 int main() { float *b; const int P = 4096; run(b, P); }
 """
     analysis = analyse(src)
-    assert (analysis.launch.block, analysis.launch.grid, analysis.launch.params) == ((256, 1, 1), (16, 1, 1), (("P", 4096),))
+    assert (analysis.launch.block, analysis.launch.grid, analysis.launch.params) == (
+        (256, 1, 1),
+        (16, 1, 1),
+        (("P", 4096),),
+    )
     c = cost_of(src, "b[3 * P + y]")
     assert (c.per_request, c.ideal_per_request, c.exact, c.requests, c.total) == (4, 4, True, 128, 512)
 
@@ -427,7 +446,9 @@ __global__ void k(const float *x, float *out) {
     analysis = analyse(src, block=(256, 1, 1), grid=(1, 1, 1))
     loads = [c for c in analysis.costs if c.text == "x[tid]"]
     assert [(c.per_request, c.requests, c.total, c.reuses is not None) for c in loads] == [
-        (4, 8, 32, False), (4, 0, 0, True)]
+        (4, 8, 32, False),
+        (4, 0, 0, True),
+    ]
 
 
 def test_a_value_just_stored_is_read_back_from_the_register_and_a_barrier_forgets_it():
@@ -543,14 +564,19 @@ def test_inlining_stops_past_its_budget_and_says_so_at_the_kernel():
     for i in range(1, 6):
         calls = " + ".join(f"f{i - 1}(x + {j})" for j in range(10))
         levels.append(f"__device__ int f{i}(int x) {{ return {calls}; }}")
-    src = "\n".join(levels) + """
+    src = (
+        "\n".join(levels)
+        + """
 __global__ void k(int *out) { out[threadIdx.x] = f5(threadIdx.x); }
 """
+    )
     analysis = analyse(src, block=(32, 1, 1), grid=(1, 1, 1))
     (d,) = analysis.diagnostics
     assert (d.code, d.severity.value) == ("WL903", "warning")
-    assert d.message == ("in kernel `k`: calls past the first 50,000 statements of inlined code were not "
-                         "followed: their accesses are not checked and their results are unknown")
+    assert d.message == (
+        "in kernel `k`: calls past the first 50,000 statements of inlined code were not "
+        "followed: their accesses are not checked and their results are unknown"
+    )
     store = cost_of(src, "out[threadIdx.x]", block=(32, 1, 1), grid=(1, 1, 1))
     assert (store.per_request, store.exact) == (4, True)
 

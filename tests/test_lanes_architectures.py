@@ -46,33 +46,46 @@ def test_the_address_period_is_where_both_costs_repeat():
     assert WIDE_WARP.address_period == 128
 
 
-@pytest.mark.parametrize("arch, expected", [
-    # 32 lanes of stride 2 words: banks 0, 2, ..., 30 twice each -> 2 wavefronts; lanes on
-    # consecutive words: 1; 4-byte lanes x 32 = 4 sectors, one float in: 5. Two warps each.
-    (SM90, {
-        "store s[2 * threadIdx.x]": (2, 1, 2, 4),
-        "load s[threadIdx.x]": (1, 1, 2, 2),
-        "store out[threadIdx.x]": (4, 4, 2, 8),
-        "store out[threadIdx.x + 1]": (5, 4, 2, 10),
-    }),
-    # 16 banks: stride 2 words puts the 32 lanes on 8 banks, 4 words each -> 4 wavefronts;
-    # consecutive words fill the 16 banks twice -> 2. Sectors do not depend on the banks.
-    (SIXTEEN_BANKS, {
-        "store s[2 * threadIdx.x]": (4, 1, 2, 8),
-        "load s[threadIdx.x]": (2, 1, 2, 4),
-        "store out[threadIdx.x]": (4, 4, 2, 8),
-        "store out[threadIdx.x + 1]": (5, 4, 2, 10),
-    }),
-    # 64 lanes: one warp, served in two phases of 32 lanes (4-byte accesses), each phase as a
-    # 32-lane warp above: 2 + 2 and 1 + 1 wavefronts, ideal 2; 256 bytes = 8 sectors, 9
-    # when the warp starts one float into a sector.
-    (WIDE_WARP, {
-        "store s[2 * threadIdx.x]": (4, 2, 1, 4),
-        "load s[threadIdx.x]": (2, 2, 1, 2),
-        "store out[threadIdx.x]": (8, 8, 1, 8),
-        "store out[threadIdx.x + 1]": (9, 8, 1, 9),
-    }),
-], ids=["sm_90", "16 banks", "64 lanes"])
+@pytest.mark.parametrize(
+    "arch, expected",
+    [
+        # 32 lanes of stride 2 words: banks 0, 2, ..., 30 twice each -> 2 wavefronts; lanes on
+        # consecutive words: 1; 4-byte lanes x 32 = 4 sectors, one float in: 5. Two warps each.
+        (
+            SM90,
+            {
+                "store s[2 * threadIdx.x]": (2, 1, 2, 4),
+                "load s[threadIdx.x]": (1, 1, 2, 2),
+                "store out[threadIdx.x]": (4, 4, 2, 8),
+                "store out[threadIdx.x + 1]": (5, 4, 2, 10),
+            },
+        ),
+        # 16 banks: stride 2 words puts the 32 lanes on 8 banks, 4 words each -> 4 wavefronts;
+        # consecutive words fill the 16 banks twice -> 2. Sectors do not depend on the banks.
+        (
+            SIXTEEN_BANKS,
+            {
+                "store s[2 * threadIdx.x]": (4, 1, 2, 8),
+                "load s[threadIdx.x]": (2, 1, 2, 4),
+                "store out[threadIdx.x]": (4, 4, 2, 8),
+                "store out[threadIdx.x + 1]": (5, 4, 2, 10),
+            },
+        ),
+        # 64 lanes: one warp, served in two phases of 32 lanes (4-byte accesses), each phase as a
+        # 32-lane warp above: 2 + 2 and 1 + 1 wavefronts, ideal 2; 256 bytes = 8 sectors, 9
+        # when the warp starts one float into a sector.
+        (
+            WIDE_WARP,
+            {
+                "store s[2 * threadIdx.x]": (4, 2, 1, 4),
+                "load s[threadIdx.x]": (2, 2, 1, 2),
+                "store out[threadIdx.x]": (8, 8, 1, 8),
+                "store out[threadIdx.x + 1]": (9, 8, 1, 9),
+            },
+        ),
+    ],
+    ids=["sm_90", "16 banks", "64 lanes"],
+)
 def test_costs_follow_the_architecture(arch, expected):
     assert costs(arch) == expected
 
@@ -93,17 +106,24 @@ def shifted_costs(arch: Architecture) -> dict[str, tuple[int | None, int | None,
     kernel = module.kernels[0]
     launch = launch_configs(module, kernel, block=(arch.warp_size, 1, 1), grid=(1, 1, 1))[0]
     analysis = analyze_kernel(module, kernel, launch, arch)
-    return {c.op: (c.per_request, c.best_per_request, c.ideal_per_request) for c in analysis.costs
-            if c.space == "shared" or c.text.startswith("out")}
+    return {
+        c.op: (c.per_request, c.best_per_request, c.ideal_per_request)
+        for c in analysis.costs
+        if c.space == "shared" or c.text.startswith("out")
+    }
 
 
-@pytest.mark.parametrize("arch, expected", [
-    # 16 * n words move the lanes by 16 * n banks: with 32 banks a rotation by 0 or 16 banks
-    # (2 wavefronts either way), with 16 banks none at all (4). A warp starting at an unknown
-    # float (`base`, read once for all lanes) touches 4 or 5 sectors, 8 or 9 for 64 lanes.
-    (SM90, {"load": (2, 2, 1), "store": (5, 4, 4)}),
-    (SIXTEEN_BANKS, {"load": (4, 4, 1), "store": (5, 4, 4)}),
-    (WIDE_WARP, {"load": (4, 4, 2), "store": (9, 8, 8)}),
-], ids=["sm_90", "16 banks", "64 lanes"])
+@pytest.mark.parametrize(
+    "arch, expected",
+    [
+        # 16 * n words move the lanes by 16 * n banks: with 32 banks a rotation by 0 or 16 banks
+        # (2 wavefronts either way), with 16 banks none at all (4). A warp starting at an unknown
+        # float (`base`, read once for all lanes) touches 4 or 5 sectors, 8 or 9 for 64 lanes.
+        (SM90, {"load": (2, 2, 1), "store": (5, 4, 4)}),
+        (SIXTEEN_BANKS, {"load": (4, 4, 1), "store": (5, 4, 4)}),
+        (WIDE_WARP, {"load": (4, 4, 2), "store": (9, 8, 8)}),
+    ],
+    ids=["sm_90", "16 banks", "64 lanes"],
+)
 def test_unknown_shifts_cost_the_worst_start_of_each_architecture(arch, expected):
     assert shifted_costs(arch) == expected

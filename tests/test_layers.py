@@ -45,8 +45,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "analyzer"
 #: (layer, the modules and packages in it), first to last.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("analyzer", "analyzer.records", "analyzer.gc_pause", "analyzer.grammar_files")),
-    ("data", ("analyzer.diagnostics", "analyzer.arch", "analyzer.findings", "analyzer.launch_limits",
-              "analyzer.budget")),
+    (
+        "data",
+        ("analyzer.diagnostics", "analyzer.arch", "analyzer.findings", "analyzer.launch_limits", "analyzer.budget"),
+    ),
     ("source", ("analyzer.source",)),
     ("syntax", ("analyzer.syntax",)),
     ("ir", ("analyzer.ir",)),
@@ -60,6 +62,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("server", ("analyzer.server",)),
     ("cli", ("analyzer.cli", "analyzer.__main__")),
 )
+
 
 class Import(NamedTuple):
     importer: str  # the importing module, dotted
@@ -136,8 +139,12 @@ def private_attributes_of(importer: str, path: Path) -> Iterator[Import]:
                 if alias.asname and alias.name.startswith("analyzer"):
                     bound[alias.asname] = alias.name
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                and node.value.id in bound and is_private(node.attr)):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in bound
+            and is_private(node.attr)
+        ):
             yield Import(importer, node.lineno, bound[node.value.id], node.attr)
 
 
@@ -165,10 +172,14 @@ def every_import() -> tuple[Import, ...]:
 def private_uses() -> frozenset[tuple[str, str, str]]:
     """(importer, module, name) of every private name one module takes from another."""
     found = {(i.importer, i.module, i.name) for i in every_import() if i.name and is_private(i.name)}
-    found |= {(i.importer, i.module, i.name or "") for name, path in modules().items()
-              for i in private_attributes_of(name, path)}
-    found |= {(i.importer, i.module, "") for i in every_import()
-              if any(is_private(part) for part in i.module.split("."))}
+    found |= {
+        (i.importer, i.module, i.name or "")
+        for name, path in modules().items()
+        for i in private_attributes_of(name, path)
+    }
+    found |= {
+        (i.importer, i.module, "") for i in every_import() if any(is_private(part) for part in i.module.split("."))
+    }
     return frozenset((importer, module, name) for importer, module, name in found if importer != module)
 
 
@@ -190,8 +201,9 @@ def test_no_module_imports_from_a_later_layer():
     for found in every_import():
         mine, theirs = layer_of(found.importer), layer_of(found.module)
         if mine is not None and theirs is not None and theirs > mine:
-            later.add(f"{found.importer}:{found.line} imports {found.module} "
-                      f"({LAYERS[mine][0]} -> {LAYERS[theirs][0]})")
+            later.add(
+                f"{found.importer}:{found.line} imports {found.module} ({LAYERS[mine][0]} -> {LAYERS[theirs][0]})"
+            )
     assert not later, "imports from a later layer:\n" + "\n".join(sorted(later))
 
 
@@ -199,7 +211,8 @@ def test_no_private_name_is_imported_from_another_module():
     taken = sorted(private_uses())
     assert not taken, "private names taken from another module (make them public there):\n" + "\n".join(
         f"{importer} takes {module}.{name}" if name else f"{importer} imports the private module {module}"
-        for importer, module, name in taken)
+        for importer, module, name in taken
+    )
 
 
 # ----------------------------------------------------------------------------- the walk itself
@@ -228,13 +241,20 @@ def test_a_private_attribute_of_an_imported_module_counts_as_taken(tmp_path):
     path = tmp_path / "dataflow.py"
     path.write_text("from analyzer.analysis import symbolic as S\nx = S._single_atom(1)\ny = S.public\n")
     assert [(i.module, i.name) for i in private_attributes_of("analyzer.ptx.dataflow", path)] == [
-        ("analyzer.analysis.symbolic", "_single_atom")]
+        ("analyzer.analysis.symbolic", "_single_atom")
+    ]
 
 
 @pytest.mark.parametrize(
     ("module", "layer"),
-    [("analyzer", "foundation"), ("analyzer.records", "foundation"), ("analyzer.ir.nodes", "ir"),
-     ("analyzer.report.json", "report"), ("analyzer.cli", "cli"), ("analyzer.suppressions", "rules")],
+    [
+        ("analyzer", "foundation"),
+        ("analyzer.records", "foundation"),
+        ("analyzer.ir.nodes", "ir"),
+        ("analyzer.report.json", "report"),
+        ("analyzer.cli", "cli"),
+        ("analyzer.suppressions", "rules"),
+    ],
 )
 def test_a_module_belongs_to_the_layer_of_its_most_specific_entry(module, layer):
     index = layer_of(module)

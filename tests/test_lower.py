@@ -24,7 +24,7 @@ def lowered(text: str, *, parse_codes: tuple[str, ...] = ()) -> N.Module:
     result = parse(text)
     codes = tuple(d.code for d in result.diagnostics)
     if codes != parse_codes:
-        shown = "\n".join(f"  {d.code} {d.message} at {text[d.span.start:d.span.end]!r}" for d in result.diagnostics)
+        shown = "\n".join(f"  {d.code} {d.message} at {text[d.span.start : d.span.end]!r}" for d in result.diagnostics)
         pytest.fail(f"parse diagnostics {codes}, expected {parse_codes}, for\n{text}\n{shown}")
     return lower(result.unit, text, "test.cu")
 
@@ -69,10 +69,12 @@ def lowering_warnings(module: N.Module) -> list[str]:
 
 
 def test_kernel_pointer_parameters_point_to_global_memory():
-    text = ("__global__ void copy(const float *in, float *out, int n) {\n"
-            "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-            "  if (i < n) out[i] = in[i];\n"
-            "}\n")
+    text = (
+        "__global__ void copy(const float *in, float *out, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i < n) out[i] = in[i];\n"
+        "}\n"
+    )
     k = kernel(lowered(text), "copy")
     assert [(p.name, p.points_to) for p in k.params] == [("in", "global"), ("out", "global"), ("n", "unknown")]
     assert accesses(k) == [("global", "load", "float", 4, "in[i]"), ("global", "store", "float", 4, "out[i]")]
@@ -95,9 +97,12 @@ def test_a_compound_assignment_is_a_load_then_a_store_of_the_same_element():
     text = "__global__ void k(int *a, int i) { a[i] += 1; a[i + 1] <<= 2; a[0]++; }"
     k = kernel(lowered(text), "k")
     assert accesses(k) == [
-        ("global", "load", "int", 4, "a[i]"), ("global", "store", "int", 4, "a[i]"),
-        ("global", "load", "int", 4, "a[i + 1]"), ("global", "store", "int", 4, "a[i + 1]"),
-        ("global", "load", "int", 4, "a[0]"), ("global", "store", "int", 4, "a[0]"),
+        ("global", "load", "int", 4, "a[i]"),
+        ("global", "store", "int", 4, "a[i]"),
+        ("global", "load", "int", 4, "a[i + 1]"),
+        ("global", "store", "int", 4, "a[i + 1]"),
+        ("global", "load", "int", 4, "a[0]"),
+        ("global", "store", "int", 4, "a[0]"),
     ]
     load, store = k.accesses[:2]
     assert load.span == store.span == span_of(text, "a[i]")
@@ -107,15 +112,17 @@ def test_a_compound_assignment_is_a_load_then_a_store_of_the_same_element():
 
 
 def test_atomics_are_one_access_with_op_atomic_spanning_the_call():
-    text = ("__global__ void hist(const unsigned char *in, unsigned int *h, int n) {\n"
-            "  __shared__ unsigned int local[256];\n"
-            "  __shared__ int count;\n"
-            "  int i = threadIdx.x;\n"
-            "  atomicAdd(&local[in[i]], 1);\n"
-            "  atomicAdd(&h[i], local[i]);\n"
-            "  atomicAdd(&count, 1);\n"
-            "  atomicCAS(h + i, 0u, 1u);\n"
-            "}\n")
+    text = (
+        "__global__ void hist(const unsigned char *in, unsigned int *h, int n) {\n"
+        "  __shared__ unsigned int local[256];\n"
+        "  __shared__ int count;\n"
+        "  int i = threadIdx.x;\n"
+        "  atomicAdd(&local[in[i]], 1);\n"
+        "  atomicAdd(&h[i], local[i]);\n"
+        "  atomicAdd(&count, 1);\n"
+        "  atomicCAS(h + i, 0u, 1u);\n"
+        "}\n"
+    )
     k = kernel(lowered(text), "hist")
     assert [(a.space, a.op, str(a.element), a.bytes, a.text) for a in in_source_order(k)] == [
         ("shared", "atomic", "unsigned int", 4, "atomicAdd(&local[in[i]], 1)"),
@@ -132,14 +139,21 @@ def test_atomics_are_one_access_with_op_atomic_spanning_the_call():
 
 
 def test_ldg_is_a_global_load():
-    text = "__global__ void k(const float4 *__restrict__ in, float4 *out) { out[threadIdx.x] = __ldg(&in[threadIdx.x]); }"
+    text = (
+        "__global__ void k(const float4 *__restrict__ in, float4 *out) { out[threadIdx.x] = __ldg(&in[threadIdx.x]); }"
+    )
     k = kernel(lowered(text), "k")
-    assert accesses(k) == [("global", "load", "float4", 16, "__ldg(&in[threadIdx.x])"), ("global", "store", "float4", 16, "out[threadIdx.x]")]
+    assert accesses(k) == [
+        ("global", "load", "float4", 16, "__ldg(&in[threadIdx.x])"),
+        ("global", "store", "float4", 16, "out[threadIdx.x]"),
+    ]
 
 
 def test_a_device_variable_and_a_constant_array():
-    text = ("__device__ int counter;\n__constant__ float weights[16];\n"
-            "__global__ void k(float *out) { out[threadIdx.x] = weights[threadIdx.x % 16]; counter = 1; }")
+    text = (
+        "__device__ int counter;\n__constant__ float weights[16];\n"
+        "__global__ void k(float *out) { out[threadIdx.x] = weights[threadIdx.x % 16]; counter = 1; }"
+    )
     m = lowered(text)
     k = kernel(m, "k")
     assert accesses(k) == [
@@ -154,14 +168,16 @@ def test_a_device_variable_and_a_constant_array():
 
 
 def test_a_shared_tile_and_a_row_pointer_into_it_are_shared():
-    text = ("__global__ void k(const float *in, float *out) {\n"
-            "  __shared__ float tile[32][33];\n"
-            "  int tx = threadIdx.x, ty = threadIdx.y;\n"
-            "  float *row = tile[ty];\n"
-            "  row[tx] = in[tx];\n"
-            "  __syncthreads();\n"
-            "  out[tx] = tile[tx][ty];\n"
-            "}\n")
+    text = (
+        "__global__ void k(const float *in, float *out) {\n"
+        "  __shared__ float tile[32][33];\n"
+        "  int tx = threadIdx.x, ty = threadIdx.y;\n"
+        "  float *row = tile[ty];\n"
+        "  row[tx] = in[tx];\n"
+        "  __syncthreads();\n"
+        "  out[tx] = tile[tx][ty];\n"
+        "}\n"
+    )
     k = kernel(lowered(text), "k")
     assert accesses(k) == [
         ("global", "load", "float", 4, "in[tx]"),
@@ -169,7 +185,12 @@ def test_a_shared_tile_and_a_row_pointer_into_it_are_shared():
         ("shared", "load", "float", 4, "tile[tx][ty]"),
         ("global", "store", "float", 4, "out[tx]"),
     ]
-    assert [a.span for a in k.accesses] == [span_of(text, "in[tx]"), span_of(text, "row[tx]"), span_of(text, "tile[tx][ty]"), span_of(text, "out[tx]")]
+    assert [a.span for a in k.accesses] == [
+        span_of(text, "in[tx]"),
+        span_of(text, "row[tx]"),
+        span_of(text, "tile[tx][ty]"),
+        span_of(text, "out[tx]"),
+    ]
     assert [a.array for a in k.accesses] == ["in", "row", "tile", "out"]
     row = next(s.var for s in k.body if isinstance(s, N.Assign) and s.var.name == "row")
     assert row.points_to == "shared"
@@ -177,13 +198,15 @@ def test_a_shared_tile_and_a_row_pointer_into_it_are_shared():
 
 
 def test_a_pointer_assigned_from_shared_memory_plus_an_offset_is_shared():
-    text = ("__global__ void k(float *out) {\n"
-            "  extern __shared__ float sdata[];\n"
-            "  float *s;\n"
-            "  s = sdata + 32;\n"
-            "  s[threadIdx.x] = 0.0f;\n"
-            "  out[0] = *(sdata + 1);\n"
-            "}\n")
+    text = (
+        "__global__ void k(float *out) {\n"
+        "  extern __shared__ float sdata[];\n"
+        "  float *s;\n"
+        "  s = sdata + 32;\n"
+        "  s[threadIdx.x] = 0.0f;\n"
+        "  out[0] = *(sdata + 1);\n"
+        "}\n"
+    )
     k = kernel(lowered(text), "k")
     assert accesses(k) == [
         ("shared", "store", "float", 4, "s[threadIdx.x]"),
@@ -196,14 +219,16 @@ def test_a_pointer_assigned_from_shared_memory_plus_an_offset_is_shared():
 
 
 def test_a_cast_of_shared_floats_to_float3_is_a_12_byte_shared_access():
-    text = ("__global__ void k(float *out, float *in) {\n"
-            "  extern __shared__ float s_data[];\n"
-            "  int tid = threadIdx.x;\n"
-            "  s_data[tid] = in[tid];\n"
-            "  float3 v = ((float3*)s_data)[tid];\n"
-            "  ((float3*)s_data)[tid] = v;\n"
-            "  out[tid] = s_data[tid];\n"
-            "}\n")
+    text = (
+        "__global__ void k(float *out, float *in) {\n"
+        "  extern __shared__ float s_data[];\n"
+        "  int tid = threadIdx.x;\n"
+        "  s_data[tid] = in[tid];\n"
+        "  float3 v = ((float3*)s_data)[tid];\n"
+        "  ((float3*)s_data)[tid] = v;\n"
+        "  out[tid] = s_data[tid];\n"
+        "}\n"
+    )
     k = kernel(lowered(text), "k")
     assert accesses(k) == [
         ("global", "load", "float", 4, "in[tid]"),
@@ -313,8 +338,10 @@ def test_a_reference_to_a_shared_element_stores_to_shared_memory():
 
 
 def test_fields_of_structs_in_memory_are_accesses_of_the_field_type_at_its_offset():
-    text = ("struct Particle { float3 pos; float mass; };\n"
-            "__global__ void k(Particle *ps) { int i = threadIdx.x; float m = ps[i].mass; ps[i].pos.y = m; ps[i].pos = make_float3(0, 0, 0); }")
+    text = (
+        "struct Particle { float3 pos; float mass; };\n"
+        "__global__ void k(Particle *ps) { int i = threadIdx.x; float m = ps[i].mass; ps[i].pos.y = m; ps[i].pos = make_float3(0, 0, 0); }"
+    )
     k = kernel(lowered(text), "k")
     assert accesses(k) == [
         ("global", "load", "float", 4, "ps[i].mass"),
@@ -328,11 +355,13 @@ def test_fields_of_structs_in_memory_are_accesses_of_the_field_type_at_its_offse
 
 
 def test_a_struct_passed_by_value_holds_global_pointers():
-    text = ("typedef struct { int width; int height; float *elements; } Matrix;\n"
-            "__global__ void k(Matrix A, Matrix C) {\n"
-            "  int row = threadIdx.y, col = threadIdx.x;\n"
-            "  C.elements[row * C.width + col] = A.elements[row * A.width + col];\n"
-            "}\n")
+    text = (
+        "typedef struct { int width; int height; float *elements; } Matrix;\n"
+        "__global__ void k(Matrix A, Matrix C) {\n"
+        "  int row = threadIdx.y, col = threadIdx.x;\n"
+        "  C.elements[row * C.width + col] = A.elements[row * A.width + col];\n"
+        "}\n"
+    )
     k = kernel(lowered(text), "k")
     assert accesses(k) == [
         ("global", "load", "float", 4, "A.elements[row * A.width + col]"),
@@ -342,9 +371,14 @@ def test_a_struct_passed_by_value_holds_global_pointers():
 
 
 def test_vector_components_of_a_loaded_float4():
-    text = "__global__ void k(const float4 *in, float *out) { float4 v = in[threadIdx.x]; out[threadIdx.x] = v.x + v.w; }"
+    text = (
+        "__global__ void k(const float4 *in, float *out) { float4 v = in[threadIdx.x]; out[threadIdx.x] = v.x + v.w; }"
+    )
     k = kernel(lowered(text), "k")
-    assert accesses(k) == [("global", "load", "float4", 16, "in[threadIdx.x]"), ("global", "store", "float", 4, "out[threadIdx.x]")]
+    assert accesses(k) == [
+        ("global", "load", "float4", 16, "in[threadIdx.x]"),
+        ("global", "store", "float", 4, "out[threadIdx.x]"),
+    ]
     assert lowering_warnings(lowered(text)) == []
 
 
@@ -352,12 +386,14 @@ def test_vector_components_of_a_loaded_float4():
 
 
 def test_device_functions_stay_calls_and_are_lowered_once():
-    text = ("__device__ float sq(float v) { return v * v; }\n"
-            "__device__ void put(float *p, int i, float v) { p[i] = v; }\n"
-            "__global__ void k(float *out) {\n"
-            "  float a = sq(out[0]);\n"
-            "  put(out, threadIdx.x, sq(a));\n"
-            "}\n")
+    text = (
+        "__device__ float sq(float v) { return v * v; }\n"
+        "__device__ void put(float *p, int i, float v) { p[i] = v; }\n"
+        "__global__ void k(float *out) {\n"
+        "  float a = sq(out[0]);\n"
+        "  put(out, threadIdx.x, sq(a));\n"
+        "}\n"
+    )
     m = lowered(text)
     k = kernel(m, "k")
     assert k.calls == ["sq", "put"]
@@ -367,15 +403,21 @@ def test_device_functions_stay_calls_and_are_lowered_once():
     # inside the callee the space is decided per call site
     assert accesses(put) == [("unknown", "store", "float", 4, "p[i]")]
     (ev,) = [s for s in k.body if isinstance(s, N.Eval)]
-    assert isinstance(ev.expr, N.Call) and ev.expr.name == "put" and ev.expr.span == span_of(text, "put(out, threadIdx.x, sq(a))")
+    assert (
+        isinstance(ev.expr, N.Call)
+        and ev.expr.name == "put"
+        and ev.expr.span == span_of(text, "put(out, threadIdx.x, sq(a))")
+    )
     assert isinstance(ev.expr.args[2], N.Call) and ev.expr.args[2].name == "sq"
 
 
 def test_recursion_between_two_device_functions_is_reported_once():
-    text = ("__device__ int odd(int n);\n"
-            "__device__ int even(int n) { return n == 0 ? 1 : odd(n - 1); }\n"
-            "__device__ int odd(int n) { return n == 0 ? 0 : even(n - 1); }\n"
-            "__global__ void k(int *out) { out[0] = even(threadIdx.x); }\n")
+    text = (
+        "__device__ int odd(int n);\n"
+        "__device__ int even(int n) { return n == 0 ? 1 : odd(n - 1); }\n"
+        "__device__ int odd(int n) { return n == 0 ? 0 : even(n - 1); }\n"
+        "__global__ void k(int *out) { out[0] = even(threadIdx.x); }\n"
+    )
     m = lowered(text)
     wl905 = [d for d in m.diagnostics if d.code == "WL905"]
     assert len(wl905) == 1
@@ -392,10 +434,12 @@ def test_self_recursion_is_reported():
 
 
 def test_a_compile_time_recursion_ends_at_its_explicit_specialization():
-    text = ("__constant__ float c_k[8];\n"
-            "template <int i> __device__ float row(float x) { return c_k[i] * x + row<i - 1>(x); }\n"
-            "template <> __device__ float row<-1>(float x) { return 0; }\n"
-            "__global__ void k(float *d) { d[threadIdx.x] = row<2>(d[0]); }\n")
+    text = (
+        "__constant__ float c_k[8];\n"
+        "template <int i> __device__ float row(float x) { return c_k[i] * x + row<i - 1>(x); }\n"
+        "template <> __device__ float row<-1>(float x) { return 0; }\n"
+        "__global__ void k(float *d) { d[threadIdx.x] = row<2>(d[0]); }\n"
+    )
     m = lowered(text)
     assert sorted(m.functions) == ["k", "row<-1>", "row<0>", "row<1>", "row<2>"]
     assert m.functions["row<-1>"].calls == []
@@ -445,7 +489,11 @@ def test_a_template_kernel_is_lowered_once_per_instantiation_launched():
     assert accesses(f4) == [("global", "load", "float", 4, "data[i]"), ("global", "store", "float", 4, "data[i]")]
     assert accesses(d8) == [("global", "load", "double", 8, "data[i]"), ("global", "store", "double", 8, "data[i]")]
     # the same source spans in both copies
-    assert [a.span for a in f4.accesses] == [a.span for a in d8.accesses] == [span_of(TEMPLATE_KERNEL, "data[i]", 1), span_of(TEMPLATE_KERNEL, "data[i]")]
+    assert (
+        [a.span for a in f4.accesses]
+        == [a.span for a in d8.accesses]
+        == [span_of(TEMPLATE_KERNEL, "data[i]", 1), span_of(TEMPLATE_KERNEL, "data[i]")]
+    )
     # N is a constant in each copy
     (assign_i,) = [s for s in f4.body if isinstance(s, N.Assign) and s.var.name == "i"]
     consts = [e.value for e in _walk_expr(assign_i.value) if isinstance(e, N.Const)]
@@ -467,7 +515,11 @@ def test_a_launch_in_host_code_is_a_launch_statement_with_its_configuration():
     m = lowered(TEMPLATE_KERNEL)
     (host,) = m.host
     launches = [s for s in walk_statements(host.body) if isinstance(s, N.LaunchStmt)]
-    assert [(s.kernel, s.config_text) for s in launches] == [("scale", ("1", "32")), ("scale", ("2", "64")), ("scale", ("1", "32"))]
+    assert [(s.kernel, s.config_text) for s in launches] == [
+        ("scale", ("1", "32")),
+        ("scale", ("2", "64")),
+        ("scale", ("1", "32")),
+    ]
     assert launches[0].template_args == (T.FLOAT, 4)
     assert launches[0].span == span_of(TEMPLATE_KERNEL, "scale<float, 4><<<1, 32>>>(f, 2.0f)")
 
@@ -482,8 +534,10 @@ def test_a_template_kernel_never_launched_is_a_note_and_not_lowered():
 
 
 def test_dim3_variables_in_host_code_are_struct_values():
-    text = ("__global__ void k(float *p) { p[0] = 0; }\n"
-            "int main() { dim3 b(32, 8); dim3 g = dim3(4, 4); float *p; k<<<g, b, 0>>>(p); return 0; }")
+    text = (
+        "__global__ void k(float *p) { p[0] = 0; }\n"
+        "int main() { dim3 b(32, 8); dim3 g = dim3(4, 4); float *p; k<<<g, b, 0>>>(p); return 0; }"
+    )
     m = lowered(text)
     (host,) = m.host
     b, g = [s for s in host.body if isinstance(s, N.Assign)][:2]
@@ -497,14 +551,16 @@ def test_dim3_variables_in_host_code_are_struct_values():
 
 
 def test_control_flow_becomes_if_and_loop_statements():
-    text = ("__global__ void k(int *p, int n) {\n"
-            "  for (int j = 0; j < n; j++) p[j] = j;\n"
-            "  int t = n;\n"
-            "  while (t > 1) t /= 2;\n"
-            "  do { t++; } while (t < 3);\n"
-            "  if (n > 2) p[0] = 1; else p[1] = 2;\n"
-            "  switch (n) { case 0: p[2] = 0; break; default: p[3] = 3; }\n"
-            "}\n")
+    text = (
+        "__global__ void k(int *p, int n) {\n"
+        "  for (int j = 0; j < n; j++) p[j] = j;\n"
+        "  int t = n;\n"
+        "  while (t > 1) t /= 2;\n"
+        "  do { t++; } while (t < 3);\n"
+        "  if (n > 2) p[0] = 1; else p[1] = 2;\n"
+        "  switch (n) { case 0: p[2] = 0; break; default: p[3] = 3; }\n"
+        "}\n"
+    )
     k = kernel(lowered(text), "k")
     kinds = [type(s).__name__ for s in k.body]
     assert kinds == ["Loop", "Assign", "Loop", "Loop", "If", "If"]
@@ -518,18 +574,24 @@ def test_control_flow_becomes_if_and_loop_statements():
 
 
 def test_barriers_are_sync_statements():
-    text = ("namespace cg = cooperative_groups;\n"
-            "__global__ void k(float *p) {\n"
-            "  cg::thread_block cta = cg::this_thread_block();\n"
-            "  __syncthreads();\n"
-            "  cta.sync();\n"
-            "  cg::sync(cta);\n"
-            "  p[0] = 1;\n"
-            "}\n")
+    text = (
+        "namespace cg = cooperative_groups;\n"
+        "__global__ void k(float *p) {\n"
+        "  cg::thread_block cta = cg::this_thread_block();\n"
+        "  __syncthreads();\n"
+        "  cta.sync();\n"
+        "  cg::sync(cta);\n"
+        "  p[0] = 1;\n"
+        "}\n"
+    )
     m = lowered(text)
     k = kernel(m, "k")
     syncs = [s for s in k.body if isinstance(s, N.Sync)]
-    assert [s.span for s in syncs] == [span_of(text, "__syncthreads()"), span_of(text, "cta.sync()"), span_of(text, "cg::sync(cta)")]
+    assert [s.span for s in syncs] == [
+        span_of(text, "__syncthreads()"),
+        span_of(text, "cta.sync()"),
+        span_of(text, "cg::sync(cta)"),
+    ]
     assert lowering_warnings(m) == []
 
 
@@ -543,21 +605,29 @@ def test_auto_takes_the_type_of_its_initialiser():
 def test_using_an_alias_for_a_type_inside_a_kernel():
     text = "__global__ void k(float *p) { using vec = float4; vec *q = (vec *)p; q[threadIdx.x] = q[0]; }"
     k = kernel(lowered(text), "k")
-    assert accesses(k) == [("global", "load", "float4", 16, "q[0]"), ("global", "store", "float4", 16, "q[threadIdx.x]")]
+    assert accesses(k) == [
+        ("global", "load", "float4", 16, "q[0]"),
+        ("global", "store", "float4", 16, "q[threadIdx.x]"),
+    ]
 
 
 # ----------------------------------------------------------------------------- what cannot be understood
 
 
 def test_an_unsupported_construct_is_reported_once_and_the_rest_of_the_kernel_is_lowered():
-    text = ("__global__ void k(float *out, const float *in) {\n"
-            "  int i = threadIdx.x;\n"
-            "  auto add = [](float a, float b) { return a + b; };\n"
-            "  out[i] = in[i];\n"
-            "}\n"
-            "__global__ void k2(float *out) { out[0] = 1; }\n")
+    text = (
+        "__global__ void k(float *out, const float *in) {\n"
+        "  int i = threadIdx.x;\n"
+        "  auto add = [](float a, float b) { return a + b; };\n"
+        "  out[i] = in[i];\n"
+        "}\n"
+        "__global__ void k2(float *out) { out[0] = 1; }\n"
+    )
     m = lowered(text, parse_codes=("WL902",))
-    assert accesses(kernel(m, "k")) == [("global", "load", "float", 4, "in[i]"), ("global", "store", "float", 4, "out[i]")]
+    assert accesses(kernel(m, "k")) == [
+        ("global", "load", "float", 4, "in[i]"),
+        ("global", "store", "float", 4, "out[i]"),
+    ]
     assert accesses(kernel(m, "k2")) == [("global", "store", "float", 4, "out[0]")]
     result = parse(text)
     (d,) = result.diagnostics
@@ -575,8 +645,10 @@ def test_a_statement_lowering_cannot_follow_is_one_warning_and_the_kernel_goes_o
 
 
 def test_a_syntax_error_in_one_kernel_leaves_the_next_kernel_lowered():
-    text = ("__global__ void bad(int *p) {\n  int x;\n  x = = 3;\n  p[0] = x;\n}\n"
-            "__global__ void good(int *p) { p[threadIdx.x] = 1; }\n")
+    text = (
+        "__global__ void bad(int *p) {\n  int x;\n  x = = 3;\n  p[0] = x;\n}\n"
+        "__global__ void good(int *p) { p[threadIdx.x] = 1; }\n"
+    )
     result = parse(text)
     (d,) = result.diagnostics
     assert (d.code, d.span) == ("WL901", span_of(text, "=", 1))
@@ -629,13 +701,21 @@ def test_the_reduction_fixture_lowers_both_instantiations_and_the_histogram():
     assert [k.name for k in m.kernels] == ["reduce1<float>", "reduce1<double>", "histogram"]
     for k, elem, size in ((m.kernels[0], "float", 4), (m.kernels[1], "double", 8)):
         spaces = sorted({(a.space, a.text) for a in k.accesses})
-        assert spaces == [("global", "g_idata[i]"), ("global", "g_odata[blockIdx.x]"), ("shared", "sdata[0]"),
-                          ("shared", "sdata[index + s]"), ("shared", "sdata[index]"), ("shared", "sdata[tid]")]
+        assert spaces == [
+            ("global", "g_idata[i]"),
+            ("global", "g_odata[blockIdx.x]"),
+            ("shared", "sdata[0]"),
+            ("shared", "sdata[index + s]"),
+            ("shared", "sdata[index]"),
+            ("shared", "sdata[tid]"),
+        ]
         assert {(str(a.element), a.bytes) for a in k.accesses} == {(elem, size)}
     hist = kernel(m, "histogram")
     atomics = [(a.space, a.text, where(pp, a)) for a in hist.accesses if a.op == "atomic"]
-    assert atomics == [("shared", "atomicAdd(&local[in[i]], 1)", (60, 9, 36)),
-                       ("global", "atomicAdd(&bins[threadIdx.x], local[threadIdx.x])", (62, 5, 54))]
+    assert atomics == [
+        ("shared", "atomicAdd(&local[in[i]], 1)", (60, 9, 36)),
+        ("global", "atomicAdd(&bins[threadIdx.x], local[threadIdx.x])", (62, 5, 54)),
+    ]
     assert [d.code for d in m.diagnostics] == []
 
 

@@ -70,11 +70,15 @@ def _variables(expr):
 def test_the_32_way_column_read_of_a_32x32_tile_gets_the_checked_fix_32_plus_1(tmp_path: Path) -> None:
     source = tmp_path / "transpose.cu"
     source.write_text(TRANSPOSE)
-    assert _findings(source) == [(
-        13, 32, "WL101",
-        "pad the last dimension: `__shared__ float tile[32][32 + 1]` (33 floats per row) makes this "
-        "access conflict-free without making another access to `tile` worse",
-    )]
+    assert _findings(source) == [
+        (
+            13,
+            32,
+            "WL101",
+            "pad the last dimension: `__shared__ float tile[32][32 + 1]` (33 floats per row) makes this "
+            "access conflict-free without making another access to `tile` worse",
+        )
+    ]
 
 
 def test_the_articles_17_wide_tile_read_by_a_16x16_block_is_fixed_with_18() -> None:
@@ -83,7 +87,9 @@ def test_the_articles_17_wide_tile_read_by_a_16x16_block_is_fixed_with_18() -> N
     # `block[ty][tx]` stays at 2 wavefronts (not worse), so 18 is the answer.
     findings = _findings(SAMPLES / "002_transpose_tiled_padded.cu")
     assert findings[1] == (
-        44, 26, "WL101",
+        44,
+        26,
+        "WL101",
         "pad the last dimension: `__shared__ float block[16][17 + 1]` (18 floats per row) makes this "
         "access conflict-free without making another access to `block` worse",
     )

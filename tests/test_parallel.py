@@ -18,8 +18,13 @@ import pytest
 from analyzer import api, cli
 
 REPO = Path(__file__).resolve().parents[1]
-SAMPLES = ["000_bank_stride4.cu", "000_vec3d_plain.cu", "002_transpose_naive.cu",
-           "000_vec3d_misspelled_align.cu", "000_bank_stride1.cu"]
+SAMPLES = [
+    "000_bank_stride4.cu",
+    "000_vec3d_plain.cu",
+    "002_transpose_naive.cu",
+    "000_vec3d_misspelled_align.cu",
+    "000_bank_stride1.cu",
+]
 
 
 @pytest.fixture
@@ -58,8 +63,14 @@ def test_workers_give_the_same_json_report_as_one_process(tree, capsys):
     assert one == many
     document = json.loads(one[1])
     assert [f["path"] for f in document["files"]] == [
-        "b/000_bank_stride1.cu", "b/000_bank_stride4.cu", "b/002_transpose_naive.cu", "b/broken.cu",
-        "a/000_vec3d_misspelled_align.cu", "a/000_vec3d_plain.cu", "a/blob.cu"]
+        "b/000_bank_stride1.cu",
+        "b/000_bank_stride4.cu",
+        "b/002_transpose_naive.cu",
+        "b/broken.cu",
+        "a/000_vec3d_misspelled_align.cu",
+        "a/000_vec3d_plain.cu",
+        "a/blob.cu",
+    ]
     assert sum(len(f["findings"]) for f in document["files"]) > 0
 
 
@@ -72,8 +83,9 @@ def test_reports_come_back_in_input_order_with_their_findings_intact(tree):
     assert [r.path for r in pooled] == paths
     assert done == [(1, 3), (2, 3), (3, 3)]
     for a, b in zip(pooled, alone):
-        assert [(f.code, f.span, f.message, dict(f.args)) for f in a.findings] == \
-               [(f.code, f.span, f.message, dict(f.args)) for f in b.findings]
+        assert [(f.code, f.span, f.message, dict(f.args)) for f in a.findings] == [
+            (f.code, f.span, f.message, dict(f.args)) for f in b.findings
+        ]
         assert a.diagnostics == b.diagnostics
         assert [a.locate(f.span) for f in a.findings] == [b.locate(f.span) for f in b.findings]
     assert all(isinstance(f.args, types.MappingProxyType) for r in pooled for f in r.findings)
@@ -98,8 +110,13 @@ def test_options_for_is_asked_for_each_file_before_any_work(tree):
 
 def test_no_progress_line_in_a_pipe(tree):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, "-m", "analyzer", "check", "--isolated", "b", "-j", "2"],
-                            capture_output=True, text=True, env=env, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "analyzer", "check", "--isolated", "b", "-j", "2"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert result.returncode == 1
     assert "checked" not in result.stderr and "\r" not in result.stderr
     assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("Found ")
@@ -164,8 +181,9 @@ def kernels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "k1.cu").write_text(KERNEL, encoding="utf-8")
     (tmp_path / "k2.cu").write_text(KERNEL, encoding="utf-8")
     (tmp_path / "s.cu").write_text("__global__ void k( {\n", encoding="utf-8")
-    (tmp_path / "z.cu").write_text(KERNEL.replace("t * 4", "t").replace("t * 2", "t").replace("t * 8", "t"),
-                                   encoding="utf-8")
+    (tmp_path / "z.cu").write_text(
+        KERNEL.replace("t * 4", "t").replace("t * 2", "t").replace("t * 8", "t"), encoding="utf-8"
+    )
     return tmp_path
 
 

@@ -24,7 +24,7 @@ def parse_clean(text: str) -> A.TranslationUnit:
     """Parse `text`; fail, printing the source and every diagnostic, unless it is clean."""
     result = parse(text)
     if result.diagnostics:
-        shown = "\n".join(f"  {d.code} {d.message} at {text[d.span.start:d.span.end]!r}" for d in result.diagnostics)
+        shown = "\n".join(f"  {d.code} {d.message} at {text[d.span.start : d.span.end]!r}" for d in result.diagnostics)
         pytest.fail(f"unexpected diagnostics for\n{text}\n{shown}")
     return result.unit
 
@@ -260,10 +260,36 @@ def test_launch_bounds_keep_both_arguments_with_their_spans():
 
 @pytest.mark.parametrize(
     "type_words",
-    ["unsigned", "unsigned int", "signed char", "unsigned char", "short", "unsigned short int",
-     "long", "long long", "unsigned long long", "long double", "size_t", "bool", "double", "char",
-     "float3", "float4", "double2", "int2", "char4", "short3", "uchar3", "uint4", "longlong2",
-     "__half", "__half2", "__nv_bfloat16", "int8_t", "uint64_t"],
+    [
+        "unsigned",
+        "unsigned int",
+        "signed char",
+        "unsigned char",
+        "short",
+        "unsigned short int",
+        "long",
+        "long long",
+        "unsigned long long",
+        "long double",
+        "size_t",
+        "bool",
+        "double",
+        "char",
+        "float3",
+        "float4",
+        "double2",
+        "int2",
+        "char4",
+        "short3",
+        "uchar3",
+        "uint4",
+        "longlong2",
+        "__half",
+        "__half2",
+        "__nv_bfloat16",
+        "int8_t",
+        "uint64_t",
+    ],
 )
 def test_scalar_and_vector_type_words_are_kept_with_their_span(type_words):
     code = f"__device__ {type_words} value;"
@@ -312,7 +338,11 @@ def test_a_struct_definition_keeps_members_in_order_with_spans():
     assert sd.span == span_of(code, code[: code.rindex("}") + 1])
     members = [(m.declarators[0].declarator.name, m.specs.type.names) for m in sd.members]
     assert members == [("pos", ("float3",)), ("mass", ("float",)), ("id", ("int",))]
-    assert [m.span for m in sd.members] == [span_of(code, "float3 pos;"), span_of(code, "float mass;"), span_of(code, "int id[2];")]
+    assert [m.span for m in sd.members] == [
+        span_of(code, "float3 pos;"),
+        span_of(code, "float mass;"),
+        span_of(code, "int id[2];"),
+    ]
 
 
 def test_a_union_and_a_nested_struct_are_struct_definitions_of_their_kind():
@@ -358,8 +388,16 @@ def test_alignment_on_a_struct_is_kept_with_its_span(code, value):
     (al,) = decl.specs.type.struct.alignments
     assert sx(al.value) == value
     assert al.value.span == span_of(code, str(value))
-    start = code.index("__align__") if "__align__" in code else code.index("alignas") if "alignas" in code else code.index("__attribute__")
-    assert al.span == Span(start, code.index(")" * (3 if "__attribute__" in code else 1), start) + (3 if "__attribute__" in code else 1))
+    start = (
+        code.index("__align__")
+        if "__align__" in code
+        else code.index("alignas")
+        if "alignas" in code
+        else code.index("__attribute__")
+    )
+    assert al.span == Span(
+        start, code.index(")" * (3 if "__attribute__" in code else 1), start) + (3 if "__attribute__" in code else 1)
+    )
 
 
 def test_alignment_after_a_typedef_or_in_the_specifiers():
@@ -416,7 +454,10 @@ def test_alignas_of_a_type_is_alignof_that_type():
         ("p[a] += 1", ("+=", ("[]", "p", "a"), 1)),
         ("f(a, b + 1)", ("call", "f", "a", ("+", "b", 1))),
         ("min(a, b) * 2", ("*", ("call", "min", "a", "b"), 2)),
-        ("threadIdx.x + blockIdx.x * blockDim.x", ("+", (".", "threadIdx", "x"), ("*", (".", "blockIdx", "x"), (".", "blockDim", "x")))),
+        (
+            "threadIdx.x + blockIdx.x * blockDim.x",
+            ("+", (".", "threadIdx", "x"), ("*", (".", "blockIdx", "x"), (".", "blockDim", "x"))),
+        ),
         ("p->x", ("->", "p", "x")),
         ("a < b == c > d", ("==", ("<", "a", "b"), (">", "c", "d"))),
         ("0x1F & 017 | 0b11", ("|", ("&", 31, 15), 3)),
@@ -447,7 +488,11 @@ def test_every_sub_expression_spans_exactly_its_own_text():
 
 def test_spans_of_a_ternary_a_cast_and_an_index():
     text, expr = expression("a ? ((float3*)q)[b].y : (float)c")
-    got = [(type(n).__name__, source(text, n)) for n in expr.walk() if not isinstance(n, (A.TypeName, A.DeclSpecs, A.TypeSpec))]
+    got = [
+        (type(n).__name__, source(text, n))
+        for n in expr.walk()
+        if not isinstance(n, (A.TypeName, A.DeclSpecs, A.TypeSpec))
+    ]
     assert got == [
         ("Ternary", "a ? ((float3*)q)[b].y : (float)c"),
         ("Identifier", "a"),
@@ -465,9 +510,17 @@ def test_integer_and_floating_literals_keep_their_text_and_value():
     text, expr = expression("f(1u, 1ULL, 0x10, 010, 1'000, 2.5f, 1e3, 'x', true, nullptr, \"s\")")
     values = [(a.kind, a.value, a.text) for a in expr.args]
     assert values == [
-        ("int", 1, "1u"), ("int", 1, "1ULL"), ("int", 16, "0x10"), ("int", 8, "010"), ("int", 1000, "1'000"),
-        ("float", 2.5, "2.5f"), ("float", 1000.0, "1e3"), ("char", ord("x"), "'x'"),
-        ("bool", True, "true"), ("null", 0, "nullptr"), ("string", '"s"', '"s"'),
+        ("int", 1, "1u"),
+        ("int", 1, "1ULL"),
+        ("int", 16, "0x10"),
+        ("int", 8, "010"),
+        ("int", 1000, "1'000"),
+        ("float", 2.5, "2.5f"),
+        ("float", 1000.0, "1e3"),
+        ("char", ord("x"), "'x'"),
+        ("bool", True, "true"),
+        ("null", 0, "nullptr"),
+        ("string", '"s"', '"s"'),
     ]
 
 
@@ -481,7 +534,11 @@ def test_a_declaration_with_several_declarators_and_initialisers():
     decl = stmt.decl
     got = [(d.declarator.name, [k for k, _ in d.declarator.derivations], sx(d.init)) for d in decl.declarators]
     assert got == [("a", [], 1), ("b", ["pointer"], ("&", "a")), ("c", ["array"], ("{}", 1, 2))]
-    assert [d.span for d in decl.declarators] == [span_of(code, "a = 1"), span_of(code, "*b = &a"), span_of(code, "c[4] = {1, 2}")]
+    assert [d.span for d in decl.declarators] == [
+        span_of(code, "a = 1"),
+        span_of(code, "*b = &a"),
+        span_of(code, "c[4] = {1, 2}"),
+    ]
     assert decl.span == span_of(code, "int a = 1, *b = &a, c[4] = {1, 2};")
     assert stmt.span == decl.span
 
@@ -551,12 +608,14 @@ def test_else_if_chains():
 
 
 def test_for_while_and_do_loops_with_their_parts_and_spans():
-    code = ("__device__ void f(int n, int *p) {"
-            " for (int i = 0; i < n; i += 2) p[i] = i;"
-            " for (;;) break;"
-            " while (n > 0) { n--; continue; }"
-            " do n++; while (n < 4);"
-            " }")
+    code = (
+        "__device__ void f(int n, int *p) {"
+        " for (int i = 0; i < n; i += 2) p[i] = i;"
+        " for (;;) break;"
+        " while (n > 0) { n--; continue; }"
+        " do n++; while (n < 4);"
+        " }"
+    )
     f1, f2, w, d = body_of(code)
     assert isinstance(f1, A.For)
     assert f1.init.decl.declarators[0].declarator.name == "i"
@@ -601,7 +660,12 @@ def test_a_launch_keeps_all_four_configuration_arguments():
     assert [sx(a) for a in launch.args] == ["p", 3]
     assert launch.span == span_of(code, "k<<<grid, block, smem, s>>>(p, 3)")
     stream = code.index("s>>>")
-    assert [c.span for c in launch.config] == [span_of(code, "grid"), span_of(code, "block"), span_of(code, "smem"), Span(stream, stream + 1)]
+    assert [c.span for c in launch.config] == [
+        span_of(code, "grid"),
+        span_of(code, "block"),
+        span_of(code, "smem"),
+        Span(stream, stream + 1),
+    ]
 
 
 def test_a_launch_with_expressions_in_the_configuration():
@@ -611,8 +675,10 @@ def test_a_launch_with_expressions_in_the_configuration():
 
 
 def test_a_template_kernel_has_its_parameters_and_its_launch_its_arguments():
-    code = ("template <typename T, int N>\n__global__ void k(T *p) { p[threadIdx.x] = N; }\n"
-            "void h(float *p) { k<float, 4><<<1, 32>>>(p); }")
+    code = (
+        "template <typename T, int N>\n__global__ void k(T *p) { p[threadIdx.x] = N; }\n"
+        "void h(float *p) { k<float, 4><<<1, 32>>>(p); }"
+    )
     unit = parse_clean(code)
     fd = function(unit, "k")
     assert [(tp.kind, tp.name) for tp in fd.template_params] == [("type", "T"), ("value", "N")]
@@ -635,14 +701,16 @@ def test_a_template_device_function_call_with_explicit_arguments():
 
 
 def test_shared_memory_struct_in_the_cuda_samples_style():
-    code = ("template <class T> struct SharedMemory {\n"
-            "  __device__ inline operator T *() { extern __shared__ int __smem[]; return (T *)__smem; }\n"
-            "  __device__ inline operator const T *() const { extern __shared__ int __smem[]; return (T *)__smem; }\n"
-            "};\n"
-            "template <> struct SharedMemory<double> {\n"
-            "  __device__ inline operator double *() { extern __shared__ double __smem_d[]; return (double *)__smem_d; }\n"
-            "};\n"
-            "template <class T> __global__ void reduce(T *g) { T *sdata = SharedMemory<T>(); sdata[0] = g[0]; }\n")
+    code = (
+        "template <class T> struct SharedMemory {\n"
+        "  __device__ inline operator T *() { extern __shared__ int __smem[]; return (T *)__smem; }\n"
+        "  __device__ inline operator const T *() const { extern __shared__ int __smem[]; return (T *)__smem; }\n"
+        "};\n"
+        "template <> struct SharedMemory<double> {\n"
+        "  __device__ inline operator double *() { extern __shared__ double __smem_d[]; return (double *)__smem_d; }\n"
+        "};\n"
+        "template <class T> __global__ void reduce(T *g) { T *sdata = SharedMemory<T>(); sdata[0] = g[0]; }\n"
+    )
     unit = parse_clean(code)
     tmpl = unit.decls[0]
     assert isinstance(tmpl, A.TemplateDecl)
@@ -667,19 +735,23 @@ def test_kernels_inside_namespaces_and_extern_c_blocks_are_top_level_functions()
 
 
 def test_namespace_aliases_and_using_directives_are_accepted():
-    unit = parse_clean("namespace cg = cooperative_groups;\nusing namespace std;\nusing std::vector;\n__global__ void k() {}")
+    unit = parse_clean(
+        "namespace cg = cooperative_groups;\nusing namespace std;\nusing std::vector;\n__global__ void k() {}"
+    )
     assert [d.name for d in unit.decls if isinstance(d, A.FunctionDef)] == ["k"]
 
 
 def test_cooperative_groups_calls_and_methods():
-    code = ("namespace cg = cooperative_groups;\n"
-            "__global__ void k(float *p) {\n"
-            "  cg::thread_block cta = cg::this_thread_block();\n"
-            "  cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cta);\n"
-            "  cta.sync();\n"
-            "  cg::sync(cta);\n"
-            "  p[tile.thread_rank()] = 0;\n"
-            "}")
+    code = (
+        "namespace cg = cooperative_groups;\n"
+        "__global__ void k(float *p) {\n"
+        "  cg::thread_block cta = cg::this_thread_block();\n"
+        "  cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cta);\n"
+        "  cta.sync();\n"
+        "  cg::sync(cta);\n"
+        "  p[tile.thread_rank()] = 0;\n"
+        "}"
+    )
     items = function(parse_clean(code), "k").body.items
     assert items[0].decl.specs.type.names == ("cg::thread_block",)
     assert sx(items[0].decl.declarators[0].init) == ("call", "cg::this_thread_block")
@@ -690,9 +762,11 @@ def test_cooperative_groups_calls_and_methods():
 
 
 def test_a_class_with_fields_methods_constructors_and_a_destructor():
-    code = ("class Acc {\n public:\n  __device__ Acc() : sum(0) {}\n  __device__ explicit Acc(float s) : sum(s) {}\n"
-            "  __device__ ~Acc() {}\n  __device__ void add(float x) { sum += x; }\n  float sum;\n private:\n  int n;\n};\n"
-            "__global__ void k(float *p) { Acc a(1.0f); a.add(p[0]); }")
+    code = (
+        "class Acc {\n public:\n  __device__ Acc() : sum(0) {}\n  __device__ explicit Acc(float s) : sum(s) {}\n"
+        "  __device__ ~Acc() {}\n  __device__ void add(float x) { sum += x; }\n  float sum;\n private:\n  int n;\n};\n"
+        "__global__ void k(float *p) { Acc a(1.0f); a.add(p[0]); }"
+    )
     unit = parse_clean(code)
     sd = unit.decls[0].specs.type.struct
     assert (sd.kind, sd.name) == ("class", "Acc")
@@ -717,8 +791,10 @@ def test_a_default_argument_does_not_end_the_function_early():
 
 @pytest.mark.parametrize(
     "header",
-    ["__global__ void init(curandState *const states, unsigned seed)",
-     "__global__ void init(const cg::thread_block &cta, curandState *states, unsigned seed)"],
+    [
+        "__global__ void init(curandState *const states, unsigned seed)",
+        "__global__ void init(const cg::thread_block &cta, curandState *states, unsigned seed)",
+    ],
 )
 def test_a_type_from_a_header_that_is_never_read_is_learned_from_its_use(header):
     code = header + " { curandState local = states[threadIdx.x]; states[threadIdx.x] = local; }"
@@ -753,7 +829,9 @@ UNSUPPORTED = [
 def test_an_unsupported_construct_is_reported_once_by_name_and_the_rest_of_the_kernel_is_parsed(code, what):
     text = f"__global__ void k(float *p, int lane) {{\n  p[0] = 1;\n  {code}\n  p[1] = 2;\n}}\n__global__ void k2(float *p) {{ p[0] = 3; }}"
     result = parse(text)
-    assert [(d.code, d.message) for d in result.diagnostics] == [("WL902", f"unsupported C++ construct ({what}) skipped")]
+    assert [(d.code, d.message) for d in result.diagnostics] == [
+        ("WL902", f"unsupported C++ construct ({what}) skipped")
+    ]
     (d,) = result.diagnostics
     line = span_of(text, code)
     assert line.start <= d.span.start < line.end
@@ -922,8 +1000,10 @@ def test_the_reduction_fixture_reports_only_its_host_lambda(tmp_path):
 
 
 def test_a_function_template_named_as_a_call_argument():
-    code = ("template <typename T> __global__ void k(T *p) { p[0] = 0; }\n"
-            "void h(cudaFuncAttributes *a) { cudaFuncGetAttributes(a, k<float>); }")
+    code = (
+        "template <typename T> __global__ void k(T *p) { p[0] = 0; }\n"
+        "void h(cudaFuncAttributes *a) { cudaFuncGetAttributes(a, k<float>); }"
+    )
     (stmt,) = body_of(code, "h")
     arg = stmt.expr.args[1]
     assert isinstance(arg, A.TemplateId) and arg.name == "k"

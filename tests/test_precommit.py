@@ -31,8 +31,10 @@ STRIDE4 = REPO / "samples" / "000_bank_stride4.cu"
 
 
 GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "warplint tests", "GIT_AUTHOR_EMAIL": "tests@warplint.invalid",
-    "GIT_COMMITTER_NAME": "warplint tests", "GIT_COMMITTER_EMAIL": "tests@warplint.invalid",
+    "GIT_AUTHOR_NAME": "warplint tests",
+    "GIT_AUTHOR_EMAIL": "tests@warplint.invalid",
+    "GIT_COMMITTER_NAME": "warplint tests",
+    "GIT_COMMITTER_EMAIL": "tests@warplint.invalid",
 }
 
 
@@ -44,8 +46,9 @@ def _env() -> dict[str, str]:
 
 
 def git(*args: str, cwd: Path) -> str:
-    result = subprocess.run(["git", *args], cwd=cwd, env=_env(), capture_output=True, text=True,
-                            timeout=120, stdin=subprocess.DEVNULL)
+    result = subprocess.run(
+        ["git", *args], cwd=cwd, env=_env(), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
     assert result.returncode == 0, f"git {' '.join(args)}: {result.stderr}"
     return result.stdout
 
@@ -86,18 +89,26 @@ def user_repo(root: Path, files: dict[str, str]) -> Path:
 def try_repo(hooks: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(hooks), "warplint", *args],
-        cwd=cwd, env=_env(), capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        stdin=subprocess.DEVNULL,
     )
 
 
 def test_the_hook_fails_on_a_bank_conflict_and_prints_the_finding(hooks_repo, tmp_path):
     conflict = STRIDE4.read_text()
-    repo = user_repo(tmp_path / "user", {
-        "kernels/stride4.cu": conflict,
-        "kernels/stride4.cuh": conflict,  # .cuh is tagged `cuda` too
-        "kernels/copy.cu": CLEAN_KERNEL,
-        "notes/stride4.txt": conflict,  # not CUDA by its name: the hook must not get it
-    })
+    repo = user_repo(
+        tmp_path / "user",
+        {
+            "kernels/stride4.cu": conflict,
+            "kernels/stride4.cuh": conflict,  # .cuh is tagged `cuda` too
+            "kernels/copy.cu": CLEAN_KERNEL,
+            "notes/stride4.txt": conflict,  # not CUDA by its name: the hook must not get it
+        },
+    )
     result = try_repo(hooks_repo, repo, "--all-files")
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
@@ -126,7 +137,11 @@ def test_the_manifest_is_valid_and_names_the_hook():
 
     [hook] = load_manifest(str(REPO / ".pre-commit-hooks.yaml"))
     assert (hook["id"], hook["entry"], hook["language"], hook["types_or"]) == (
-        "warplint", "warplint check", "python", ["cuda"])
+        "warplint",
+        "warplint check",
+        "python",
+        ["cuda"],
+    )
     # `types_or: [cuda]` reaches both suffixes only because identify tags them so
     assert "cuda" in tags_from_filename("kernel.cu")
     assert "cuda" in tags_from_filename("kernel.cuh")

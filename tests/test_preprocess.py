@@ -124,7 +124,7 @@ def test_expansion_is_spaced_from_neighbours_it_would_fuse_with():
 
 
 def test_final_macros_mapping_holds_object_like_bodies():
-    result = pp("#define BLOCK_DIM 16\n#define SQ(x) ((x)*(x))\n#define STR  \"a  b\"   \n#define EMPTY\n")
+    result = pp('#define BLOCK_DIM 16\n#define SQ(x) ((x)*(x))\n#define STR  "a  b"   \n#define EMPTY\n')
     assert result.macros["BLOCK_DIM"] == "16"
     assert result.macros["STR"] == '"a  b"'
     assert result.macros["EMPTY"] == ""
@@ -191,7 +191,7 @@ def test_empty_argument_and_zero_parameter_macros():
 
 
 def test_stringize_operator():
-    result = pp('#define STR(x) #x\nSTR(a  +  "b\\n" \'c\')\n')
+    result = pp("#define STR(x) #x\nSTR(a  +  \"b\\n\" 'c')\n")
     assert result.text == '\n"a + \\"b\\\\n\\" \'c\'"\n'
 
 
@@ -244,7 +244,7 @@ def test_c_standard_example_3():
         "f(y+1) + f(f(z)) % t(t(g)(0) + t)(1);\n"
         "g(x+(3,4)-w) | h 5) & m\n(f)^m(m);\n"
         "p() i[q()] = { q(1), r(2,3), r(4,), r(,5), r(,) };\n"
-        'char c[2][6] = { str(hello), str() };\n'
+        "char c[2][6] = { str(hello), str() };\n"
     )
     result = pp(source)
     assert lines(result) == [
@@ -315,7 +315,7 @@ def test_directives_inside_macro_arguments_are_obeyed():
 
 def test_pragma_operator_vanishes():
     result = pp('_Pragma("unroll") for (;;) {}\n')
-    assert result.text == '  for (;;) {}\n'
+    assert result.text == "  for (;;) {}\n"
 
 
 # ----------------------------------------------------------------------------- dynamic macros
@@ -602,7 +602,7 @@ def test_warning_directive():
 
 
 def test_pragmas_and_line_directives_are_consumed_silently():
-    result = pp("#pragma unroll 4\n#line 100 \"x.cu\"\n# 7 \"y.cu\"\n#\nfor (;;);\n")
+    result = pp('#pragma unroll 4\n#line 100 "x.cu"\n# 7 "y.cu"\n#\nfor (;;);\n')
     assert result.text == "\n\n\n\nfor (;;);\n"
     assert result.diagnostics == ()
 
@@ -693,7 +693,9 @@ def test_includes_from_disk_with_guard_pragma_once_and_subfolders():
 
 
 def test_include_paths_are_searched_after_the_including_files_folder():
-    result = preprocess('#include "extra.h"\nint y = EXTRA;\n', str(FIXTURES / "x.cu"), include_paths=[str(FIXTURES / "incdir")])
+    result = preprocess(
+        '#include "extra.h"\nint y = EXTRA;\n', str(FIXTURES / "x.cu"), include_paths=[str(FIXTURES / "incdir")]
+    )
     assert lines(result) == ["int extra = 99;", "int y = 99;"]
     assert where(result, "extra") == Location(str(FIXTURES / "incdir" / "extra.h"), 2, 5, 2, 10)
     assert where(result, "99") == Location(str(FIXTURES / "incdir" / "extra.h"), 2, 13, 2, 18)
@@ -778,8 +780,10 @@ def test_system_includes_are_recorded_not_read():
 def test_a_file_included_into_itself_is_reported_once_and_read_once():
     path = str(FIXTURES / "recursive.h")
     result = preprocess_file(path)
-    assert messages(result) == ['#include "recursive.h" includes a file into itself (it is being read already, '
-                                'with no include guard); not included again']
+    assert messages(result) == [
+        '#include "recursive.h" includes a file into itself (it is being read already, '
+        "with no include guard); not included again"
+    ]
     assert result.diagnostics[0].location == Location(path, 1, 10, 1, 23)
     assert result.text.count("int r;") == 1
 

@@ -70,7 +70,9 @@ def test_grammar_is_found_in_the_source_tree():
 def test_grammar_is_found_in_an_installed_package(monkeypatch, tmp_path):
     (tmp_path / "ptx.lark").write_text("start: \n")
     monkeypatch.setattr(Path, "is_file", lambda self: False)
-    monkeypatch.setattr(importlib.resources, "files", lambda package: tmp_path if package == "analyzer.grammars" else None)
+    monkeypatch.setattr(
+        importlib.resources, "files", lambda package: tmp_path if package == "analyzer.grammars" else None
+    )
     assert grammar_path("ptx.lark") == tmp_path / "ptx.lark"
 
 
@@ -180,9 +182,7 @@ def test_inlined_loc_keeps_the_call_site_and_the_inlined_function():
     m = load("inline.sm_90.lineinfo.ptx")
     (k,) = m.functions
     mul = at_line(k, 51)  # x * x of sq(), inlined into sum3(), inlined into the kernel
-    assert (mul.full_opcode, mul.loc, mul.inlined_at, mul.inlined_from) == (
-        "mul.f32", (1, 2, 73), (1, 3, 73), "_Z2sqf"
-    )
+    assert (mul.full_opcode, mul.loc, mul.inlined_at, mul.inlined_from) == ("mul.f32", (1, 2, 73), (1, 3, 73), "_Z2sqf")
     fma = at_line(k, 53)
     assert (fma.loc, fma.inlined_at, fma.inlined_from) == ((1, 3, 73), (1, 7, 5), "_Z4sum3PKfi")
     add = at_line(k, 57)
@@ -224,7 +224,13 @@ def test_same_kernel_for_sm_75_without_lineinfo():
     assert m.target == "sm_75" and m.files == {}
     assert [f.name for f in m.functions] == ["_Z3hypff", "_Z7stencilPKfPfi"]
     assert [i.full_opcode for i in m.functions[0].instructions] == [
-        "ld.param.f32", "ld.param.f32", "mul.f32", "fma.rn.f32", "sqrt.rn.f32", "st.param.f32", "ret",
+        "ld.param.f32",
+        "ld.param.f32",
+        "mul.f32",
+        "fma.rn.f32",
+        "sqrt.rn.f32",
+        "st.param.f32",
+        "ret",
     ]
 
 
@@ -235,14 +241,25 @@ def test_globals_extern_shared_shuffles_and_printf():
     g = {v.name: v for v in m.globals}
     assert (g["coeffs"].space, g["coeffs"].align, g["coeffs"].array_size, g["coeffs"].line) == ("const", 4, 16, 20)
     assert g["coeffs"].init == (0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, 128, 64)
-    assert (g["counter"].space, g["counter"].type, g["counter"].init, g["counter"].array_size) == ("global", "u32", 7, None)
+    assert (g["counter"].space, g["counter"].type, g["counter"].init, g["counter"].array_size) == (
+        "global",
+        "u32",
+        7,
+        None,
+    )
     assert (g["dyn"].linkage, g["dyn"].space, g["dyn"].align, g["dyn"].array_size, g["dyn"].dims) == (
-        ("extern",), "shared", 16, 0, (None,)
+        ("extern",),
+        "shared",
+        16,
+        0,
+        (None,),
     )
     assert g["$str"].array_size == 8
     (k,) = m.functions
     assert [(d.name, d.space, d.array_size) for d in k.decls[:3]] == [
-        ("__local_depot0", "local", 8), ("%SP", "reg", None), ("%SPL", "reg", None)
+        ("__local_depot0", "local", 8),
+        ("%SP", "reg", None),
+        ("%SPL", "reg", None),
     ]
     shfl = at_line(k, 56)
     assert (shfl.opcode, shfl.modifiers) == ("shfl", ("sync", "bfly", "b32"))
@@ -384,7 +401,11 @@ $L__BB0_2:
 
 def test_handwritten_module_with_every_directive():
     m = parse_ptx(HANDWRITTEN, "k.ptx")
-    assert (m.version, m.target, m.files) == ("8.5", "sm_90a", {1: "/src/k.cu", 2: "/usr/local/cuda/include/cuda_fp16.hpp"})
+    assert (m.version, m.target, m.files) == (
+        "8.5",
+        "sm_90a",
+        {1: "/src/k.cu", 2: "/usr/local/cuda/include/cuda_fp16.hpp"},
+    )
     g = {v.name: v for v in m.globals}
     assert g["managed_buf"].attributes == ("managed",)
     assert g["_ZTV4Base"].init == (0, 0, "_ZNK4Base1fEf")

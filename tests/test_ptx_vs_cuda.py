@@ -30,8 +30,12 @@ NOT_KEPT: dict[str, set[Key]] = {
     # `struct __align__(16) vec3d`: one ld.global.v4.f32 at line 15 reads x, y and z
     "000_vec3d_aligned16.cu": {(16, "global", "load"), (17, "global", "load")},
     # `__align(8)__` is not C++: nvcc rejects the file, so there is no PTX at all
-    "000_vec3d_misspelled_align.cu": {(25, "global", "load"), (26, "global", "load"),
-                                      (27, "global", "load"), (25, "global", "store")},
+    "000_vec3d_misspelled_align.cu": {
+        (25, "global", "load"),
+        (26, "global", "load"),
+        (27, "global", "load"),
+        (25, "global", "store"),
+    },
     # `out[idx] = in[idx]` after `in[idx].x += value; ...`: the values stored at lines
     # 15-17 are still in registers, so `in[idx]` is not loaded again (loaded once, not twice)
     "004_noncoalesced_float3.cu": {(19, "global", "load")},
@@ -96,11 +100,18 @@ def test_aligned_vec3d_is_read_with_one_16_byte_load_instead_of_three():
     cuda, ptx = reports("000_vec3d_aligned16.cu")
     loads = [c for k in ptx.kernels for c in k.costs if c.op == "load"]
     assert [(c.text, c.bytes, c.per_request, c.ideal_per_request) for c in loads] == [
-        ("ld.global.v4.f32 [%rd6]", 16, 16, 16)]
+        ("ld.global.v4.f32 [%rd6]", 16, 16, 16)
+    ]
     # the CUDA-C path sees the three field reads and charges them as one merged wide load
     fields = [c for k in cuda.kernels for c in k.costs if c.op == "load"]
     assert [(cuda.locate(c.span).line, c.bytes, c.per_request) for c in fields] == [
-        (15, 16, 16), (15, 16, 16), (16, 16, 16), (16, 16, 16), (17, 16, 16), (17, 16, 16)]
+        (15, 16, 16),
+        (15, 16, 16),
+        (16, 16, 16),
+        (16, 16, 16),
+        (17, 16, 16),
+        (17, 16, 16),
+    ]
 
 
 def test_field_read_twice_in_an_expression_is_loaded_once():
@@ -117,7 +128,10 @@ def test_out_of_in_is_stored_from_registers_in_three_4_byte_stores():
     assert costs_by_line(cuda)[(19, "global", "store")] == [12]  # one float3, 3 pieces
     stores = [c for k in ptx.kernels for c in k.costs if ptx.locate(c.span).line == 19]
     assert [(c.text, c.bytes, c.per_request) for c in stores] == [
-        ("st.global.f32 [%rd7]", 4, 12), ("st.global.f32 [%rd7+4]", 4, 12), ("st.global.f32 [%rd7+8]", 4, 12)]
+        ("st.global.f32 [%rd7]", 4, 12),
+        ("st.global.f32 [%rd7+4]", 4, 12),
+        ("st.global.f32 [%rd7+8]", 4, 12),
+    ]
 
 
 def test_unrolled_tile_loop_repeats_each_shared_read_sixteen_times():
@@ -151,12 +165,17 @@ def test_unrolled_copies_of_one_access_are_one_finding():
     cuda, ptx = reports("001_matmul_v1_naive.cu")
     (load,) = [f for f in ptx.findings if ptx.locate(f.span).line == 21]
     (want,) = [f for f in cuda.findings if cuda.locate(f.span).line == 21]
-    assert (load.code, load.args["array"], load.args["sectors"]) == (want.code, "a", want.args["sectors"]) == ("WL201", "a", 32)
+    assert (
+        (load.code, load.args["array"], load.args["sectors"])
+        == (want.code, "a", want.args["sectors"])
+        == ("WL201", "a", 32)
+    )
     assert load.detail[-1].startswith("nvcc emits 4 instructions for this access")
 
 
-@pytest.mark.parametrize("sample, line", [("001_matmul_v1_naive.cu", 21), ("001_matmul_v2_coalesced.cu", 28),
-                                          ("003_matmul_global.cu", 73)])
+@pytest.mark.parametrize(
+    "sample, line", [("001_matmul_v1_naive.cu", 21), ("001_matmul_v2_coalesced.cu", 28), ("003_matmul_global.cu", 73)]
+)
 def test_remainder_loop_of_a_loop_unrolled_four_times_runs_no_iteration_for_a_multiple_of_4(sample, line):
     # nvcc unrolls `for (k = 0; k < N; k++)` 4 times and adds a loop for the N % 4 last
     # iterations; with the launch's N a multiple of 4 no lane runs it, so its two loads cost

@@ -107,6 +107,7 @@ def test_replace_copy_and_pickle():
 
 def test_a_field_without_default_after_one_with_is_an_error():
     with pytest.raises(TypeError, match="non-default field 'b' follows a default field"):
+
         @record
         class Bad:
             a: int = 0
@@ -185,9 +186,11 @@ def test_warplint_check_of_a_cuda_file_builds_no_dataclass():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    probe = ("import sys\nfrom analyzer.cli import main\n"
-             "main(['check', '--quiet', '--isolated', '--exit-zero', 'samples/000_bank_stride4.cu'])\n"
-             "print('dataclasses' in sys.modules, 'inspect' in sys.modules, file=sys.stderr)\n")
+    probe = (
+        "import sys\nfrom analyzer.cli import main\n"
+        "main(['check', '--quiet', '--isolated', '--exit-zero', 'samples/000_bank_stride4.cu'])\n"
+        "print('dataclasses' in sys.modules, 'inspect' in sys.modules, file=sys.stderr)\n"
+    )
     done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, check=True)
     assert done.stderr.split() == ["False", "False"], done.stderr
 

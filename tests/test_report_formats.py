@@ -28,8 +28,10 @@ LINE_FORMATS = ("text", "concise", "json", "json-lines", "sarif", "github")
 STRIDE4 = "samples/000_bank_stride4.cu"
 
 STRIDE4_MESSAGE = "4-way bank conflict on `data`: 4 wavefronts per request, ideal 1"
-STRIDE4_FIX = ("use an odd stride: with 5 words between neighbouring lanes instead of 4, "
-               "the 32 lanes of a warp fall into 32 different banks")
+STRIDE4_FIX = (
+    "use an odd stride: with 5 words between neighbouring lanes instead of 4, "
+    "the 32 lanes of a warp fall into 32 different banks"
+)
 
 SYNTAX_ERROR = """\
 __global__ void k(float* a)
@@ -53,7 +55,12 @@ def warplint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     result = subprocess.run(
         [sys.executable, "-m", "analyzer", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
     )
     assert "Traceback" not in result.stdout + result.stderr, result.stdout + result.stderr
     return result
@@ -120,11 +127,21 @@ def test_json_lines_reports_a_syntax_error_as_an_error_without_kernel(tmp_path):
     (tmp_path / "bad.cu").write_text(SYNTAX_ERROR)
     result = check("json-lines", "bad.cu", cwd=tmp_path)
     assert result.returncode == 1
-    assert [json.loads(line) for line in result.stdout.splitlines()] == [{
-        "path": "bad.cu", "line": 3, "column": 28, "end_line": 3, "end_column": 29,
-        "code": "WL901", "rule": "syntax-error", "severity": "error",
-        "message": "syntax error: unexpected ';'", "fix": None, "kernel": None,
-    }]
+    assert [json.loads(line) for line in result.stdout.splitlines()] == [
+        {
+            "path": "bad.cu",
+            "line": 3,
+            "column": 28,
+            "end_line": 3,
+            "end_column": 29,
+            "code": "WL901",
+            "rule": "syntax-error",
+            "severity": "error",
+            "message": "syntax error: unexpected ';'",
+            "fix": None,
+            "kernel": None,
+        }
+    ]
 
 
 def test_json_lines_has_one_line_for_each_of_many_findings():
@@ -134,8 +151,15 @@ def test_json_lines_has_one_line_for_each_of_many_findings():
     # `out[idx] = in[idx]` reads back the fields just stored: no request, so no finding at 19:19
     assert len(objects) == len(text) == 9
     assert [(o["line"], o["column"], o["code"]) for o in objects] == [
-        (15, 8, "WL201"), (15, 8, "WL201"), (15, 8, "WL301"), (16, 8, "WL201"), (16, 8, "WL201"),
-        (17, 8, "WL201"), (17, 8, "WL201"), (19, 8, "WL201"), (19, 8, "WL301"),
+        (15, 8, "WL201"),
+        (15, 8, "WL201"),
+        (15, 8, "WL301"),
+        (16, 8, "WL201"),
+        (16, 8, "WL201"),
+        (17, 8, "WL201"),
+        (17, 8, "WL201"),
+        (19, 8, "WL201"),
+        (19, 8, "WL301"),
     ]
 
 
@@ -166,7 +190,8 @@ def test_github_reports_a_note_as_a_notice(tmp_path):
     result = check("github", "t.cu", cwd=tmp_path)
     assert result.returncode == 0  # a note is not a finding
     assert result.stdout.startswith(
-        "::notice file=t.cu,line=2,col=17,endLine=2,endColumn=32,title=WL904 template-never-launched::")
+        "::notice file=t.cu,line=2,col=17,endLine=2,endColumn=32,title=WL904 template-never-launched::"
+    )
 
 
 def test_github_escapes_percent_in_a_real_message():
@@ -175,8 +200,7 @@ def test_github_escapes_percent_in_a_real_message():
     assert first == (
         "::warning file=samples/004_noncoalesced_float3.cu,line=15,col=8,endLine=15,endColumn=17,"
         "title=WL201 uncoalesced-access::uncoalesced global load of `in[idx].x`: "
-        "12 sectors per request, ideal 4 (33.3%25 efficiency)%0Ahelp: "
-        + first.split("%0Ahelp: ", 1)[1]
+        "12 sectors per request, ideal 4 (33.3%25 efficiency)%0Ahelp: " + first.split("%0Ahelp: ", 1)[1]
     )
     assert "%" not in first.split("%0Ahelp: ", 1)[1].replace("%25", "")
 
@@ -185,7 +209,8 @@ def test_github_escapes_comma_and_colon_in_the_file_property(tmp_path):
     shutil.copy(REPO / STRIDE4, tmp_path / "odd,name:1.cu")
     result = check("github", "odd,name:1.cu", cwd=tmp_path)
     assert result.stdout.startswith(
-        "::warning file=odd%2Cname%3A1.cu,line=23,col=18,endLine=23,endColumn=38,title=WL101 bank-conflict::")
+        "::warning file=odd%2Cname%3A1.cu,line=23,col=18,endLine=23,endColumn=38,title=WL101 bank-conflict::"
+    )
     concise = check("concise", "odd,name:1.cu", cwd=tmp_path)
     assert concise.stdout.startswith("odd,name:1.cu:23:18: WL101 ")
 
@@ -199,8 +224,12 @@ def test_github_escaping_follows_the_actions_toolkit():
 
 def test_github_command_escapes_message_and_properties():
     record = Record(
-        location=Location("dir/a,b.cu", 4, 2, 5, 7), code="WL101", rule="bank-conflict",
-        severity="warning", message="50% of lanes:\nconflict", fix="pad, then re-run",
+        location=Location("dir/a,b.cu", 4, 2, 5, 7),
+        code="WL101",
+        rule="bank-conflict",
+        severity="warning",
+        message="50% of lanes:\nconflict",
+        fix="pad, then re-run",
     )
     assert command(record, os.path.abspath("dir")) == (
         "::warning file=a%2Cb.cu,line=4,col=2,endLine=5,endColumn=7,title=WL101 bank-conflict"

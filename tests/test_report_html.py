@@ -117,27 +117,41 @@ def test_every_source_line_is_shown_and_access_lines_carry_their_cost() -> None:
     dom, _ = parse(render(check_paths([str(STRIDE4), str(STRIDE1000)]), "html"))
     files = dom.all("section", "file")
     assert [f.all("h2")[0].text() for f in files] == [
-        "samples/000_bank_stride4.cu (1 finding)", "samples/003_kernel_2_stride1000.cu (1 finding)"]
+        "samples/000_bank_stride4.cu (1 finding)",
+        "samples/003_kernel_2_stride1000.cu (1 finding)",
+    ]
     lines = STRIDE4.read_text(encoding="utf-8").split("\n")[:-1]
     assert [source_line(r) for r in files[0].all("tr")] == lines
-    costs = {int(r.attrs["id"].split("-L")[1]): [c.text() for c in r.all("div", "cost")]
-             for r in files[0].all("tr") if r.all("div", "cost")}
+    costs = {
+        int(r.attrs["id"].split("-L")[1]): [c.text() for c in r.all("div", "cost")]
+        for r in files[0].all("tr")
+        if r.all("div", "cost")
+    }
     assert costs == {
-        17: ["`data[tid]` shared store: 1 wavefronts/req (ideal 1)",
-             "`global_data[tid]` global load: 4 sectors/req (ideal 4)"],
-        18: ["`data[tid + 32]` shared store: 1 wavefronts/req (ideal 1)",
-             "`global_data[tid + 32]` global load: 4 sectors/req (ideal 4)"],
-        19: ["`data[tid + 64]` shared store: 1 wavefronts/req (ideal 1)",
-             "`global_data[tid + 64]` global load: 4 sectors/req (ideal 4)"],
-        20: ["`data[tid + 96]` shared store: 1 wavefronts/req (ideal 1)",
-             "`global_data[tid + 96]` global load: 4 sectors/req (ideal 4)"],
+        17: [
+            "`data[tid]` shared store: 1 wavefronts/req (ideal 1)",
+            "`global_data[tid]` global load: 4 sectors/req (ideal 4)",
+        ],
+        18: [
+            "`data[tid + 32]` shared store: 1 wavefronts/req (ideal 1)",
+            "`global_data[tid + 32]` global load: 4 sectors/req (ideal 4)",
+        ],
+        19: [
+            "`data[tid + 64]` shared store: 1 wavefronts/req (ideal 1)",
+            "`global_data[tid + 64]` global load: 4 sectors/req (ideal 4)",
+        ],
+        20: [
+            "`data[tid + 96]` shared store: 1 wavefronts/req (ideal 1)",
+            "`global_data[tid + 96]` global load: 4 sectors/req (ideal 4)",
+        ],
         23: ["`data[base + 4 * tid]` shared load: 4 wavefronts/req (ideal 1)"],
         24: ["`output[tid]` global store: 4 sectors/req (ideal 4)"],
     }
     assert [c.classes for c in row(dom, 1, 23).all("div", "cost")] == [{"cost", "excess"}]
     assert [c.classes for c in row(dom, 1, 24).all("div", "cost")] == [{"cost"}]
     assert [c.text() for c in row(dom, 2, 10).all("div", "cost")] == [
-        "`x[1000*tid]` global store: 32 sectors/req (ideal 4)"]
+        "`x[1000*tid]` global store: 32 sectors/req (ideal 4)"
+    ]
 
 
 def test_a_finding_is_highlighted_with_its_message_detail_and_fix() -> None:
@@ -157,10 +171,13 @@ def test_a_finding_is_highlighted_with_its_message_detail_and_fix() -> None:
     ]
     # the declaration, linked to its line, when the analysis records the shared arrays
     assert [(li.text(), [a.attrs["href"] for a in li.all("a")]) for li in items[2:]] in (
-        [], [("line 13: `data` declared here", ["#f1-L13"])])
+        [],
+        [("line 13: `data` declared here", ["#f1-L13"])],
+    )
     assert finding.all("p", "fix")[0].text() == (
         "use an odd stride: with 5 words between neighbouring lanes instead of 4, "
-        "the 32 lanes of a warp fall into 32 different banks")
+        "the 32 lanes of a warp fall into 32 different banks"
+    )
     assert len(dom.all("div", "finding")) == 1
 
 
@@ -204,8 +221,8 @@ def _png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     at, chunks, header = 8, [], b""
     while at < len(data):
-        (length,) = struct.unpack(">I", data[at:at + 4])
-        kind, body = data[at + 4:at + 8], data[at + 8:at + 8 + length]
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
         if kind == b"IHDR":
             header = body
         elif kind == b"IDAT":
@@ -218,7 +235,7 @@ def _png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     stride = width * bpp
     rows, previous = [], bytearray(stride)
     for y in range(height):
-        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         for i in range(stride):
             left = line[i - bpp] if i >= bpp else 0
             up = previous[i]
@@ -236,16 +253,30 @@ def _png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
                 line[i] = (line[i] + pred) & 0xFF
         rows.append(bytes(line))
         previous = line
-    return width, height, [bytes(r[i:i + 3]) for r in rows for i in range(0, stride, bpp)]
+    return width, height, [bytes(r[i : i + 3]) for r in rows for i in range(0, stride, bpp)]
 
 
 def _chromium(page: Path, tmp_path: Path, *mode: str) -> subprocess.CompletedProcess[str]:
     assert CHROMIUM is not None
     return subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,900", *mode, page.as_uri()],
-        capture_output=True, text=True, timeout=120,
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1200,900",
+            *mode,
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

@@ -69,13 +69,20 @@ def analysed_report(path: Path) -> api.FileReport:
         for launch in launch_configs(module, kernel, line_of=lambda s: report.locate(s).line):
             report.kernels.append(analyze_kernel(module, kernel, launch, get_arch()))
     access = next(c for c in report.kernels[0].costs if c.text == "tile[t * 32]")
-    report.findings.append(Finding(
-        code="WL101", rule="bank-conflict", severity="warning", span=access.span, kernel="mixed",
-        message="32-way bank conflict on `tile`", fix="pad `tile` by one float per row",
-        args={"ways": 32, "array": "tile", "ratio": float("nan"), "lanes": (0, 1)},
-        detail=("lanes 0 and 1 hit bank 0", "worst case shown"),
-        related=(Related(Span(KERNELS.index("tile[32"), KERNELS.index("tile[32") + 4), "`tile` declared here"),),
-    ))
+    report.findings.append(
+        Finding(
+            code="WL101",
+            rule="bank-conflict",
+            severity="warning",
+            span=access.span,
+            kernel="mixed",
+            message="32-way bank conflict on `tile`",
+            fix="pad `tile` by one float per row",
+            args={"ways": 32, "array": "tile", "ratio": float("nan"), "lanes": (0, 1)},
+            detail=("lanes 0 and 1 hit bank 0", "worst case shown"),
+            related=(Related(Span(KERNELS.index("tile[32"), KERNELS.index("tile[32") + 4), "`tile` declared here"),),
+        )
+    )
     return report
 
 
@@ -102,7 +109,7 @@ def _properties(schema: dict) -> set[str]:
 
 def test_every_field_of_the_schema_is_documented_in_the_readme():
     readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("## JSON format"):]
+    section = readme[readme.index("## JSON format") :]
     section = section[: section.find("\n## ", 1) if "\n## " in section[1:] else len(section)]
     undocumented = sorted(name for name in _properties(SCHEMA) if f"`{name}`" not in section)
     assert undocumented == []

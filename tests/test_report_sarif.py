@@ -37,7 +37,12 @@ def warplint(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     result = subprocess.run(
         [sys.executable, "-m", "analyzer", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
     )
     assert "Traceback" not in result.stdout + result.stderr, result.stdout + result.stderr
     return result
@@ -69,12 +74,16 @@ def where(result: dict) -> tuple[str, str | None, dict]:
 # ----------------------------------------------------------------------------- the schema
 
 
-@pytest.mark.parametrize("paths", [
-    [STRIDE4],
-    ["samples/004_noncoalesced_float3.cu", "samples/000_vec3d_plain.cu"],  # related locations
-    ["samples/000_vec3d_misspelled_align.cu"],  # WL906 input errors
-    pytest.param(["samples"], marks=pytest.mark.slow),  # every sample at once
-], ids=["stride4", "related", "diagnostics", "samples"])
+@pytest.mark.parametrize(
+    "paths",
+    [
+        [STRIDE4],
+        ["samples/004_noncoalesced_float3.cu", "samples/000_vec3d_plain.cu"],  # related locations
+        ["samples/000_vec3d_misspelled_align.cu"],  # WL906 input errors
+        pytest.param(["samples"], marks=pytest.mark.slow),  # every sample at once
+    ],
+    ids=["stride4", "related", "diagnostics", "samples"],
+)
 def test_real_reports_validate_against_the_sarif_2_1_0_schema(paths):
     validate(sarif(*paths))
 
@@ -135,7 +144,8 @@ def test_rules_have_the_metadata_code_scanning_shows():
     assert wl101["name"] == "bank-conflict"
     assert wl101["shortDescription"]["text"] == "Lanes of a warp hit different words of one shared-memory bank."
     assert wl101["fullDescription"]["text"] == (
-        "Checks for `__shared__` memory accesses where lanes of one warp touch different 4-byte words of the same bank.")
+        "Checks for `__shared__` memory accesses where lanes of one warp touch different 4-byte words of the same bank."
+    )
     # help is exactly what `warplint explain WL101` prints, as text and as Markdown
     explain = warplint("explain", "WL101")
     assert wl101["help"]["text"] == explain.stdout.rstrip("\n")
@@ -162,7 +172,8 @@ def test_a_finding_has_rule_level_message_relative_location_and_fingerprint():
     assert result["message"]["text"].startswith("4-way bank conflict on `data`: 4 wavefronts per request, ideal 1\n")
     assert where(result) == (STRIDE4, "%SRCROOT%", {"startLine": 23, "startColumn": 18, "endLine": 23, "endColumn": 38})
     assert result["partialFingerprints"][FINGERPRINT] == fingerprint(
-        "WL101", STRIDE4, "bank_stride4", "data[base + 4 * tid]")
+        "WL101", STRIDE4, "bank_stride4", "data[base + 4 * tid]"
+    )
     assert result["properties"]["kernel"] == "bank_stride4"
     assert result["properties"]["args"]["ways"] == 4
     base = log["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"]

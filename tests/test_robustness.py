@@ -57,26 +57,30 @@ def repro(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def unchanged(folder: Path) -> bool:
-    return all((folder / p.relative_to(FIXTURES)).read_bytes() == p.read_bytes()
-               for p in FIXTURES.rglob("*") if p.is_file())
+    return all(
+        (folder / p.relative_to(FIXTURES)).read_bytes() == p.read_bytes() for p in FIXTURES.rglob("*") if p.is_file()
+    )
 
 
 # ----------------------------------------------------------------------------- crashes (WL900) no more
 
 
-@pytest.mark.parametrize("name, expected, status", [
-    ("bignum_4301_digits.cu", [(2, 31, "WL201")], 1),  # was 1:1 WL900, the whole file lost
-    ("bignum_in_if.cu", [(1, 5, "WL901"), (3, 31, "WL201")], 1),  # was read unpreprocessed
-    ("loop_step_div_negative.cu", [], 0),  # was WL900 ValueError: negative shift count
-    ("loop_step_shift_100.cu", [], 0),  # was WL900 OverflowError
-    ("align_ffff/k.cu", [(1, 8, "WL907"), (4, 3, "WL201"), (4, 3, "WL301")], 1),  # was WL900 in WL301
-    ("vertical_tab.cu", [(3, 3, "WL201")], 1),  # was WL901 on valid code
-    ("slow_array_row_assign.cu", [(4, 3, "WL903")], 0),  # was 52 s, 3.8 GB and a bank conflict
-    ("slow_launch_block_8M_threads.cu", [(5, 27, "WL907")], 1),  # was 26 s, 2 GB
-    ("slow_align_2pow29.cu", [(4, 3, "WL907")], 1),  # was 36 s, 3.7 GB
-    ("slow_self_include.cu", [(1, 10, "WL901")], 1),  # was 200 copies analysed
-    ("suppr_ignore_file_unclosed/k.cu", [(1, 4, "WL921"), (5, 3, "WL101"), (5, 24, "WL201")], 1),
-])
+@pytest.mark.parametrize(
+    "name, expected, status",
+    [
+        ("bignum_4301_digits.cu", [(2, 31, "WL201")], 1),  # was 1:1 WL900, the whole file lost
+        ("bignum_in_if.cu", [(1, 5, "WL901"), (3, 31, "WL201")], 1),  # was read unpreprocessed
+        ("loop_step_div_negative.cu", [], 0),  # was WL900 ValueError: negative shift count
+        ("loop_step_shift_100.cu", [], 0),  # was WL900 OverflowError
+        ("align_ffff/k.cu", [(1, 8, "WL907"), (4, 3, "WL201"), (4, 3, "WL301")], 1),  # was WL900 in WL301
+        ("vertical_tab.cu", [(3, 3, "WL201")], 1),  # was WL901 on valid code
+        ("slow_array_row_assign.cu", [(4, 3, "WL903")], 0),  # was 52 s, 3.8 GB and a bank conflict
+        ("slow_launch_block_8M_threads.cu", [(5, 27, "WL907")], 1),  # was 26 s, 2 GB
+        ("slow_align_2pow29.cu", [(4, 3, "WL907")], 1),  # was 36 s, 3.7 GB
+        ("slow_self_include.cu", [(1, 10, "WL901")], 1),  # was 200 copies analysed
+        ("suppr_ignore_file_unclosed/k.cu", [(1, 4, "WL921"), (5, 3, "WL101"), (5, 24, "WL201")], 1),
+    ],
+)
 def test_each_reproducer_gives_its_diagnostic_and_exit_status(capsys, repro, name, expected, status):
     start = time.monotonic()
     got_status, found, _ = run(capsys, "check", name, "--report-unused-suppressions")
@@ -93,12 +97,14 @@ def test_an_integer_literal_of_any_length_is_read_in_linear_time(capsys, tmp_pat
     assert time.monotonic() - start < FEW_SECONDS
 
 
-@pytest.mark.parametrize("step", ["d /= -1", "d *= -1", "d >>= -1", "d <<= 100", "d *= 1000000007", "d /= 0",
-                                  "d >>= 64", "d = d << 63"])
+@pytest.mark.parametrize(
+    "step", ["d /= -1", "d *= -1", "d >>= -1", "d <<= 100", "d *= 1000000007", "d /= 0", "d >>= 64", "d = d << 63"]
+)
 def test_loop_steps_are_evaluated_as_c_does_on_64_bits(capsys, tmp_path, monkeypatch, step):
     monkeypatch.chdir(tmp_path)
-    Path("k.cu").write_text(f"__global__ void k(float *p)\n{{\n  for (int d = 64; d > 0; {step})\n"
-                            "    p[d * threadIdx.x] = 0;\n}\n")
+    Path("k.cu").write_text(
+        f"__global__ void k(float *p)\n{{\n  for (int d = 64; d > 0; {step})\n    p[d * threadIdx.x] = 0;\n}}\n"
+    )
     status, found, _ = run(capsys, "check", "k.cu")
     assert status == 1 and codes(found) == [(4, 5, "WL201")]
 
@@ -115,12 +121,15 @@ def test_a_grid_of_height_0_is_a_diagnostic_and_the_json_holds_no_0_dimension(ca
     assert document["files"][0]["kernels"] == []  # the launch CUDA refuses is not analysed
 
 
-@pytest.mark.parametrize("launch, at, why", [
-    ("k<<<grid, 32>>>(p);", "grid", "y is 0.5, not a whole number (dim3 truncates it to 0)"),
-    ("k<<<1, dim3(32, 32, 2)>>>(p);", "dim3(32", "2048 threads per block, the limit is 1024"),
-    ("k<<<dim3(1, 70000), 32>>>(p);", "dim3(1,", "y is 70000, the limit is 65535"),
-    ("k<<<-1, 32>>>(p);", "-1", "x is -1; every dimension must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "launch, at, why",
+    [
+        ("k<<<grid, 32>>>(p);", "grid", "y is 0.5, not a whole number (dim3 truncates it to 0)"),
+        ("k<<<1, dim3(32, 32, 2)>>>(p);", "dim3(32", "2048 threads per block, the limit is 1024"),
+        ("k<<<dim3(1, 70000), 32>>>(p);", "dim3(1,", "y is 70000, the limit is 65535"),
+        ("k<<<-1, 32>>>(p);", "-1", "x is -1; every dimension must be at least 1"),
+    ],
+)
 def test_a_host_launch_cuda_refuses_is_a_diagnostic_at_the_launch(capsys, tmp_path, monkeypatch, launch, at, why):
     monkeypatch.chdir(tmp_path)
     host = f"void h(float *p) {{ dim3 grid(1, 0.5); {launch} }}\n"
@@ -139,12 +148,14 @@ def test_launch_bounds_over_1024_are_a_diagnostic_and_not_the_assumed_block(tmp_
     assert report.kernels[0].launch.block == (256, 1, 1)  # the default, said as an assumption
 
 
-@pytest.mark.parametrize("align, ok", [(1, True), (16, True), (2**29, True), (0, False), (3, False),
-                                       (2**30, False), (2**64 - 1, False)])
+@pytest.mark.parametrize(
+    "align, ok", [(1, True), (16, True), (2**29, True), (0, False), (3, False), (2**30, False), (2**64 - 1, False)]
+)
 def test_alignments_are_powers_of_two_up_to_what_nvcc_accepts(tmp_path, align, ok):
     path = tmp_path / "k.cu"
-    path.write_text(f"struct __align__({align}) S {{ float x; }};\n"
-                    "__global__ void k(S *d) { d[threadIdx.x].x = 1.0f; }\n")
+    path.write_text(
+        f"struct __align__({align}) S {{ float x; }};\n__global__ void k(S *d) {{ d[threadIdx.x].x = 1.0f; }}\n"
+    )
     problems = [d for d in api.check_file(str(path)).diagnostics if d.code == "WL907" and d.location.line == 1]
     assert (problems == []) is ok
     if not ok:
@@ -153,8 +164,10 @@ def test_alignments_are_powers_of_two_up_to_what_nvcc_accepts(tmp_path, align, o
 
 def test_a_shared_array_over_48_kib_is_a_diagnostic_and_its_kernel_not_analysed(tmp_path):
     path = tmp_path / "k.cu"
-    path.write_text("__global__ void k(float *p) {\n  __shared__ float s[12289];\n"
-                    "  s[threadIdx.x] = p[threadIdx.x];\n  p[threadIdx.x] = s[threadIdx.x + 1];\n}\n")
+    path.write_text(
+        "__global__ void k(float *p) {\n  __shared__ float s[12289];\n"
+        "  s[threadIdx.x] = p[threadIdx.x];\n  p[threadIdx.x] = s[threadIdx.x + 1];\n}\n"
+    )
     report = api.check_file(str(path))
     assert [(d.code, d.location.line, d.location.column) for d in report.diagnostics] == [("WL907", 2, 20)]
     assert "49,156 bytes, more than the 49,152" in report.diagnostics[0].message and report.kernels == []
@@ -187,12 +200,15 @@ def test_simulate_refuses_a_negative_seed(capsys, repro):
     assert "argument --seed" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name, kernel_line", [
-    ("slow_nested_loops_4x12.cu", 1),
-    ("slow_nested_loops_16x2.cu", 1),
-    ("hang_nested_subscripts_13.cu", 1),
-    ("slow_1000_launch_configs.cu", 1),
-])
+@pytest.mark.parametrize(
+    "name, kernel_line",
+    [
+        ("slow_nested_loops_4x12.cu", 1),
+        ("slow_nested_loops_16x2.cu", 1),
+        ("hang_nested_subscripts_13.cu", 1),
+        ("slow_1000_launch_configs.cu", 1),
+    ],
+)
 def test_a_small_analysis_budget_cuts_a_heavy_kernel_short_with_wl940(capsys, repro, name, kernel_line):
     Path("warplint.toml").write_text("[budget]\nanalysis = 20000\n")
     start = time.monotonic()
@@ -232,8 +248,9 @@ def test_a_spent_preprocess_budget_stops_the_file_where_it_is(tmp_path):
     assert time.monotonic() - start < FEW_SECONDS
     (stop,) = [d for d in report.diagnostics if d.code == "WL940"]
     assert "preprocessing stopped here" in stop.message and 22 < stop.location.line < 62
-    assert stop.notes == ("raise `budget.preprocess` in [tool.warplint] to allow more (README: Configuration and "
-                          "Robustness)",)
+    assert stop.notes == (
+        "raise `budget.preprocess` in [tool.warplint] to allow more (README: Configuration and Robustness)",
+    )
 
 
 def options_for(path: str) -> api.Options:
@@ -248,16 +265,20 @@ def options_for(path: str) -> api.Options:
 def test_a_configuration_nested_500_deep_is_a_configuration_error(capsys, repro):
     os.chdir("cfg_deep_nesting")
     assert main(["check", "k.cu"]) == 2
-    assert capsys.readouterr().err.startswith("warplint.toml:1:69: error: invalid TOML: arrays or inline tables "
-                                               "nested more than 64 levels deep")
+    assert capsys.readouterr().err.startswith(
+        "warplint.toml:1:69: error: invalid TOML: arrays or inline tables nested more than 64 levels deep"
+    )
 
 
-@pytest.mark.parametrize("table, message", [
-    ("[budget]\nanalysys = 5\n", "unknown stage `analysys` in `budget`; did you mean `analysis`?"),
-    ("[budget]\nanalysis = 0\n", "`budget.analysis` must be an integer from 1 to"),
-    ("[budget]\nparse = \"many\"\n", "`budget.parse` must be an integer from 1 to"),
-    ("budget = 5\n", "`budget` must be a table of stage = steps"),
-])
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        ("[budget]\nanalysys = 5\n", "unknown stage `analysys` in `budget`; did you mean `analysis`?"),
+        ("[budget]\nanalysis = 0\n", "`budget.analysis` must be an integer from 1 to"),
+        ('[budget]\nparse = "many"\n', "`budget.parse` must be an integer from 1 to"),
+        ("budget = 5\n", "`budget` must be a table of stage = steps"),
+    ],
+)
 def test_a_bad_budget_is_a_configuration_error(capsys, tmp_path, monkeypatch, table, message):
     monkeypatch.chdir(tmp_path)
     Path("warplint.toml").write_text(table)

@@ -61,13 +61,14 @@ def describe(text: str, report: dict[str, Any]) -> str:
     lines += [f"finding {f['line']}:{f['column']} {f['code']} {f['message']}" for f in report["findings"]]
     lines += [f"error {e['line']}:{e['column']} {e['code']} {e['message']}" for e in report["errors"]]
     for k in report["kernels"]:
-        lines += [f"access {a['line']}:{a['column']} `{a['text']}` {a['per_request']}/{a['ideal_per_request']}"
-                  for a in k["accesses"]]
+        lines += [
+            f"access {a['line']}:{a['column']} `{a['text']}` {a['per_request']}/{a['ideal_per_request']}"
+            for a in k["accesses"]
+        ]
     return "\n".join(lines)
 
 
-CASES = [pytest.param(code, name, id=f"{code}:{name.replace(' ', '-').lower()}")
-         for code in RULES for name in SECTIONS]
+CASES = [pytest.param(code, name, id=f"{code}:{name.replace(' ', '-').lower()}") for code in RULES for name in SECTIONS]
 
 
 @pytest.mark.parametrize(("code", "name"), CASES)

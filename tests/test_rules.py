@@ -43,9 +43,7 @@ NOWHERE = Span(0, 0)
 LAUNCH = LaunchConfig(block=(32, 1, 1), grid=(1, 1, 1), origin="launch at line 30")
 LAUNCH_2D = LaunchConfig(block=(32, 8, 1), grid=(1, 1, 1), origin="launch at line 30")
 VEC3D = T.layout_struct("vec3d", [("x", T.FLOAT), ("y", T.FLOAT), ("z", T.FLOAT)])
-VEC3D_16 = T.layout_struct(
-    "vec3d", [("x", T.FLOAT), ("y", T.FLOAT), ("z", T.FLOAT)], explicit_align=16
-)
+VEC3D_16 = T.layout_struct("vec3d", [("x", T.FLOAT), ("y", T.FLOAT), ("z", T.FLOAT)], explicit_align=16)
 FLOAT3 = T.builtin_type("float3")
 
 
@@ -163,8 +161,9 @@ TILE = variable("tile", T.ArrayType(T.ArrayType(T.FLOAT, 32), 32), kind="shared"
 def data_stride4() -> N.Access:
     """`data[4 * tid]` on `__shared__ int data[128]`."""
     index = binary("*", const(4), ref(TID))
-    return access(1, "data[4 * tid]", indexed(base_pointer(DATA), index, T.INT),
-                  T.INT, space="shared", array="data", at=100)
+    return access(
+        1, "data[4 * tid]", indexed(base_pointer(DATA), index, T.INT), T.INT, space="shared", array="data", at=100
+    )
 
 
 def tile_access(uid: int, row: str, column: str, at: int, op: str = "load") -> N.Access:
@@ -172,8 +171,7 @@ def tile_access(uid: int, row: str, column: str, at: int, op: str = "load") -> N
     row_type = T.ArrayType(T.FLOAT, 32)
     base = N.VarRef(TILE, T.PointerType(row_type), NOWHERE)
     row_address = indexed(base, builtin(f"threadIdx.{row}"), row_type)
-    address = indexed(N.Cast(row_address, T.PointerType(T.FLOAT), NOWHERE),
-                      builtin(f"threadIdx.{column}"), T.FLOAT)
+    address = indexed(N.Cast(row_address, T.PointerType(T.FLOAT), NOWHERE), builtin(f"threadIdx.{column}"), T.FLOAT)
     text = f"tile[threadIdx.{row}][threadIdx.{column}]"
     return access(uid, text, address, T.FLOAT, space="shared", array="tile", at=at, op=op)
 
@@ -181,14 +179,19 @@ def tile_access(uid: int, row: str, column: str, at: int, op: str = "load") -> N
 # ============================================================================= WL101
 def test_stride_4_on_a_1d_int_array_is_a_4_way_conflict_with_lanes_and_banks_named() -> None:
     acc = data_stride4()
-    cost = cost_of(acc, 4, 1, stride_bytes=16,
-                   collisions=(Collision(bank=0, lanes=(0, 8, 16, 24), words=(0, 32, 64, 96)),))
+    cost = cost_of(
+        acc, 4, 1, stride_bytes=16, collisions=(Collision(bank=0, lanes=(0, 8, 16, 24), words=(0, 32, 64, 96)),)
+    )
     f = only(run(BankConflict(), analysis_of([cost], kernel(TID_BODY), shared={"data": DATA})))
     assert f.code == "WL101" and f.rule == "bank-conflict" and f.severity == "warning"
     assert f.message == "4-way bank conflict on `data`: 4 wavefronts per request, ideal 1"
     assert dict(f.args) == {
-        "ways": 4, "wavefronts": 4, "ideal": 1, "array": "data",
-        "access": "data[4 * tid]", "stride_bytes": 16,
+        "ways": 4,
+        "wavefronts": 4,
+        "ideal": 1,
+        "array": "data",
+        "access": "data[4 * tid]",
+        "stride_bytes": 16,
     }
     assert f.detail == ("lanes 0, 8, 16 and 24 hit bank 0 at 4 different words (0, 32, 64 and 96)",)
     assert f.span == acc.span and f.kernel == "k"
@@ -211,12 +214,9 @@ def test_ways_round_up_for_8_byte_accesses_with_an_ideal_of_2() -> None:
 def test_a_32_lane_collision_lists_the_first_and_last_lanes_only() -> None:
     acc = tile_access(1, "x", "y", at=50)
     words = tuple(range(0, 32 * 32, 32))
-    cost = cost_of(acc, 32, 1, stride_bytes=128,
-                   collisions=(Collision(bank=0, lanes=tuple(range(32)), words=words),))
+    cost = cost_of(acc, 32, 1, stride_bytes=128, collisions=(Collision(bank=0, lanes=tuple(range(32)), words=words),))
     f = only(run(BankConflict(), analysis_of([cost])))
-    assert f.detail[0] == (
-        "lanes 0, 1, 2, …, 31 (32 lanes) hit bank 0 at 32 different words (0, 32, 64, …, 992)"
-    )
+    assert f.detail[0] == ("lanes 0, 1, 2, …, 31 (32 lanes) hit bank 0 at 32 different words (0, 32, 64, …, 992)")
 
 
 def test_conflict_free_and_unknown_shared_costs_are_not_reported() -> None:
@@ -227,31 +227,37 @@ def test_conflict_free_and_unknown_shared_costs_are_not_reported() -> None:
 
 def test_global_costs_are_not_bank_conflicts() -> None:
     x = variable("x", T.PointerType(T.FLOAT), kind="param")
-    acc = access(1, "x[tid]", indexed(ref(x), ref(TID), T.FLOAT), T.FLOAT,
-                 space="global", array="x", at=5)
+    acc = access(1, "x[tid]", indexed(ref(x), ref(TID), T.FLOAT), T.FLOAT, space="global", array="x", at=5)
     assert run(BankConflict(), analysis_of([cost_of(acc, 32, 4)])) == []
 
 
 def test_inexact_costs_list_cases_range_and_assumptions() -> None:
-    cost = cost_of(data_stride4(), 4, 1, exact=False, best_per_request=1,
-                   cases="conflict-free exactly when `stride` is odd",
-                   assumptions=[CostDependsOn(("stride",))], via="inlined from get")
+    cost = cost_of(
+        data_stride4(),
+        4,
+        1,
+        exact=False,
+        best_per_request=1,
+        cases="conflict-free exactly when `stride` is odd",
+        assumptions=[CostDependsOn(("stride",))],
+        via="inlined from get",
+    )
     launch = LaunchConfig((32, 8, 1), None, "assumed default", assumed=True)
     f = only(run(BankConflict(), analysis_of([cost], launch=launch)))
     assert f.detail == (
         "inlined from get",
         "conflict-free exactly when `stride` is odd",
         "worst case shown: the cost varies from 1 to 4 wavefronts per request",
-        "assumed: the cost depends on stride (not known): worst case over values 1..64 "
-        "(pass --param stride=VALUE)",
+        "assumed: the cost depends on stride (not known): worst case over values 1..64 (pass --param stride=VALUE)",
         "assumed: block (32, 8, 1) (assumed default)",
     )
 
 
 def test_the_assumed_block_is_said_once_when_an_assumption_already_says_it() -> None:
     launch = LaunchConfig((32, 8, 1), None, "assumed default", assumed=True)
-    cost = cost_of(data_stride4(), 4, 1, exact=False, assumptions=[BlockAssumed(launch.origin)],
-                   via="inlined from blockReduce")
+    cost = cost_of(
+        data_stride4(), 4, 1, exact=False, assumptions=[BlockAssumed(launch.origin)], via="inlined from blockReduce"
+    )
     f = only(run(BankConflict(), analysis_of([cost], launch=launch)))
     assert f.detail == ("inlined from blockReduce", "assumed: block size unknown: assumed default")
     # a call through `blockReduce` says nothing of the block: the assumed block is still said
@@ -337,9 +343,15 @@ def test_padding_is_not_offered_when_every_lane_reads_the_same_row() -> None:
     row_type = T.ArrayType(T.FLOAT, 32)
     row_address = indexed(N.VarRef(TILE, T.PointerType(row_type), NOWHERE), ref(k), row_type)
     column = binary("*", const(2), builtin("threadIdx.x"))
-    acc = access(1, "tile[k][2 * threadIdx.x]",
-                 indexed(N.Cast(row_address, T.PointerType(T.FLOAT), NOWHERE), column, T.FLOAT),
-                 T.FLOAT, space="shared", array="tile", at=10)
+    acc = access(
+        1,
+        "tile[k][2 * threadIdx.x]",
+        indexed(N.Cast(row_address, T.PointerType(T.FLOAT), NOWHERE), column, T.FLOAT),
+        T.FLOAT,
+        space="shared",
+        array="tile",
+        at=10,
+    )
     calls: list[object] = []
     analysis = analysis_of([cost_of(acc, 2, 1, stride_bytes=8)], shared={"tile": TILE})
     f = only(run(BankConflict(), analysis, lambda padding: calls.append(padding)))
@@ -392,8 +404,9 @@ def row_major_1d() -> tuple[KernelAnalysis, AccessCost]:
     ty, tx = variable("ty", T.INT), variable("tx", T.INT)
     body = [assign(ty, builtin("threadIdx.y")), assign(tx, builtin("threadIdx.x"))]
     index = binary("+", binary("*", ref(tx), const(32)), ref(ty))
-    acc = access(1, "s[tx * 32 + ty]", indexed(base_pointer(s), index, T.FLOAT), T.FLOAT,
-                 space="shared", array="s", at=70)
+    acc = access(
+        1, "s[tx * 32 + ty]", indexed(base_pointer(s), index, T.FLOAT), T.FLOAT, space="shared", array="s", at=70
+    )
     cost = cost_of(acc, 32, 1)
     return analysis_of([cost], kernel(body), LAUNCH_2D, {"s": s}), cost
 
@@ -424,17 +437,16 @@ X = variable("x", T.PointerType(T.FLOAT), kind="param")
 
 def test_stride_1000_store_message_args_and_fix() -> None:
     i = variable("i", T.INT)
-    body = [assign(i, binary("+", builtin("threadIdx.x"),
-                             binary("*", builtin("blockDim.x"), builtin("blockIdx.x"))))]
+    body = [assign(i, binary("+", builtin("threadIdx.x"), binary("*", builtin("blockDim.x"), builtin("blockIdx.x"))))]
     index = binary("*", const(1000), ref(i))
-    acc = access(1, "x[1000*tid]", indexed(ref(X), index, T.FLOAT), T.FLOAT,
-                 space="global", array="x", at=90, op="store")
+    acc = access(
+        1, "x[1000*tid]", indexed(ref(X), index, T.FLOAT), T.FLOAT, space="global", array="x", at=90, op="store"
+    )
     cost = cost_of(acc, 32, 4, stride_bytes=4000, lane_addresses=tuple(4000 * n for n in range(32)))
     f = only(run(UncoalescedAccess(), analysis_of([cost], kernel(body))))
     assert f.code == "WL201" and f.rule == "uncoalesced-access"
     assert f.message == (
-        "uncoalesced global store of `x[1000*tid]`: 32 sectors per request, ideal 4 "
-        "(12.5% efficiency)"
+        "uncoalesced global store of `x[1000*tid]`: 32 sectors per request, ideal 4 (12.5% efficiency)"
     )
     assert f.args["sectors"] == 32 and f.args["ideal"] == 4
     assert f.args["efficiency"] == pytest.approx(12.5)
@@ -455,17 +467,13 @@ def matmul_v1() -> tuple[N.Function, N.Access, N.Access]:
     a = variable("a", T.PointerType(T.FLOAT), kind="param")
     b = variable("b", T.PointerType(T.FLOAT), kind="param")
     body = [
-        assign(x, binary("+", binary("*", builtin("blockIdx.x"), builtin("blockDim.x")),
-                         builtin("threadIdx.x"))),
-        assign(y, binary("+", binary("*", builtin("blockIdx.y"), builtin("blockDim.y")),
-                         builtin("threadIdx.y"))),
+        assign(x, binary("+", binary("*", builtin("blockIdx.x"), builtin("blockDim.x")), builtin("threadIdx.x"))),
+        assign(y, binary("+", binary("*", builtin("blockIdx.y"), builtin("blockDim.y")), builtin("threadIdx.y"))),
     ]
     a_index = binary("+", binary("*", ref(x), ref(n)), ref(k))
     b_index = binary("+", binary("*", ref(k), ref(p)), ref(y))
-    a_acc = access(1, "a[x * N + k]", indexed(ref(a), a_index, T.FLOAT), T.FLOAT,
-                   space="global", array="a", at=300)
-    b_acc = access(2, "b[k * P + y]", indexed(ref(b), b_index, T.FLOAT), T.FLOAT,
-                   space="global", array="b", at=320)
+    a_acc = access(1, "a[x * N + k]", indexed(ref(a), a_index, T.FLOAT), T.FLOAT, space="global", array="a", at=300)
+    b_acc = access(2, "b[k * P + y]", indexed(ref(b), b_index, T.FLOAT), T.FLOAT, space="global", array="b", at=320)
     return kernel(body), a_acc, b_acc
 
 
@@ -487,8 +495,7 @@ def test_the_row_variable_is_found_through_a_single_definition() -> None:
     index_var = variable("index_in", T.UINT)
     fn.body.append(assign(index_var, a_acc.address.offset.left))  # type: ignore[attr-defined]
     a_base = a_acc.address.base  # type: ignore[attr-defined]
-    acc = access(3, "a[index_in]", indexed(a_base, ref(index_var), T.FLOAT),
-                 T.FLOAT, space="global", array="a", at=400)
+    acc = access(3, "a[index_in]", indexed(a_base, ref(index_var), T.FLOAT), T.FLOAT, space="global", array="a", at=400)
     f = only(run(UncoalescedAccess(), analysis_of([cost_of(acc, 32, 4, stride_bytes=16384)], fn)))
     assert f.fix is not None and f.fix.startswith("`x` comes from threadIdx.x")
 
@@ -508,8 +515,7 @@ def test_a_transpose_whose_other_side_is_coalesced_is_staged_through_shared_memo
 
 def test_a_contiguous_warp_starting_inside_a_sector_names_the_offset() -> None:
     index = binary("+", ref(TID), const(1))
-    acc = access(1, "x[tid + 1]", indexed(ref(X), index, T.FLOAT), T.FLOAT,
-                 space="global", array="x", at=10)
+    acc = access(1, "x[tid + 1]", indexed(ref(X), index, T.FLOAT), T.FLOAT, space="global", array="x", at=10)
     cost = cost_of(acc, 5, 4, stride_bytes=4, lane_addresses=tuple(4 + 4 * n for n in range(32)))
     f = only(run(UncoalescedAccess(), analysis_of([cost], kernel(TID_BODY))))
     assert f.message.endswith("5 sectors per request, ideal 4 (80% efficiency)")
@@ -518,19 +524,26 @@ def test_a_contiguous_warp_starting_inside_a_sector_names_the_offset() -> None:
         "the warp's first address is not 32-byte aligned (it starts 4 bytes into a sector)",
     )
     assert f.fix == (
-        "start each warp's range on a 32-byte boundary: make offsets and row lengths "
-        "multiples of 8 elements (32 bytes)"
+        "start each warp's range on a 32-byte boundary: make offsets and row lengths multiples of 8 elements (32 bytes)"
     )
 
 
-def vec3d_field_accesses(struct: T.StructType, array: str = "data", first_uid: int = 1,
-                         at: int = 100) -> list[N.Access]:
+def vec3d_field_accesses(
+    struct: T.StructType, array: str = "data", first_uid: int = 1, at: int = 100
+) -> list[N.Access]:
     """`data[tid].x`, `data[tid].y`, `data[tid].z` on `struct vec3d *data`."""
     param = variable(array, T.PointerType(struct), kind="param")
     element = indexed(ref(param), ref(TID), struct)
     return [
-        access(first_uid + i, f"{array}[tid].{name}", field_of(element, struct, name), T.FLOAT,
-               space="global", array=array, at=at + 20 * i)
+        access(
+            first_uid + i,
+            f"{array}[tid].{name}",
+            field_of(element, struct, name),
+            T.FLOAT,
+            space="global",
+            array=array,
+            at=at + 20 * i,
+        )
         for i, name in enumerate("xyz")
     ]
 
@@ -538,10 +551,7 @@ def vec3d_field_accesses(struct: T.StructType, array: str = "data", first_uid: i
 def test_a_field_of_a_12_byte_struct_suggests_align_16_or_a_structure_of_arrays() -> None:
     acc = vec3d_field_accesses(VEC3D)[0]
     f = only(run(UncoalescedAccess(), analysis_of([cost_of(acc, 12, 4, stride_bytes=12)])))
-    assert f.message == (
-        "uncoalesced global load of `data[tid].x`: 12 sectors per request, ideal 4 "
-        "(33.3% efficiency)"
-    )
+    assert f.message == ("uncoalesced global load of `data[tid].x`: 12 sectors per request, ideal 4 (33.3% efficiency)")
     assert f.fix == (
         "declare it `struct __align__(16) vec3d` (16 bytes: one 16-byte load per element) "
         "or use a structure of arrays (x[], y[], z[])"
@@ -550,14 +560,12 @@ def test_a_field_of_a_12_byte_struct_suggests_align_16_or_a_structure_of_arrays(
 
 def test_a_whole_float3_moved_in_three_pieces_suggests_float4() -> None:
     param = variable("in", T.PointerType(FLOAT3), kind="param")
-    acc = access(1, "in[idx]", indexed(ref(param), ref(TID), FLOAT3), FLOAT3,
-                 space="global", array="in", at=10)
+    acc = access(1, "in[idx]", indexed(ref(param), ref(TID), FLOAT3), FLOAT3, space="global", array="in", at=10)
     cost = cost_of(acc, 12, 4, bytes=4, element_bytes=12, pieces=3, stride_bytes=12)
     f = only(run(UncoalescedAccess(), analysis_of([cost])))
     assert "each 12-byte element is moved as 3 accesses of 4 bytes" in f.detail
     assert f.fix == (
-        "use `float4` (16 bytes, align 16: one 16-byte load per element) "
-        "or a structure of arrays (x[], y[], z[])"
+        "use `float4` (16 bytes, align 16: one 16-byte load per element) or a structure of arrays (x[], y[], z[])"
     )
 
 
@@ -602,11 +610,12 @@ def test_each_array_and_each_kernel_gets_its_own_finding() -> None:
     b = vec3d_field_accesses(VEC3D, "b", 10, at=500)
     in_k = [cost_of(x, 12, 4) for x in a + b]
     in_k2 = [cost_of(x, 12, 4, kernel_name="k2") for x in a + b]
-    findings = check([analysis_of(in_k), analysis_of(in_k2, kernel(name="k2"))], SM90,
-                     select=["WL301"])
+    findings = check([analysis_of(in_k), analysis_of(in_k2, kernel(name="k2"))], SM90, select=["WL301"])
     assert [(f.kernel, f.args["array"], f.span) for f in findings] == [
-        ("k", "a", a[0].span), ("k2", "a", a[0].span),
-        ("k", "b", b[0].span), ("k2", "b", b[0].span),
+        ("k", "a", a[0].span),
+        ("k2", "a", a[0].span),
+        ("k", "b", b[0].span),
+        ("k2", "b", b[0].span),
     ]
 
 
@@ -625,8 +634,7 @@ def test_the_struct_type_attribute_of_a_cost_is_used_when_present() -> None:
     f = only(run(MisalignedStruct(), analysis_of([cost])))
     assert f.message.startswith("array of `float3` (12 bytes, align 4) in global memory")
     assert f.fix == (
-        "use `float4` (16 bytes, align 16: one 16-byte load per element) "
-        "or a structure of arrays (x[], y[], z[])"
+        "use `float4` (16 bytes, align 16: one 16-byte load per element) or a structure of arrays (x[], y[], z[])"
     )
 
 
@@ -635,14 +643,13 @@ def test_odd_struct_sizes_round_up_to_the_next_natural_access() -> None:
     five = T.layout_struct("five", [(c, T.FLOAT) for c in "abcde"])  # 20 bytes
     expected = {
         "rgb": "declare it `struct __align__(8) rgb` (8 bytes: one 8-byte load per element) "
-               "or use a structure of arrays (r[], g[], b[])",
+        "or use a structure of arrays (r[], g[], b[])",
         "five": "declare it `struct __align__(16) five` (32 bytes: two 16-byte loads per element) "
-                "or use a structure of arrays (a[], b[], c[], …)",
+        "or use a structure of arrays (a[], b[], c[], …)",
     }
     for struct in (rgb, five):
         param = variable("v", T.PointerType(struct), kind="param")
-        acc = access(1, "v[i]", indexed(ref(param), ref(TID), struct), struct,
-                     space="global", array="v", at=3)
+        acc = access(1, "v[i]", indexed(ref(param), ref(TID), struct), struct, space="global", array="v", at=3)
         f = only(run(MisalignedStruct(), analysis_of([cost_of(acc, 8, 4)])))
         assert f.fix == expected[struct.name]
 
@@ -682,15 +689,17 @@ def three_rule_analysis() -> KernelAnalysis:
 def test_check_sorts_by_position_then_code() -> None:
     findings = check([three_rule_analysis()], SM90)
     assert [(f.span.start, f.code) for f in findings] == [
-        (40, "WL201"), (40, "WL301"), (60, "WL201"), (80, "WL201"), (100, "WL101"),
+        (40, "WL201"),
+        (40, "WL301"),
+        (60, "WL201"),
+        (80, "WL201"),
+        (100, "WL101"),
     ]
 
 
 def test_check_honours_select_and_ignore_and_rejects_unknown_selectors() -> None:
     analysis = three_rule_analysis()
-    assert {f.code for f in check([analysis], SM90, select=["WL2", "bank-conflict"])} == {
-        "WL101", "WL201"
-    }
+    assert {f.code for f in check([analysis], SM90, select=["WL2", "bank-conflict"])} == {"WL101", "WL201"}
     assert {f.code for f in check([analysis], SM90, ignore=["WL2"])} == {"WL101", "WL301"}
     with pytest.raises(UnknownRule):
         check([analysis], SM90, select=["WL777"])

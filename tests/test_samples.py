@@ -40,8 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
 README = SAMPLES / "README.md"
 
-UNIT_SPACE = {"wf": "shared", "wavefront": "shared", "wavefronts": "shared",
-              "sector": "global", "sectors": "global"}
+UNIT_SPACE = {"wf": "shared", "wavefront": "shared", "wavefronts": "shared", "sector": "global", "sectors": "global"}
 RULE_FOR_SPACE = {"shared": "WL101", "global": "WL201"}  # the rule a costly access of that space gets
 COST_CODES = frozenset(RULE_FOR_SPACE.values())
 
@@ -135,9 +134,7 @@ def _costs(cell: str, access_cell: str = "") -> dict[str, Cost]:
 
 
 def _kinds(cell: str) -> frozenset[tuple[str, str]]:
-    return frozenset(
-        (m[1], m[2]) for m in re.finditer(r"\b(shared|global) (load|store)s?\b", cell)
-    )
+    return frozenset((m[1], m[2]) for m in re.finditer(r"\b(shared|global) (load|store)s?\b", cell))
 
 
 @lru_cache(maxsize=None)
@@ -146,12 +143,19 @@ def verdict_rows() -> tuple[Row, ...]:
     for cells in _table_after(README.read_text(encoding="utf-8"), "## Verdict table"):
         number, where, kernel, access, _reasoning, cost, verdict = cells[:7]
         file, lines = _lines(where)
-        rows.append(Row(
-            number=int(number), file=file, lines=lines,
-            kernel=re.findall(r"`([^`]+)`", kernel)[0], access=access, costs=_costs(cost, access),
-            verdict=verdict.lower(), snippets=tuple(re.findall(r"`([^`]+)`", access)),
-            kinds=_kinds(access),
-        ))
+        rows.append(
+            Row(
+                number=int(number),
+                file=file,
+                lines=lines,
+                kernel=re.findall(r"`([^`]+)`", kernel)[0],
+                access=access,
+                costs=_costs(cost, access),
+                verdict=verdict.lower(),
+                snippets=tuple(re.findall(r"`([^`]+)`", access)),
+                kinds=_kinds(access),
+            )
+        )
     return tuple(rows)
 
 
@@ -223,14 +227,18 @@ def kernels_named(file_report: dict[str, Any], name: str) -> list[dict[str, Any]
 def describe(row: Row, file_report: dict[str, Any]) -> str:
     """What a failing test prints: the row, the source lines, every access and finding."""
     source = (SAMPLES / row.file).read_text(encoding="utf-8").splitlines()
-    out = [f"README row {row.number}: {row.file}:{row.lines} `{row.kernel}`: {row.access}",
-           f"  expected {row.costs}, verdict {row.verdict!r}"]
+    out = [
+        f"README row {row.number}: {row.file}:{row.lines} `{row.kernel}`: {row.access}",
+        f"  expected {row.costs}, verdict {row.verdict!r}",
+    ]
     out += [f"  {n:4} | {source[n - 1]}" for n in row.lines]
     for k in file_report["kernels"]:
         out.append(f"  kernel {k['name']} launch {k['launch']}")
         for a in k["accesses"]:
-            out.append(f"    {a['line']}:{a['column']} {a['space']} {a['op']} `{a['text']}` "
-                       f"{a['per_request']}/{a['ideal_per_request']} requests={a['requests']} total={a['total']}")
+            out.append(
+                f"    {a['line']}:{a['column']} {a['space']} {a['op']} `{a['text']}` "
+                f"{a['per_request']}/{a['ideal_per_request']} requests={a['requests']} total={a['total']}"
+            )
     for f in file_report["findings"]:
         out.append(f"  finding {f['line']}:{f['column']} {f['code']} {f['message']}")
     for e in file_report["errors"]:
@@ -338,8 +346,9 @@ def test_sample_access_costs_and_findings_match_the_readme_row(row: Row) -> None
         if launch is not None:
             blocks, threads = launch
             warps = blocks * math.ceil(threads / 32)
-            assert kernel["launch"]["block"][0] * kernel["launch"]["block"][1] * kernel["launch"]["block"][2] \
-                == threads, where
+            assert (
+                kernel["launch"]["block"][0] * kernel["launch"]["block"][1] * kernel["launch"]["block"][2] == threads
+            ), where
             assert a["requests"] is not None and a["requests"] % warps == 0, where
             assert a["total"] == a["per_request"] * a["requests"], where
         elif a["requests"] is not None and a["exact"]:
@@ -352,8 +361,12 @@ def test_sample_access_costs_and_findings_match_the_readme_row(row: Row) -> None
 def test_the_misspelled_align_sample_gets_wl906_at_each_misspelling_and_no_cost_findings() -> None:
     (row,) = [r for r in file_rows() if "does not compile" in r.shows]
     source = (SAMPLES / row.file).read_text(encoding="utf-8").splitlines()
-    expected = {(n, m.start() + 1) for n, text in enumerate(source, 1)
-                for m in re.finditer(r"__align\(\d+\)__", text) if not text.lstrip().startswith("//")}
+    expected = {
+        (n, m.start() + 1)
+        for n, text in enumerate(source, 1)
+        for m in re.finditer(r"__align\(\d+\)__", text)
+        if not text.lstrip().startswith("//")
+    }
     file_report = report(row.file)
     got = {(e["line"], e["column"]) for e in file_report["errors"] if e["code"] == "WL906"}
     assert expected and got == expected, describe_errors(file_report)

@@ -50,10 +50,14 @@ void launch(float *out, const float *in)
 
 # The padding is checked by re-analysing the kernel when that works; either way the fix
 # (and so the quick fix) pads the last dimension by one element.
-FIX_CHECKED = ("pad the last dimension: `__shared__ float tile[32][32 + 1]` (33 floats per row) "
-               "makes this access conflict-free without making another access to `tile` worse")
-FIX_UNCHECKED = ("padding the last dimension (`tile[...][32 + 1]`) or an XOR swizzle (index the column "
-                 "as `col ^ row`) may help; warplint could not re-analyse the kernel to check either")
+FIX_CHECKED = (
+    "pad the last dimension: `__shared__ float tile[32][32 + 1]` (33 floats per row) "
+    "makes this access conflict-free without making another access to `tile` worse"
+)
+FIX_UNCHECKED = (
+    "padding the last dimension (`tile[...][32 + 1]`) or an XOR swizzle (index the column "
+    "as `col ^ row`) may help; warplint could not re-analyse the kernel to check either"
+)
 
 NORM = """\
 struct vec3d { float x, y, z; };
@@ -78,7 +82,11 @@ class Client:
         env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "analyzer", "server", *args],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            env=env,
         )
         self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.next_id = 0
@@ -130,8 +138,9 @@ class Client:
                 return message
 
     def diagnostics(self, uri: str) -> list[dict[str, Any]]:
-        message = self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                            and m["params"]["uri"] == uri)
+        message = self.wait(
+            lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+        )
         return message["params"]["diagnostics"]
 
     def stderr(self) -> str:
@@ -149,8 +158,7 @@ class Client:
 @pytest.fixture
 def client(tmp_path: Path):
     c = Client()
-    result = c.request("initialize", {"processId": os.getpid(), "rootUri": tmp_path.as_uri(),
-                                      "capabilities": {}})
+    result = c.request("initialize", {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": {}})
     assert result["serverInfo"]["name"] == "warplint"
     c.notify("initialized", {})
     yield c
@@ -159,8 +167,9 @@ def client(tmp_path: Path):
 
 def open_document(client: Client, path: Path, text: str) -> str:
     uri = path.as_uri()
-    client.notify("textDocument/didOpen", {"textDocument": {
-        "uri": uri, "languageId": "cuda-cpp", "version": 1, "text": text}})
+    client.notify(
+        "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "cuda-cpp", "version": 1, "text": text}}
+    )
     return uri
 
 
@@ -180,7 +189,8 @@ def test_server_publishes_a_bank_conflict_with_utf16_ranges_and_fixes_it(client:
     assert d["message"] == "32-way bank conflict on `tile`: 32 wavefronts per request, ideal 1"
     # the first reference of `warplint explain WL101`
     assert d["codeDescription"] == {
-        "href": "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#shared-memory-7-x"}
+        "href": "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#shared-memory-7-x"
+    }
     related = [(r["location"]["range"], r["message"]) for r in d["relatedInformation"]]
     title = "warplint: pad `tile` (`32` -> `33`) [WL101]"
     assert related == [
@@ -192,9 +202,10 @@ def test_server_publishes_a_bank_conflict_with_utf16_ranges_and_fixes_it(client:
         (rng(2, 30, 2, 32), title),  # its last dimension, that the quick fix changes
     ]
 
-    actions = client.request("textDocument/codeAction", {
-        "textDocument": {"uri": uri}, "range": rng(9, 35, 9, 35),
-        "context": {"diagnostics": diagnostics}})
+    actions = client.request(
+        "textDocument/codeAction",
+        {"textDocument": {"uri": uri}, "range": rng(9, 35, 9, 35), "context": {"diagnostics": diagnostics}},
+    )
     assert len(actions) == 1
     action = actions[0]
     assert action["kind"] == "quickfix"
@@ -203,14 +214,23 @@ def test_server_publishes_a_bank_conflict_with_utf16_ranges_and_fixes_it(client:
     assert action["diagnostics"][0]["code"] == "WL101"
 
     # nothing to fix elsewhere: no action on the first line
-    assert client.request("textDocument/codeAction", {
-        "textDocument": {"uri": uri}, "range": rng(0, 0, 0, 5), "context": {"diagnostics": []}}) == []
+    assert (
+        client.request(
+            "textDocument/codeAction",
+            {"textDocument": {"uri": uri}, "range": rng(0, 0, 0, 5), "context": {"diagnostics": []}},
+        )
+        == []
+    )
 
     # the editor applies the edit as an incremental change: the conflict is gone
     edit = action["edit"]["changes"][uri][0]
-    client.notify("textDocument/didChange", {
-        "textDocument": {"uri": uri, "version": 2},
-        "contentChanges": [{"range": edit["range"], "text": edit["newText"]}]})
+    client.notify(
+        "textDocument/didChange",
+        {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [{"range": edit["range"], "text": edit["newText"]}],
+        },
+    )
     assert client.diagnostics(uri) == []
 
     # saving publishes again (still clean)
@@ -228,16 +248,24 @@ def test_server_offers_align_16_for_a_misaligned_struct(client: Client, tmp_path
     diagnostics = client.diagnostics(uri)
     wl301 = [d for d in diagnostics if d["code"] == "WL301"]
     assert [d["range"] for d in wl301] == [rng(5, 13, 5, 19)]  # `v[i].x`
-    actions = client.request("textDocument/codeAction", {
-        "textDocument": {"uri": uri}, "range": rng(5, 13, 5, 13), "context": {"diagnostics": wl301}})
-    assert [(a["title"], a["edit"]) for a in actions] == [(
-        "warplint: align `struct vec3d` (insert `__align__(16)`) [WL301]",
-        {"changes": {uri: [{"range": rng(0, 6, 0, 6), "newText": " __align__(16)"}]}},
-    )]
+    actions = client.request(
+        "textDocument/codeAction",
+        {"textDocument": {"uri": uri}, "range": rng(5, 13, 5, 13), "context": {"diagnostics": wl301}},
+    )
+    assert [(a["title"], a["edit"]) for a in actions] == [
+        (
+            "warplint: align `struct vec3d` (insert `__align__(16)`) [WL301]",
+            {"changes": {uri: [{"range": rng(0, 6, 0, 6), "newText": " __align__(16)"}]}},
+        )
+    ]
     # applied, the struct is 16 bytes, one load per element: no WL301 any more
-    client.notify("textDocument/didChange", {
-        "textDocument": {"uri": uri, "version": 2},
-        "contentChanges": [{"text": NORM.replace("struct vec3d", "struct __align__(16) vec3d")}]})
+    client.notify(
+        "textDocument/didChange",
+        {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [{"text": NORM.replace("struct vec3d", "struct __align__(16) vec3d")}],
+        },
+    )
     assert [d["code"] for d in client.diagnostics(uri) if d["code"] == "WL301"] == []
     client.request("shutdown", None)
     client.notify("exit", None)
@@ -249,7 +277,8 @@ def test_server_reports_a_syntax_error_of_the_buffer(client: Client, tmp_path: P
     uri = open_document(client, tmp_path / "broken.cu", "__global__ void k(float *a) { a[threadIdx.x] = ; }\n")
     diagnostics = client.diagnostics(uri)
     assert [(d["code"], d["severity"], d["range"]["start"]) for d in diagnostics] == [
-        ("WL901", 1, {"line": 0, "character": 47})]  # the stray `;`
+        ("WL901", 1, {"line": 0, "character": 47})
+    ]  # the stray `;`
 
 
 # ----------------------------------------------------------------------------- without a client
@@ -277,7 +306,8 @@ def test_a_dimension_written_as_an_expression_gets_plus_padding(tmp_path: Path) 
     fixed = document_diagnostics(check_source(str(tmp_path / "e.cu"), text), text, "file:///e.cu")
     assert [f.edits for f in fixed] == [[{"range": rng(2, 36, 2, 36), "newText": " + 1"}]]
     assert [a["title"] for a in code_actions(fixed, "file:///e.cu", rng(9, 40, 9, 40))] == [
-        "warplint: pad `tile` (insert `+ 1`) [WL101]"]
+        "warplint: pad `tile` (insert `+ 1`) [WL101]"
+    ]
 
 
 # ----------------------------------------------------------------------------- the rules' edits
@@ -285,8 +315,11 @@ def test_a_dimension_written_as_an_expression_gets_plus_padding(tmp_path: Path) 
 
 def _wl301_edits(text: str, tmp_path: Path) -> list[tuple[str, tuple]]:
     report = check_source(str(tmp_path / "s.cu"), text)
-    return [(f.code, tuple((report.locate(e.span).line, report.locate(e.span).column, e.text, e.old)
-                           for e in f.edits)) for f in report.findings if f.code == "WL301"]
+    return [
+        (f.code, tuple((report.locate(e.span).line, report.locate(e.span).column, e.text, e.old) for e in f.edits))
+        for f in report.findings
+        if f.code == "WL301"
+    ]
 
 
 def test_align_edit_goes_after_the_keyword_of_the_one_definition(tmp_path: Path) -> None:

@@ -64,10 +64,12 @@ def site(simulation, text: str, op: str | None = None):
 
 
 def explain(source: str, static, simulated) -> str:
-    rows = [f"{c.text} {c.space} check={c.per_request} best={c.best_per_request} req={c.requests} "
-            f"total={c.total} exact={c.exact}" for c in static.costs]
-    rows += [f"sim {c.text} {c.space} worst={c.per_request} req={c.requests} total={c.total}"
-             for c in simulated.costs]
+    rows = [
+        f"{c.text} {c.space} check={c.per_request} best={c.best_per_request} req={c.requests} "
+        f"total={c.total} exact={c.exact}"
+        for c in static.costs
+    ]
+    rows += [f"sim {c.text} {c.space} worst={c.per_request} req={c.requests} total={c.total}" for c in simulated.costs]
     return source + "\n" + "\n".join(rows)
 
 
@@ -96,8 +98,11 @@ LANES_CASES = _lanes_cases()
 
 
 def test_every_test_lanes_case_is_collected():
-    functions = {n for n, f in inspect.getmembers(test_lanes, inspect.isfunction)
-                 if n.startswith("test_") and f.__module__ == test_lanes.__name__}
+    functions = {
+        n
+        for n, f in inspect.getmembers(test_lanes, inspect.isfunction)
+        if n.startswith("test_") and f.__module__ == test_lanes.__name__
+    }
     assert {n.split("[")[0] for n, _ in LANES_CASES} == functions
     strides = [kw for n, kw in LANES_CASES if n.startswith("test_float_shared_stride_costs_gcd_with_32_wavefronts[")]
     assert [kw["stride"] for kw in strides] == list(range(1, 34))
@@ -121,8 +126,11 @@ def test_simulator_agrees_with_check_on_test_lanes_kernels(name, kwargs, monkeyp
         static, simulated = check_and_simulate(source, block, grid, params)
         assert simulated.stopped is None
         mismatches = compare(static, simulated)
-        assert not mismatches, explain(source, static, simulated) + "\n" + "\n".join(
-            f"{m.cost.text}: {m.what} check {m.static} sim {m.simulated}" for m in mismatches)
+        assert not mismatches, (
+            explain(source, static, simulated)
+            + "\n"
+            + "\n".join(f"{m.cost.text}: {m.what} check {m.static} sim {m.simulated}" for m in mismatches)
+        )
         compared += sum(1 for c in static.costs if c.per_request is not None)
     assert compared or name.startswith("test_data_dependent")
 
@@ -139,8 +147,9 @@ def test_simulator_agrees_with_check_on_samples(path):
         assert s.stopped is None
         # every block of a sample costs the same: scaled totals must match check's exactly
         mismatches = compare(a, s, scaled_totals=True)
-        assert not mismatches, "\n".join(f"{m.cost.text}: {m.what} check {m.static} sim {m.simulated}"
-                                         for m in mismatches)
+        assert not mismatches, "\n".join(
+            f"{m.cost.text}: {m.what} check {m.static} sim {m.simulated}" for m in mismatches
+        )
         exact += sum(1 for c in a.costs if c.exact)
     assert exact or path.name.startswith("001") or path.name.startswith("003_matmul")
 
@@ -224,7 +233,7 @@ def test_data_dependent_histogram_is_costed_from_the_seeded_data():
     # independent oracle: per warp, the most distinct bins (words) that share one bank
     per_warp = []
     for w in range(16):
-        values = set(data[32 * w: 32 * w + 32].tolist())
+        values = set(data[32 * w : 32 * w + 32].tolist())
         per_bank = [sum(1 for v in values if v % 32 == b) for b in range(32)]
         per_warp.append(max(per_bank))
     c = site(sim, "atomicAdd(&h[data[blockIdx.x * blockDim.x + threadIdx.x]], 1)", "atomic")
@@ -238,9 +247,18 @@ def test_data_dependent_histogram_is_costed_from_the_seeded_data():
 
 
 def test_another_seed_gives_other_data():
-    a = site(simulate(HISTOGRAM, block=(256, 1, 1), grid=(1, 1, 1), seed=1), "atomicAdd(&h[data[blockIdx.x * blockDim.x + threadIdx.x]], 1)")
-    b = site(simulate(HISTOGRAM, block=(256, 1, 1), grid=(1, 1, 1), seed=1), "atomicAdd(&h[data[blockIdx.x * blockDim.x + threadIdx.x]], 1)")
-    c = site(simulate(HISTOGRAM, block=(256, 1, 1), grid=(1, 1, 1), seed=2), "atomicAdd(&h[data[blockIdx.x * blockDim.x + threadIdx.x]], 1)")
+    a = site(
+        simulate(HISTOGRAM, block=(256, 1, 1), grid=(1, 1, 1), seed=1),
+        "atomicAdd(&h[data[blockIdx.x * blockDim.x + threadIdx.x]], 1)",
+    )
+    b = site(
+        simulate(HISTOGRAM, block=(256, 1, 1), grid=(1, 1, 1), seed=1),
+        "atomicAdd(&h[data[blockIdx.x * blockDim.x + threadIdx.x]], 1)",
+    )
+    c = site(
+        simulate(HISTOGRAM, block=(256, 1, 1), grid=(1, 1, 1), seed=2),
+        "atomicAdd(&h[data[blockIdx.x * blockDim.x + threadIdx.x]], 1)",
+    )
     assert a.total == b.total and a.lane_addresses == b.lane_addresses
     assert a.lane_addresses != c.lane_addresses
 
@@ -388,8 +406,14 @@ def test_simulate_json_has_mean_per_request_and_blocks(capsys):
     kernel = doc["files"][0]["kernels"][0]
     assert kernel["simulated_blocks"] == [[0, 0, 0], [3, 0, 0]]
     access = kernel["accesses"][0]
-    assert (access["text"], access["per_request"], access["mean_per_request"], access["requests"],
-            access["total"], access["exact"]) == ("x[1000*tid]", 32, 32.0, 32, 1024, False)
+    assert (
+        access["text"],
+        access["per_request"],
+        access["mean_per_request"],
+        access["requests"],
+        access["total"],
+        access["exact"],
+    ) == ("x[1000*tid]", 32, 32.0, 32, 1024, False)
 
 
 def test_simulate_bad_input_exits_2(tmp_path, capsys):

@@ -123,17 +123,22 @@ def test_ignore_file_everywhere_and_by_code(check):
 
 def test_a_finding_in_a_header_is_suppressed_by_a_comment_in_the_header(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "h.cuh").write_text(textwrap.dedent("""\
+    (tmp_path / "h.cuh").write_text(
+        textwrap.dedent("""\
         // warplint: ignore-file[WL201]
         __device__ void helper(const float* in, float* tile, int t)
         {
             tile[t * 4] = in[t * 2];
         }
-        """), encoding="utf-8")
-    (tmp_path / "k.cu").write_text('#include "h.cuh"\n' + source(
-        "    helper(in, tile, t); // warplint: ignore[WL201]", STORE), encoding="utf-8")
-    status = cli.main(["check", "--isolated", "--format", "concise", "-q", "-j", "1", "k.cu",
-                       "--report-unused-suppressions"])
+        """),
+        encoding="utf-8",
+    )
+    (tmp_path / "k.cu").write_text(
+        '#include "h.cuh"\n' + source("    helper(in, tile, t); // warplint: ignore[WL201]", STORE), encoding="utf-8"
+    )
+    status = cli.main(
+        ["check", "--isolated", "--format", "concise", "-q", "-j", "1", "k.cu", "--report-unused-suppressions"]
+    )
     assert status == 1
     assert capsys.readouterr().out.splitlines() == [
         "k.cu:6:29: WL920 unused suppression `warplint: ignore[WL201]`: it silenced nothing",
@@ -146,8 +151,10 @@ def test_a_finding_in_a_header_is_suppressed_by_a_comment_in_the_header(tmp_path
 
 
 def test_a_diagnostic_can_be_suppressed_too(check):
-    text = ("struct __align(8)__ pair { float a, b; }; // NOLINT(misspelled-align)\n"
-            "struct __align(8)__ pair2 { float a, b; };\n")
+    text = (
+        "struct __align(8)__ pair { float a, b; }; // NOLINT(misspelled-align)\n"
+        "struct __align(8)__ pair2 { float a, b; };\n"
+    )
     status, lines = check(text)
     assert status == 1  # the second one is an error left
     assert [line.split(" ")[:2] for line in lines] == [["2:8:", "WL906"]]
@@ -158,9 +165,9 @@ def test_a_diagnostic_can_be_suppressed_too(check):
 
 def test_unused_suppressions_are_reported_at_their_comment(check):
     text = source(
-        LOAD + "  // warplint: ignore[WL101]",          # used
-        STORE + "  // NOLINT(WL201)",                    # unused: no WL201 on line 6
-        "    // NOLINTNEXTLINE",                         # unused: line 8 is `}`
+        LOAD + "  // warplint: ignore[WL101]",  # used
+        STORE + "  // NOLINT(WL201)",  # unused: no WL201 on line 6
+        "    // NOLINTNEXTLINE",  # unused: line 8 is `}`
     )
     status, lines = check(text, "--report-unused-suppressions")
     assert status == 1
@@ -173,19 +180,25 @@ def test_unused_suppressions_are_reported_at_their_comment(check):
 
 
 def test_partly_used_suppression_names_its_unused_codes(check):
-    status, lines = check(source(LOAD + " // warplint: ignore[WL101,WL201,WL301]", STORE),
-                          "--report-unused-suppressions")
-    assert (status, lines) == (1, [
-        "5:33: WL920 unused code WL301 in suppression `warplint: ignore[WL101,WL201,WL301]`",
-        f"6:14: {B8}",
-    ])
+    status, lines = check(
+        source(LOAD + " // warplint: ignore[WL101,WL201,WL301]", STORE), "--report-unused-suppressions"
+    )
+    assert (status, lines) == (
+        1,
+        [
+            "5:33: WL920 unused code WL301 in suppression `warplint: ignore[WL101,WL201,WL301]`",
+            f"6:14: {B8}",
+        ],
+    )
 
 
 def test_unused_suppression_alone_fails_the_run_and_is_quiet_without_the_flag(check):
     text = source(LOAD + " // warplint: ignore", STORE + " // warplint: ignore", "    // warplint: ignore[WL301]")
     assert check(text) == (0, [])
     assert check(text, "--report-unused-suppressions") == (
-        1, ["7:8: WL920 unused suppression `warplint: ignore[WL301]`: it silenced nothing"])
+        1,
+        ["7:8: WL920 unused suppression `warplint: ignore[WL301]`: it silenced nothing"],
+    )
 
 
 def test_a_rule_not_selected_makes_no_unused_report(check):
@@ -194,35 +207,43 @@ def test_a_rule_not_selected_makes_no_unused_report(check):
     # the flag itself asks for WL920: --select need not name it, --ignore can silence it
     text = source(LOAD + " // warplint: ignore[WL101]", STORE, "    // NOLINTNEXTLINE(WL101)")
     assert check(text, "--select", "WL101", "--report-unused-suppressions") == (
-        1, [f"6:14: {B8}", "7:8: WL920 unused suppression `NOLINTNEXTLINE(WL101)`: it silenced nothing"])
-    assert check(text, "--select", "WL1", "--ignore", "WL920", "--report-unused-suppressions") == (
-        1, [f"6:14: {B8}"])
+        1,
+        [f"6:14: {B8}", "7:8: WL920 unused suppression `NOLINTNEXTLINE(WL101)`: it silenced nothing"],
+    )
+    assert check(text, "--select", "WL1", "--ignore", "WL920", "--report-unused-suppressions") == (1, [f"6:14: {B8}"])
 
 
 def test_unknown_codes_are_reported_without_the_flag_and_do_not_fail_the_run(check):
-    text = source(LOAD + " // warplint: ignore[WL101, WL999]", STORE + " // NOLINT(WL77)",
-                  "    // warplint: ignore[]")
+    text = source(LOAD + " // warplint: ignore[WL101, WL999]", STORE + " // NOLINT(WL77)", "    // warplint: ignore[]")
     status, lines = check(text, "--select", "WL201,WL921")
-    assert (status, lines) == (1, [
-        f"5:19: {G2}",
-        "5:33: WL921 unknown rule `WL999` in a suppression comment; `warplint rules` lists the codes",
-        "6:30: WL921 unknown rule `WL77` in a suppression comment; `warplint rules` lists the codes",
-        "7:8: WL921 `ignore[]` names no rule; write `ignore` to silence every rule",
-    ])
+    assert (status, lines) == (
+        1,
+        [
+            f"5:19: {G2}",
+            "5:33: WL921 unknown rule `WL999` in a suppression comment; `warplint rules` lists the codes",
+            "6:30: WL921 unknown rule `WL77` in a suppression comment; `warplint rules` lists the codes",
+            "7:8: WL921 `ignore[]` names no rule; write `ignore` to silence every rule",
+        ],
+    )
     assert check(source(STORE + " // warplint: ignore[nope]"), "--select", "WL921") == (
-        0, ["5:30: WL921 unknown rule `nope` in a suppression comment; `warplint rules` lists the codes"])
+        0,
+        ["5:30: WL921 unknown rule `nope` in a suppression comment; `warplint rules` lists the codes"],
+    )
 
 
 def test_unmatched_nolintbegin_and_nolintend(check):
     text = source("    // NOLINTBEGIN(WL101)", LOAD, "    // NOLINTEND(WL201)", STORE)
     status, lines = check(text)
-    assert (status, lines) == (1, [
-        "5:8: WL921 NOLINTBEGIN without a matching NOLINTEND; it silences nothing",
-        f"6:5: {B4}",
-        f"6:19: {G2}",
-        "7:8: WL921 NOLINTEND without a matching NOLINTBEGIN",
-        f"8:14: {B8}",
-    ])
+    assert (status, lines) == (
+        1,
+        [
+            "5:8: WL921 NOLINTBEGIN without a matching NOLINTEND; it silences nothing",
+            f"6:5: {B4}",
+            f"6:19: {G2}",
+            "7:8: WL921 NOLINTEND without a matching NOLINTBEGIN",
+            f"8:14: {B8}",
+        ],
+    )
 
 
 # ----------------------------------------------------------------------------- the parser, as data
@@ -235,13 +256,15 @@ class _Comment:
 
 
 def test_parse_gives_the_covered_lines_of_each_form():
-    found = parse_suppressions([
-        _Comment("// warplint: ignore[WL101]", 3, 10),
-        _Comment("/* NOLINTNEXTLINE(WL2)\n */", 5, 1, end_line=6),
-        _Comment("// NOLINTBEGIN", 8, 1),
-        _Comment("// NOLINTEND", 12, 1),
-        _Comment("// warplint: ignore-file", 20, 1),
-    ])
+    found = parse_suppressions(
+        [
+            _Comment("// warplint: ignore[WL101]", 3, 10),
+            _Comment("/* NOLINTNEXTLINE(WL2)\n */", 5, 1, end_line=6),
+            _Comment("// NOLINTBEGIN", 8, 1),
+            _Comment("// NOLINTEND", 12, 1),
+            _Comment("// warplint: ignore-file", 20, 1),
+        ]
+    )
     assert [(s.kind, s.codes, s.first, s.last, s.location.line, s.location.column) for s in found.items] == [
         ("ignore", ("WL101",), 3, 4, 3, 13),
         ("NOLINTNEXTLINE", ("WL2",), 7, 7, 5, 4),

@@ -47,8 +47,14 @@ THREAD = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
 
 def at(e: Expr, **env: int) -> int:
     """Evaluate with keyword names: tx, ty, bx, by, bdx, N, M."""
-    names = {"tx": "threadIdx.x", "ty": "threadIdx.y", "tz": "threadIdx.z", "bx": "blockIdx.x",
-             "by": "blockIdx.y", "bdx": "blockDim.x"}
+    names = {
+        "tx": "threadIdx.x",
+        "ty": "threadIdx.y",
+        "tz": "threadIdx.z",
+        "bx": "blockIdx.x",
+        "by": "blockIdx.y",
+        "bdx": "blockDim.x",
+    }
     return e.evaluate({names.get(k, k): v for k, v in env.items()})
 
 
@@ -293,8 +299,7 @@ def test_logical_operators_fold_and_yield_zero_or_one():
     assert logical_or(compare("<", tx, 4), 1) == 1
     assert logical_not(0) == 1 and logical_not(9) == 0
     assert logical_not(compare("<", tx, 16)) == compare("<=", 16, tx)
-    assert logical_and(compare("<", tx, 16), compare("<", ty, 4)).subs(
-        {"threadIdx.x": 3, "threadIdx.y": 2}) == 1
+    assert logical_and(compare("<", tx, 16), compare("<", ty, 4)).subs({"threadIdx.x": 3, "threadIdx.y": 2}) == 1
 
 
 # ---------------------------------------------------------------- unknowns
@@ -321,11 +326,14 @@ def test_an_unknown_keeps_its_origin_and_lane_variance_as_fields_and_prints_as_b
     e = floordiv(loaded, 16) ^ (carried * 4 + tx)
     assert str(loaded) == "per-lane value of s[pos]" and str(carried) == "modified in loop"
     assert sorted((u.origin, u.lane_varying) for u in unknowns(e)) == [
-        (Origin.LOADED, True), (Origin.LOOP_CARRIED, False)]
+        (Origin.LOADED, True),
+        (Origin.LOOP_CARRIED, False),
+    ]
     assert list(unknowns(tx * 4 + bx)) == []
     copied = pickle.loads(pickle.dumps(loaded))
     assert [(u.origin, u.lane_varying, u.tag) for u in unknowns(copied)] == [
-        (Origin.LOADED, True, "per-lane value of s[pos]")]
+        (Origin.LOADED, True, "per-lane value of s[pos]")
+    ]
 
 
 def test_evaluating_an_unknown_raises():
@@ -354,10 +362,22 @@ def test_every_opaque_operation_is_rebuilt_by_a_substitution():
     # one it forgot would fail here, at `subs`
     a, b, c = sym("a"), sym("b"), sym("c")
     made = {
-        "/": a // b, "%": a % b, "<<": a << b, ">>": a >> b, "&": a & b, "|": a | b, "^": a ^ b,
-        "min": minimum(a, b), "max": maximum(a, b), "select": select(c, a, b),
-        "<": compare("<", a, b), "<=": compare("<=", a, b), "==": compare("==", a, b),
-        "!=": compare("!=", a, b), "&&": logical_and(a, b), "||": logical_or(a, b),
+        "/": a // b,
+        "%": a % b,
+        "<<": a << b,
+        ">>": a >> b,
+        "&": a & b,
+        "|": a | b,
+        "^": a ^ b,
+        "min": minimum(a, b),
+        "max": maximum(a, b),
+        "select": select(c, a, b),
+        "<": compare("<", a, b),
+        "<=": compare("<=", a, b),
+        "==": compare("==", a, b),
+        "!=": compare("!=", a, b),
+        "&&": logical_and(a, b),
+        "||": logical_or(a, b),
     }
     env = {"a": 13, "b": 3, "c": 0}
     for op, e in made.items():
@@ -531,13 +551,33 @@ def test_simplified_expressions_evaluate_like_c_for_non_negative_index_arithmeti
                 raise ArithmeticError  # outside the contract: index arithmetic is non-negative
             if op in ("/", "%") and b == 0 or op in ("<<", ">>") and b > 8:
                 raise ArithmeticError
-            return {"+": a + b, "-": a - b, "*": a * b, "&": a & b, "^": a ^ b, "|": a | b,
-                    "min": min(a, b), "<<": a << b if op == "<<" else 0, ">>": a >> b if op == ">>" else 0,
-                    "/": _c_div(a, b) if b else 0, "%": a - b * _c_div(a, b) if b else 0}[op]
+            return {
+                "+": a + b,
+                "-": a - b,
+                "*": a * b,
+                "&": a & b,
+                "^": a ^ b,
+                "|": a | b,
+                "min": min(a, b),
+                "<<": a << b if op == "<<" else 0,
+                ">>": a >> b if op == ">>" else 0,
+                "/": _c_div(a, b) if b else 0,
+                "%": a - b * _c_div(a, b) if b else 0,
+            }[op]
 
-        e = {"+": lambda: ea + eb, "-": lambda: ea - eb, "*": lambda: ea * eb, "/": lambda: ea // eb,
-             "%": lambda: ea % eb, "<<": lambda: ea << eb, ">>": lambda: ea >> eb, "&": lambda: ea & eb,
-             "^": lambda: ea ^ eb, "|": lambda: ea | eb, "min": lambda: minimum(ea, eb)}[op]()
+        e = {
+            "+": lambda: ea + eb,
+            "-": lambda: ea - eb,
+            "*": lambda: ea * eb,
+            "/": lambda: ea // eb,
+            "%": lambda: ea % eb,
+            "<<": lambda: ea << eb,
+            ">>": lambda: ea >> eb,
+            "&": lambda: ea & eb,
+            "^": lambda: ea ^ eb,
+            "|": lambda: ea | eb,
+            "min": lambda: minimum(ea, eb),
+        }[op]()
         return e, f
 
     checked = 0

@@ -61,21 +61,43 @@ class Layout:
 
 LAYOUTS: list[Layout] = [
     # scalars
-    Layout("char", 1, 1), Layout("bool", 1, 1), Layout("short", 2, 2), Layout("int", 4, 4),
-    Layout("unsigned", 4, 4), Layout("unsigned char", 1, 1), Layout("long", 8, 8),
-    Layout("long long", 8, 8), Layout("unsigned long long", 8, 8), Layout("size_t", 8, 8),
-    Layout("float", 4, 4), Layout("double", 8, 8), Layout("__half", 2, 2),
-    Layout("float *", 8, 8), Layout("void *", 8, 8), Layout("Color", 4, 4),
+    Layout("char", 1, 1),
+    Layout("bool", 1, 1),
+    Layout("short", 2, 2),
+    Layout("int", 4, 4),
+    Layout("unsigned", 4, 4),
+    Layout("unsigned char", 1, 1),
+    Layout("long", 8, 8),
+    Layout("long long", 8, 8),
+    Layout("unsigned long long", 8, 8),
+    Layout("size_t", 8, 8),
+    Layout("float", 4, 4),
+    Layout("double", 8, 8),
+    Layout("__half", 2, 2),
+    Layout("float *", 8, 8),
+    Layout("void *", 8, 8),
+    Layout("Color", 4, 4),
     # CUDA vector types (vector_types.h)
-    Layout("char2", 2, 2, {"x": 0, "y": 1}), Layout("char4", 4, 4, {"x": 0, "w": 3}),
-    Layout("uchar3", 3, 1, {"x": 0, "y": 1, "z": 2}), Layout("short3", 6, 2, {"x": 0, "y": 2, "z": 4}),
-    Layout("short4", 8, 8, {"w": 6}), Layout("int2", 8, 8, {"x": 0, "y": 4}), Layout("int3", 12, 4, {"z": 8}),
-    Layout("int4", 16, 16, {"w": 12}), Layout("uint3", 12, 4, {"z": 8}), Layout("float2", 8, 8, {"y": 4}),
-    Layout("float3", 12, 4, {"x": 0, "y": 4, "z": 8}), Layout("float4", 16, 16, {"x": 0, "y": 4, "z": 8, "w": 12}),
-    Layout("double2", 16, 16, {"x": 0, "y": 8}), Layout("double3", 24, 8, {"z": 16}),
-    Layout("longlong2", 16, 16, {"y": 8}), Layout("__half2", 4, 4), Layout("dim3", 12, 4, {"x": 0, "y": 4, "z": 8}),
+    Layout("char2", 2, 2, {"x": 0, "y": 1}),
+    Layout("char4", 4, 4, {"x": 0, "w": 3}),
+    Layout("uchar3", 3, 1, {"x": 0, "y": 1, "z": 2}),
+    Layout("short3", 6, 2, {"x": 0, "y": 2, "z": 4}),
+    Layout("short4", 8, 8, {"w": 6}),
+    Layout("int2", 8, 8, {"x": 0, "y": 4}),
+    Layout("int3", 12, 4, {"z": 8}),
+    Layout("int4", 16, 16, {"w": 12}),
+    Layout("uint3", 12, 4, {"z": 8}),
+    Layout("float2", 8, 8, {"y": 4}),
+    Layout("float3", 12, 4, {"x": 0, "y": 4, "z": 8}),
+    Layout("float4", 16, 16, {"x": 0, "y": 4, "z": 8, "w": 12}),
+    Layout("double2", 16, 16, {"x": 0, "y": 8}),
+    Layout("double3", 24, 8, {"z": 16}),
+    Layout("longlong2", 16, 16, {"y": 8}),
+    Layout("__half2", 4, 4),
+    Layout("dim3", 12, 4, {"x": 0, "y": 4, "z": 8}),
     # arrays
-    Layout("F3", 12, 4), Layout("Quad", 32, 16),
+    Layout("F3", 12, 4),
+    Layout("Quad", 32, 16),
     # structs with padding
     Layout("A", 8, 4, {"c": 0, "f": 4}),
     Layout("B", 24, 8, {"c": 0, "d": 8, "e": 16}),
@@ -152,7 +174,11 @@ def test_size_alignment_and_offsets_match_nvcc(entry, computed):
 def test_a_struct_lists_every_field_in_declaration_order(computed):
     t = computed["C"]
     assert [(f.name, str(f.type), f.offset) for f in t.fields] == [
-        ("a", "char", 0), ("b", "short", 2), ("c", "int", 4), ("d", "char", 8)]
+        ("a", "char", 0),
+        ("b", "short", 2),
+        ("c", "int", 4),
+        ("d", "char", 8),
+    ]
 
 
 def test_array_fields_keep_their_length(computed):
@@ -217,9 +243,20 @@ def test_with_alignment_on_a_struct_relays_it_out():
 
 @pytest.mark.parametrize(
     "name, size, align",
-    [("unsigned int", 4, 4), ("signed char", 1, 1), ("unsigned short int", 2, 2), ("long long int", 8, 8),
-     ("uint64_t", 8, 8), ("int8_t", 1, 1), ("ptrdiff_t", 8, 8), ("  unsigned   long  ", 8, 8),
-     ("ushort2", 4, 4), ("ulonglong2", 16, 16), ("__nv_bfloat16", 2, 2), ("cudaStream_t", 8, 8)],
+    [
+        ("unsigned int", 4, 4),
+        ("signed char", 1, 1),
+        ("unsigned short int", 2, 2),
+        ("long long int", 8, 8),
+        ("uint64_t", 8, 8),
+        ("int8_t", 1, 1),
+        ("ptrdiff_t", 8, 8),
+        ("  unsigned   long  ", 8, 8),
+        ("ushort2", 4, 4),
+        ("ulonglong2", 16, 16),
+        ("__nv_bfloat16", 2, 2),
+        ("cudaStream_t", 8, 8),
+    ],
 )
 def test_builtin_type_names(name, size, align):
     t = T.builtin_type(name)
@@ -245,8 +282,16 @@ def test_pointers_arrays_and_element_types():
 
 @pytest.mark.parametrize(
     "name, natural",
-    [("float", True), ("float2", True), ("float4", True), ("double2", True), ("float3", False),
-     ("short3", False), ("uchar3", False), ("int3", False)],
+    [
+        ("float", True),
+        ("float2", True),
+        ("float4", True),
+        ("double2", True),
+        ("float3", False),
+        ("short3", False),
+        ("uchar3", False),
+        ("int3", False),
+    ],
 )
 def test_natural_accesses_are_aligned_power_of_two_sizes(name, natural):
     assert T.is_natural_access(T.builtin_type(name)) is natural

@@ -48,8 +48,10 @@ def static_asserts(layouts, computed: list[T.CType]) -> list[str]:
         if isinstance(t, T.StructType):
             for f in t.fields:
                 if f.offset is not None and f.name:
-                    out.append(f'static_assert(offsetof({probe}, {f.name}) == {f.offset}, '
-                               f'"offsetof({entry.type}, {f.name}) == {f.offset}");')
+                    out.append(
+                        f"static_assert(offsetof({probe}, {f.name}) == {f.offset}, "
+                        f'"offsetof({entry.type}, {f.name}) == {f.offset}");'
+                    )
     return out
 
 
@@ -64,7 +66,9 @@ def nvcc_compile(source: str, tmp_path: Path) -> subprocess.CompletedProcess:
     cu.write_text(source)
     return subprocess.run(
         [NVCC, "-c", "-arch=sm_90", str(cu), "-o", str(tmp_path / "layouts.o")],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 

@@ -19,7 +19,7 @@ DATA = Path(__file__).resolve().parent / "data"
 def _load(name: str):
     spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module          # dataclasses look their module up by name
+    sys.modules[name] = module  # dataclasses look their module up by name
     spec.loader.exec_module(module)
     return module
 
@@ -48,9 +48,14 @@ def test_source_csv_rows_carry_the_counters_of_each_instruction():
     assert rows[0].kernel == "_Z6reducePf" and rows[0].offset == 0
     memory = [r for r in rows if r.space]
     assert [(r.opcode, r.space, r.op) for r in memory] == [
-        ("LDG", "global", "load"), ("STS", "shared", "store"), ("LDS", "shared", "load"),
-        ("LDS", "shared", "load"), ("STS", "shared", "store"), ("LDS", "shared", "load"),
-        ("STG", "global", "store")]
+        ("LDG", "global", "load"),
+        ("STS", "shared", "store"),
+        ("LDS", "shared", "load"),
+        ("LDS", "shared", "load"),
+        ("STS", "shared", "store"),
+        ("LDS", "shared", "load"),
+        ("STG", "global", "store"),
+    ]
     lds = memory[2]
     assert lds.source == "@!P1  LDS R3, [R2]"
     # 8 warps x 8 iterations executed it; 12 of those requests had active lanes.
@@ -94,8 +99,10 @@ def test_inlined_header_code_without_call_site_gets_the_line_before_and_says_so(
     rows = vh.parse_source_csv(_read("hw_data_dependent_atomic.src_sass.csv"))
     accesses, problems = vh.attach_lines(rows, {"_Z4histPiS_": listing}, ATOMIC)
     assert [(a.line, a.row.opcode) for a in accesses] == [(5, "LDG"), (6, "REDG")]
-    assert problems == ["hw_data_dependent_atomic.cu:6: 'REDG.E.ADD.STRONG.GPU desc[UR4][R4.64], R7' comes from "
-                        "device_atomic_functions.hpp:107; given the program line before it"]
+    assert problems == [
+        "hw_data_dependent_atomic.cu:6: 'REDG.E.ADD.STRONG.GPU desc[UR4][R4.64], R7' comes from "
+        "device_atomic_functions.hpp:107; given the program line before it"
+    ]
 
 
 def test_a_listing_of_another_kernel_is_not_used():
@@ -130,7 +137,8 @@ def test_ncu_correlated_view_gives_the_same_groups_as_nvdisasm():
     assert vh.cross_check(primary, other, REDUCE) == []
     other[(11, "shared", "load")].cost += 1
     assert vh.cross_check(primary, other, REDUCE) == [
-        "hw_reduce_interleaved.cu:11 shared load: nvdisasm gives (24, 94), ncu's cuda,sass view (24, 95)"]
+        "hw_reduce_interleaved.cu:11 shared load: nvdisasm gives (24, 94), ncu's cuda,sass view (24, 95)"
+    ]
 
 
 def test_predicted_groups_sum_the_accesses_of_one_line():
@@ -138,7 +146,12 @@ def test_predicted_groups_sum_the_accesses_of_one_line():
     groups = vh.predicted_groups(report, REDUCE)
     load = groups[(11, "shared", "load")]
     assert (load.texts, load.per_request, load.requests, load.total, load.exact) == (
-        ["sdata[index]", "sdata[index + s]"], 8, 24, 94, True)
+        ["sdata[index]", "sdata[index + s]"],
+        8,
+        24,
+        94,
+        True,
+    )
     assert load.mean == pytest.approx(94 / 24)
     assert groups[(7, "global", "load")].total == 32
 
@@ -148,30 +161,39 @@ def test_reduction_rows_agree_with_the_hardware():
     report = json.loads(_read("hw_reduce_interleaved.check.json"))
     rows = vh.join(REDUCE, vh.predicted_groups(report, REDUCE), None, vh.measured_groups(accesses, REDUCE))
     assert [(r.line, r.space, r.op, r.agree) for r in rows] == [
-        (7, "global", "load", "yes"), (7, "shared", "store", "yes"),
-        (11, "shared", "load", "yes"), (11, "shared", "store", "yes"),
-        (14, "global", "store", "yes"), (14, "shared", "load", "yes")]
+        (7, "global", "load", "yes"),
+        (7, "shared", "store", "yes"),
+        (11, "shared", "load", "yes"),
+        (11, "shared", "store", "yes"),
+        (14, "global", "store", "yes"),
+        (14, "shared", "load", "yes"),
+    ]
     table = vh.render_markdown(rows)
-    assert ("| hw_reduce_interleaved.cu | 11 | `sdata[index]`, `sdata[index + s]` | shared load (wf) "
-            "| 8 (mean 3.92) / 94 | — | 3.92 / 94 (24; LDS) | yes |") in table
+    assert (
+        "| hw_reduce_interleaved.cu | 11 | `sdata[index]`, `sdata[index + s]` | shared load (wf) "
+        "| 8 (mean 3.92) / 94 | — | 3.92 / 94 (24; LDS) | yes |"
+    ) in table
 
 
 def _static(per_requests, requests, total, exact=True):
     return vh.Predicted(texts=["a"], per_requests=per_requests, requests=requests, total=total, exact=exact)
 
 
-@pytest.mark.parametrize("static, measured, verdict", [
-    (_static([4], 8, 32), vh.Measured(requests=8, cost=32), "yes"),
-    # the compiler loaded d[tid].x once for `d[tid].x * d[tid].x`: half the requests, same cost each
-    (_static([12, 12], 16, 192), vh.Measured(requests=8, cost=96), "per request"),
-    # unknown launch: the mean of the line's accesses (a strided 32, b broadcast 1)
-    (_static([32, 1], None, None, exact=False), vh.Measured(requests=2, cost=33), "per request"),
-    (_static([5], None, None, exact=False), vh.Measured(requests=1, cost=4), "bound"),
-    (_static([5], None, None, exact=True), vh.Measured(requests=1, cost=4), "no"),
-    (_static([12], 16, 576), None, "no"),                     # charged, never emitted
-    (_static([16], 0, 0), None, "yes"),                       # merged into a wider load: 0 both ways
-    (_static([None], None, None, exact=False), vh.Measured(requests=1, cost=1), "unknown"),
-])
+@pytest.mark.parametrize(
+    "static, measured, verdict",
+    [
+        (_static([4], 8, 32), vh.Measured(requests=8, cost=32), "yes"),
+        # the compiler loaded d[tid].x once for `d[tid].x * d[tid].x`: half the requests, same cost each
+        (_static([12, 12], 16, 192), vh.Measured(requests=8, cost=96), "per request"),
+        # unknown launch: the mean of the line's accesses (a strided 32, b broadcast 1)
+        (_static([32, 1], None, None, exact=False), vh.Measured(requests=2, cost=33), "per request"),
+        (_static([5], None, None, exact=False), vh.Measured(requests=1, cost=4), "bound"),
+        (_static([5], None, None, exact=True), vh.Measured(requests=1, cost=4), "no"),
+        (_static([12], 16, 576), None, "no"),  # charged, never emitted
+        (_static([16], 0, 0), None, "yes"),  # merged into a wider load: 0 both ways
+        (_static([None], None, None, exact=False), vh.Measured(requests=1, cost=1), "unknown"),
+    ],
+)
 def test_agreement(static, measured, verdict):
     assert vh.agreement(static, measured) == verdict
 
@@ -206,12 +228,19 @@ def test_warplint_reads_the_generated_launch(tmp_path):
     case = next(c for c in hp.CASES if c.name == "thread_strided_loop")
     path = tmp_path / "prog.cu"
     path.write_text(hp.render_program(case))
-    done = subprocess.run([sys.executable, "-m", "analyzer", "check", "--format", "json", "-q", str(path)],
-                          capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "analyzer", "check", "--format", "json", "-q", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr
     kernel = json.loads(done.stdout)["files"][0]["kernels"][0]
     assert (kernel["launch"]["block"], kernel["launch"]["grid"], kernel["launch"]["params"]) == (
-        [256, 1, 1], [1, 1, 1], {"n": 1024})
+        [256, 1, 1],
+        [1, 1, 1],
+        {"n": 1024},
+    )
     access = kernel["accesses"][0]
     assert (access["text"], access["per_request"], access["requests"], access["total"]) == ("x[i]", 4, 32, 128)
 
@@ -229,11 +258,12 @@ def test_kernel_metrics_equal_the_sum_of_the_instructions():
     metrics["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"] = 97
     assert vh.check_kernel_totals(rows, metrics, REDUCE) == [
         "hw_reduce_interleaved.cu: l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum = 97, "
-        "its instructions add up to 95"]
+        "its instructions add up to 95"
+    ]
 
 
 def test_compare_joins_a_raw_folder_with_warplints_report(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(vh, "_has_simulate", lambda: False)   # simulate is held to the GPU elsewhere
+    monkeypatch.setattr(vh, "_has_simulate", lambda: False)  # simulate is held to the GPU elsewhere
     raw = tmp_path / "raw"
     raw.mkdir()
     for suffix in ("src_sass.csv", "lines.txt", "src_cuda_sass.csv", "details.csv"):
@@ -243,8 +273,10 @@ def test_compare_joins_a_raw_folder_with_warplints_report(tmp_path, monkeypatch,
     monkeypatch.chdir(ROOT)
     assert vh.main(["compare", str(raw), str(program), "--markdown", str(tmp_path / "t.md")]) == 0
     out, err = capsys.readouterr()
-    assert "| hw_reduce_interleaved.cu | 11 | `sdata[index]` | shared store (wf) | 8 (mean 3.92) / 47 | — " \
-           "| 3.92 / 47 (12; STS) | yes |" in out
+    assert (
+        "| hw_reduce_interleaved.cu | 11 | `sdata[index]` | shared store (wf) | 8 (mean 3.92) / 47 | — "
+        "| 3.92 / 47 (12; STS) | yes |" in out
+    )
     assert err.strip() == "6 groups: 6 yes"
     assert (tmp_path / "t.md").read_text().count("| yes |") == 6
     # a program with no raw counters is reported, not a traceback

@@ -38,8 +38,17 @@ def test_a_wrong_static_cost_becomes_a_finding_at_the_access(monkeypatch):
 
     monkeypatch.setattr(costing, "shared_cost", off_by_one)  # the simulator keeps the real one
     report = check_file(STRIDE16, Options(verify=True))
-    found = [(report.locate(f.span).line, report.locate(f.span).column, f.args["access"],
-              f.args["what"], f.args["check"], f.args["simulated"]) for f in _wl930(report)]
+    found = [
+        (
+            report.locate(f.span).line,
+            report.locate(f.span).column,
+            f.args["access"],
+            f.args["what"],
+            f.args["check"],
+            f.args["simulated"],
+        )
+        for f in _wl930(report)
+    ]
     assert found == [
         (17, 5, "data[tid]", "per_request", 2, 1),
         (20, 18, "data[16 * tid]", "per_request", 17, 16),
@@ -64,7 +73,9 @@ def test_a_wrong_total_is_reported(monkeypatch):
 
 
 def test_verify_can_be_ignored(monkeypatch):
-    monkeypatch.setattr(costing, "shared_cost", lambda a, b, arch: dataclasses.replace(shared_cost(a, b, arch), wavefronts=99))
+    monkeypatch.setattr(
+        costing, "shared_cost", lambda a, b, arch: dataclasses.replace(shared_cost(a, b, arch), wavefronts=99)
+    )
     report = check_file(STRIDE16, Options(verify=True, ignore=["WL930"]))
     assert not _wl930(report)
 

@@ -26,8 +26,11 @@ SPAN = Span(0, 1)
 
 def concrete_node_classes() -> set[type]:
     """Every class of `analyzer.ir.nodes` that is an `Expr` or a `Stmt` (the bases excluded)."""
-    return {cls for _, cls in inspect.getmembers(N, inspect.isclass)
-            if issubclass(cls, (N.Expr, N.Stmt)) and cls not in (N.Expr, N.Stmt)}
+    return {
+        cls
+        for _, cls in inspect.getmembers(N, inspect.isclass)
+        if issubclass(cls, (N.Expr, N.Stmt)) and cls not in (N.Expr, N.Stmt)
+    }
 
 
 def modules_with_visitors() -> list[str]:
@@ -36,8 +39,10 @@ def modules_with_visitors() -> list[str]:
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        if any(isinstance(node, ast.ClassDef) and any(getattr(b, "id", None) == "Visitor" for b in node.bases)
-               for node in ast.walk(tree)):
+        if any(
+            isinstance(node, ast.ClassDef) and any(getattr(b, "id", None) == "Visitor" for b in node.bases)
+            for node in ast.walk(tree)
+        ):
             parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
             found.append(".".join(parts))
     return found
@@ -61,15 +66,20 @@ def test_the_visitor_knows_every_concrete_node_class_of_the_ir():
 
 def test_the_passes_over_the_ir_are_visitors():
     names = {f"{c.__module__}.{c.__name__}" for c in all_visitors()}
-    assert {"analyzer.analysis.interpret.Interpreter", "analyzer.sim.warp.BlockInterpreter",
-            "analyzer.analysis.launch.HostInterpreter"} <= names
+    assert {
+        "analyzer.analysis.interpret.Interpreter",
+        "analyzer.sim.warp.BlockInterpreter",
+        "analyzer.analysis.launch.HostInterpreter",
+    } <= names
 
 
 @pytest.mark.parametrize("visitor", all_visitors(), ids=lambda c: c.__name__)
 def test_every_visitor_handles_every_node_class_or_says_it_never_meets_it(visitor):
     missing = concrete_node_classes() - set(visitor.visits) - visitor.unvisited
-    assert not missing, (f"{visitor.__name__} has no visit_ method for {sorted(c.__name__ for c in missing)}: "
-                         "add one, or list the class in its `unvisited`")
+    assert not missing, (
+        f"{visitor.__name__} has no visit_ method for {sorted(c.__name__ for c in missing)}: "
+        "add one, or list the class in its `unvisited`"
+    )
 
 
 class Mystery(N.Expr):
@@ -80,8 +90,12 @@ class Mystery(N.Expr):
 
 
 def test_an_unknown_node_raises_instead_of_falling_into_a_default():
-    interp = Interpreter(N.Module("k.cu", {}, [], [], [], []), LaunchConfig((32, 1, 1), (1, 1, 1), "test", False, ()),
-                         {}, get_arch("sm_90"))
+    interp = Interpreter(
+        N.Module("k.cu", {}, [], [], [], []),
+        LaunchConfig((32, 1, 1), (1, 1, 1), "test", False, ()),
+        {},
+        get_arch("sm_90"),
+    )
     with pytest.raises(UnhandledNode, match="Interpreter has no visit_Mystery"):
         interp.eval(Mystery(), {}, Ctx(S.const(1), (), None, True))
 
@@ -98,12 +112,14 @@ def test_visit_calls_the_method_named_after_the_node_class_with_its_arguments():
 
 def test_a_method_that_names_no_node_class_fails_when_the_visitor_is_made():
     with pytest.raises(TypeError, match="visit_Bianry names no IR node class"):
+
         class Typo(Visitor):
             def visit_Bianry(self, e: N.Binary) -> None: ...
 
 
 def test_a_class_cannot_be_both_visited_and_unvisited():
     with pytest.raises(TypeError, match="both visits and lists as unvisited"):
+
         class Both(Visitor):
             unvisited = frozenset({N.Const})
 

@@ -50,16 +50,18 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-NCU_METRICS = ",".join((
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-    "smsp__inst_executed_op_shared_ld.sum",
-    "smsp__inst_executed_op_shared_st.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-))
+NCU_METRICS = ",".join(
+    (
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+        "smsp__inst_executed_op_shared_ld.sum",
+        "smsp__inst_executed_op_shared_st.sum",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    )
+)
 
 # Nsight Compute's names for what warplint calls op; RED is an atomic without a return.
 _OPS = {"load": "load", "store": "store", "atomic": "atomic", "reduction": "atomic"}
@@ -72,11 +74,11 @@ class SassRow:
     """One SASS instruction of one profiled kernel launch, with its source counters."""
 
     kernel: str
-    offset: int            # bytes from the kernel's first instruction
-    source: str            # the instruction text
-    executed: int          # warp-level instructions executed
-    space: str             # "shared", "global", "local", "generic" or "" (not memory)
-    op: str                # "load", "store", "atomic" or ""
+    offset: int  # bytes from the kernel's first instruction
+    source: str  # the instruction text
+    executed: int  # warp-level instructions executed
+    space: str  # "shared", "global", "local", "generic" or "" (not memory)
+    op: str  # "load", "store", "atomic" or ""
     size_bits: int | None
     wavefronts: int
     wavefronts_ideal: int
@@ -155,7 +157,7 @@ def parse_line_table(text: str) -> dict[str, list[SassLine]]:
         if m:
             # Only .text.<function> sections hold code; data sections list bytes.
             name = m.group(1)
-            function = name[len(".text."):] if name.startswith(".text.") else None
+            function = name[len(".text.") :] if name.startswith(".text.") else None
             current, pending = (), []
             if function is not None:
                 table.setdefault(function, [])
@@ -286,8 +288,9 @@ class MeasuredAccess:
     line: int
 
 
-def attach_lines(rows: list[SassRow], table: dict[str, list[SassLine]],
-                 program: str) -> tuple[list[MeasuredAccess], list[str]]:
+def attach_lines(
+    rows: list[SassRow], table: dict[str, list[SassLine]], program: str
+) -> tuple[list[MeasuredAccess], list[str]]:
     """Memory instructions that executed, each with its line in `program` (a file name);
     and the problems met (no listing, an offset that does not match, a line inferred)."""
     out: list[MeasuredAccess] = []
@@ -308,23 +311,25 @@ def attach_lines(rows: list[SassRow], table: dict[str, list[SassLine]],
             line, inferred = source_line(listing, i, program)
             if inferred:
                 where = listing[i].locations[0] if listing[i].locations else ("?", 0)
-                problems.append(f"{program}:{line}: {row.source!r} comes from {Path(where[0]).name}:{where[1]}; "
-                                f"given the program line before it")
+                problems.append(
+                    f"{program}:{line}: {row.source!r} comes from {Path(where[0]).name}:{where[1]}; "
+                    f"given the program line before it"
+                )
             out.append(MeasuredAccess(row, program, line))
     return out, problems
 
 
 # ---------------------------------------------------------------------------- joining
 
-Key = tuple[int, str, str]   # (line, space, op)
+Key = tuple[int, str, str]  # (line, space, op)
 
 
 @dataclass
 class Measured:
-    requests: int = 0        # warp-level requests with at least one active lane (see measured_groups)
-    cost: int = 0            # wavefronts or sectors
+    requests: int = 0  # warp-level requests with at least one active lane (see measured_groups)
+    cost: int = 0  # wavefronts or sectors
     ideal: int = 0
-    executed: int = 0        # warp-level instructions executed, fully predicated-off warps included
+    executed: int = 0  # warp-level instructions executed, fully predicated-off warps included
     instructions: list[str] = field(default_factory=list)
 
     @property
@@ -369,11 +374,11 @@ class Predicted:
     """warplint's figures for the accesses of one group, summed over launches."""
 
     texts: list[str] = field(default_factory=list)
-    per_requests: list[int | None] = field(default_factory=list)   # one per access that makes requests
+    per_requests: list[int | None] = field(default_factory=list)  # one per access that makes requests
     requests: int | None = 0
     total: int | None = 0
     exact: bool = True
-    simulated_mean: float | None = None   # simulate's mean_per_request, request-weighted
+    simulated_mean: float | None = None  # simulate's mean_per_request, request-weighted
 
     @property
     def per_request(self) -> int | None:
@@ -444,7 +449,7 @@ def agreement(static: Predicted | None, measured: Measured | None) -> str:
     if static is None:
         return "—"
     if static.total is None and static.per_request is None and static.mean is None:
-        return "unknown"   # warplint says it cannot tell (a data-dependent index)
+        return "unknown"  # warplint says it cannot tell (a data-dependent index)
     m = measured or Measured()
     if static.total is not None and static.total == m.cost:
         return "yes"
@@ -475,8 +480,9 @@ class Row:
         return static if sim == static else f"static {static}, sim {sim}"
 
 
-def join(file: str, static: dict[Key, Predicted], simulated: dict[Key, Predicted] | None,
-         measured: dict[Key, Measured]) -> list[Row]:
+def join(
+    file: str, static: dict[Key, Predicted], simulated: dict[Key, Predicted] | None, measured: dict[Key, Measured]
+) -> list[Row]:
     keys = sorted(set(static) | set(measured) | set(simulated or {}))
     return [Row(file, *k, static.get(k), (simulated or {}).get(k), measured.get(k)) for k in keys]
 
@@ -487,8 +493,10 @@ def cross_check(primary: dict[Key, Measured], other: dict[Key, Measured], file: 
     for key in sorted(set(primary) | set(other)):
         a, b = primary.get(key), other.get(key)
         if a is None or b is None or (a.requests, a.cost) != (b.requests, b.cost):
-            problems.append(f"{file}:{key[0]} {key[1]} {key[2]}: nvdisasm gives "
-                            f"{(a.requests, a.cost) if a else None}, ncu's cuda,sass view {(b.requests, b.cost) if b else None}")
+            problems.append(
+                f"{file}:{key[0]} {key[1]} {key[2]}: nvdisasm gives "
+                f"{(a.requests, a.cost) if a else None}, ncu's cuda,sass view {(b.requests, b.cost) if b else None}"
+            )
     return problems
 
 
@@ -545,9 +553,11 @@ def render_markdown(rows: list[Row]) -> str:
     Static per request is the worst access of the group (`per_request`), then its mean
     where that differs; simulated and measured give the mean. Totals are over the launch.
     """
-    out = ["| file | line | access | space op (unit) | static per req / total | simulated mean / total "
-           "| measured mean / total (requests; SASS) | agree |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = [
+        "| file | line | access | space op (unit) | static per req / total | simulated mean / total "
+        "| measured mean / total (requests; SASS) | agree |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         texts = r.static.texts if r.static else (r.simulated.texts if r.simulated else [])
         access = ", ".join(f"`{t}`" for t in texts) or "(not in warplint's report)"
@@ -557,10 +567,15 @@ def render_markdown(rows: list[Row]) -> str:
             per = _num(worst) if mean is None or worst == mean else f"{_num(worst)} (mean {_num(mean)})"
             static = f"{per} / {_num(r.static.total)}" + ("" if r.static.exact else " ≤")
         sim = f"{_num(r.simulated.mean)} / {_num(r.simulated.total)}" if r.simulated else "—"
-        meas = (f"{_num(r.measured.mean)} / {r.measured.cost} ({r.measured.requests}; "
-                f"{' '.join(r.measured.instructions)})" if r.measured else "not emitted")
-        out.append(f"| {r.file} | {r.line} | {access} | {r.space} {r.op} ({_unit(r.space)}) "
-                   f"| {static} | {sim} | {meas} | {r.agree} |")
+        meas = (
+            f"{_num(r.measured.mean)} / {r.measured.cost} ({r.measured.requests}; {' '.join(r.measured.instructions)})"
+            if r.measured
+            else "not emitted"
+        )
+        out.append(
+            f"| {r.file} | {r.line} | {access} | {r.space} {r.op} ({_unit(r.space)}) "
+            f"| {static} | {sim} | {meas} | {r.agree} |"
+        )
     return "\n".join(out) + "\n"
 
 
@@ -575,7 +590,7 @@ def _run(cmd: list[str], log, cwd: Path | None = None, timeout: int = 300) -> su
     except subprocess.TimeoutExpired:
         log.write(f"  timed out after {timeout}s\n")
         return subprocess.CompletedProcess(cmd, 124, "", "timeout")
-    except OSError as exc:   # the tool is missing: log it and go on with the others
+    except OSError as exc:  # the tool is missing: log it and go on with the others
         log.write(f"  cannot run: {exc}\n")
         return subprocess.CompletedProcess(cmd, 127, "", str(exc))
     if done.returncode:
@@ -585,9 +600,13 @@ def _run(cmd: list[str], log, cwd: Path | None = None, timeout: int = 300) -> su
 
 def _environment(log) -> str:
     parts = []
-    for cmd in (["date", "-u", "+%Y-%m-%d %H:%M UTC"],
-                ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
-                ["nvcc", "--version"], ["ncu", "--version"], ["uname", "-r"]):
+    for cmd in (
+        ["date", "-u", "+%Y-%m-%d %H:%M UTC"],
+        ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+        ["nvcc", "--version"],
+        ["ncu", "--version"],
+        ["uname", "-r"],
+    ):
         done = _run(cmd, log, timeout=60)
         parts.append("$ " + " ".join(cmd) + "\n" + done.stdout.strip())
     return "\n\n".join(parts) + "\n"
@@ -614,18 +633,36 @@ def _line_table(exe: Path, work: Path, log) -> None:
 
 def _profile(exe: Path, work: Path, log) -> None:
     rep = work / f"{exe.name}.ncu-rep"
-    _run(["ncu", "--section", "SourceCounters", "--metrics", NCU_METRICS, "--import-source", "yes",
-          "-f", "-o", str(rep.with_suffix("")), str(exe)], log, cwd=work, timeout=150)
+    _run(
+        [
+            "ncu",
+            "--section",
+            "SourceCounters",
+            "--metrics",
+            NCU_METRICS,
+            "--import-source",
+            "yes",
+            "-f",
+            "-o",
+            str(rep.with_suffix("")),
+            str(exe),
+        ],
+        log,
+        cwd=work,
+        timeout=150,
+    )
     if not rep.exists():
         return
-    views = {"src_sass.csv": ["--page", "source", "--print-source", "sass", "--print-kernel-base", "mangled"],
-             "src_cuda.csv": ["--page", "source", "--print-source", "cuda"],
-             # Source-correlated SASS, where this ncu knows the value; a cross-check only.
-             "src_cuda_sass.csv": ["--page", "source", "--print-source", "cuda,sass"],
-             "details.csv": ["--page", "details"]}
+    views = {
+        "src_sass.csv": ["--page", "source", "--print-source", "sass", "--print-kernel-base", "mangled"],
+        "src_cuda.csv": ["--page", "source", "--print-source", "cuda"],
+        # Source-correlated SASS, where this ncu knows the value; a cross-check only.
+        "src_cuda_sass.csv": ["--page", "source", "--print-source", "cuda,sass"],
+        "details.csv": ["--page", "details"],
+    }
     for suffix, args in views.items():
         done = _run(["ncu", "-i", str(rep), "--csv", *args], log)
-        if done.returncode and "--print-kernel-base" in args:   # older ncu: no such option
+        if done.returncode and "--print-kernel-base" in args:  # older ncu: no such option
             done = _run(["ncu", "-i", str(rep), "--csv", *args[:4]], log)
         (work / f"{exe.name}.{suffix}").write_text(done.stdout)
     rep.unlink()
@@ -645,7 +682,8 @@ def measure(files: list[Path], out: Path, budget_s: float) -> int:
             "ncu -i STEM.ncu-rep --csv --page source --print-source sass --print-kernel-base mangled > STEM.src_sass.csv\n"
             "ncu -i STEM.ncu-rep --csv --page source --print-source cuda,sass > STEM.src_cuda_sass.csv\n"
             "ncu -i STEM.ncu-rep --csv --page source --print-source cuda > STEM.src_cuda.csv\n"
-            "ncu -i STEM.ncu-rep --csv --page details > STEM.details.csv\n")
+            "ncu -i STEM.ncu-rep --csv --page details > STEM.details.csv\n"
+        )
         with ThreadPoolExecutor(max_workers=8) as pool:
             exes = list(pool.map(lambda f: _build(f, work, log), files))
         for exe in exes:
@@ -668,8 +706,12 @@ def measure(files: list[Path], out: Path, budget_s: float) -> int:
 def _warplint_json(args: list[str], timeout: int = 600) -> dict | None:
     """Run warplint (this checkout's) and read its JSON; None when it gives none."""
     try:
-        done = subprocess.run([sys.executable, "-m", "analyzer", *args, "--format", "json"],
-                              capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(
+            [sys.executable, "-m", "analyzer", *args, "--format", "json"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return None
     if done.returncode == 2 and not done.stdout.strip():
@@ -693,8 +735,9 @@ def compare_file(src: Path, raw: Path, static_report: dict, simulate: bool) -> t
     measured = measured_groups(accesses, src.name)
     correlated = raw / f"{stem}.src_cuda_sass.csv"
     if correlated.exists():
-        problems += cross_check(measured, measured_groups(parse_cuda_sass_csv(correlated.read_text()), src.name),
-                                src.name)
+        problems += cross_check(
+            measured, measured_groups(parse_cuda_sass_csv(correlated.read_text()), src.name), src.name
+        )
     # The measured programs fill their buffers with cudaMemset(0): simulate with zeros.
     sim = _warplint_json(["simulate", "--fill", "zeros", str(src)], timeout=300) if simulate else None
     simulated = predicted_groups(sim, src.name) if sim else None

@@ -169,34 +169,43 @@ def words(a: Assumption) -> str:
         case SpaceNotCosted(space=space):
             return f"{space} memory is not costed"
         case SpaceUnknown():
-            return ("the memory space of this pointer is unknown (a pointer loaded from memory or "
-                    "computed in a way warplint does not follow)")
+            return (
+                "the memory space of this pointer is unknown (a pointer loaded from memory or "
+                "computed in a way warplint does not follow)"
+            )
         case AddressNotFollowed():
             return "the address could not be followed"
         case IndexLoopCarried():
-            return ("the index depends on a variable that a loop updates in a way warplint does not "
-                    "follow (not by a constant step) and that differs between lanes: cost unknown")
+            return (
+                "the index depends on a variable that a loop updates in a way warplint does not "
+                "follow (not by a constant step) and that differs between lanes: cost unknown"
+            )
         case IndexLoaded():
             return "the index depends on data loaded from memory: cost unknown"
         case NoActiveLane():
             return "no lane of any warp executes this access"
         case ConditionAssumedTrue():
-            return ("a condition on values warplint does not know was assumed true for every lane "
-                    "(the worst case)")
+            return "a condition on values warplint does not know was assumed true for every lane (the worst case)"
         case AlignmentUnknown():
-            return ("the alignment of the warp's first address is not known and changes the cost: "
-                    "per_request is the worst case over its possible alignments, best_per_request the best")
+            return (
+                "the alignment of the warp's first address is not known and changes the cost: "
+                "per_request is the worst case over its possible alignments, best_per_request the best"
+            )
         case CostDependsOn(unknowns=unknowns):
             return _depends_on_words(unknowns)
         case MayVectorize(iterations=iterations, bytes=nbytes):
-            return (f"nvcc may unroll the loop and load {iterations} consecutive iterations' elements "
-                    f"with one {nbytes}-byte load (fewer requests, more wavefronts each); the figure "
-                    "is for the access as written")
+            return (
+                f"nvcc may unroll the loop and load {iterations} consecutive iterations' elements "
+                f"with one {nbytes}-byte load (fewer requests, more wavefronts each); the figure "
+                "is for the access as written"
+            )
         case ValueReused(holder_op=op, holder=holder):
             verb = "loaded" if op == AccessOp.LOAD else "stored"
             by = "the same access" if holder is None else f"`{holder}`"
-            return (f"no request of its own: nvcc reuses the value {verb} by {by} "
-                    "(same address, nothing in between can change it)")
+            return (
+                f"no request of its own: nvcc reuses the value {verb} by {by} "
+                "(same address, nothing in between can change it)"
+            )
         case FieldsLoadedTogether(fields=fields, struct=struct, bytes=nbytes):
             return f"fields {', '.join(fields)} of one `{struct}` element are loaded with one {nbytes}-byte access"
         case MovedByWideLoad(bytes=nbytes, load=load):

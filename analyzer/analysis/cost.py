@@ -118,16 +118,13 @@ class GlobalCost:
 def _check(addresses: Sequence[int | None], access_bytes: int, arch: Architecture) -> None:
     if access_bytes not in arch.access_sizes:
         raise ValueError(
-            f"{arch.name}: a lane moves {', '.join(map(str, arch.access_sizes))} bytes, "
-            f"not {access_bytes}"
+            f"{arch.name}: a lane moves {', '.join(map(str, arch.access_sizes))} bytes, not {access_bytes}"
         )
     if len(addresses) > arch.warp_size:
         raise ValueError(f"{len(addresses)} lane addresses for a warp of {arch.warp_size}")
 
 
-def _phase_words(
-    chunk: Sequence[int | None], access_bytes: int, bank_bytes: int
-) -> set[int]:
+def _phase_words(chunk: Sequence[int | None], access_bytes: int, bank_bytes: int) -> set[int]:
     """Distinct words touched by the active lanes of one phase."""
     span = access_bytes // bank_bytes  # words an aligned access covers
     if span <= 1:
@@ -138,18 +135,11 @@ def _phase_words(
         words = {a // bank_bytes + j for a in chunk if a is not None for j in offsets}
     else:  # no such access on any modelled GPU; count word by word
         last = access_bytes - 1
-        return {
-            w
-            for a in chunk
-            if a is not None
-            for w in range(a // bank_bytes, (a + last) // bank_bytes + 1)
-        }
+        return {w for a in chunk if a is not None for w in range(a // bank_bytes, (a + last) // bank_bytes + 1)}
     # A misaligned lane (a fault on the GPU) also touches the word after those.
     slack = span * bank_bytes - access_bytes
     if slack < bank_bytes - 1:
-        words.update(
-            [a // bank_bytes + span for a in chunk if a is not None and a % bank_bytes > slack]
-        )
+        words.update([a // bank_bytes + span for a in chunk if a is not None and a % bank_bytes > slack])
     return words
 
 
@@ -166,14 +156,11 @@ def _lanes_on_bank(
     return tuple(
         first_lane + i
         for i, a in enumerate(chunk)
-        if a is not None
-        and (bank - a // bank_bytes) % banks < (a % bank_bytes + last) // bank_bytes + 1
+        if a is not None and (bank - a // bank_bytes) % banks < (a % bank_bytes + last) // bank_bytes + 1
     )
 
 
-def shared_cost(
-    addresses: Sequence[int | None], access_bytes: int, arch: Architecture
-) -> SharedCost:
+def shared_cost(addresses: Sequence[int | None], access_bytes: int, arch: Architecture) -> SharedCost:
     """Wavefronts of one shared-memory request (see `SharedCost`).
 
     >>> from analyzer.arch import get_arch
@@ -233,9 +220,7 @@ def shared_cost(
     return SharedCost(wavefronts=wavefronts, ideal=ideal, phases=phases, worst=tuple(worst))
 
 
-def global_cost(
-    addresses: Sequence[int | None], access_bytes: int, arch: Architecture
-) -> GlobalCost:
+def global_cost(addresses: Sequence[int | None], access_bytes: int, arch: Architecture) -> GlobalCost:
     """Sectors of one global-memory request (see `GlobalCost`); loads and stores alike.
 
     >>> from analyzer.arch import get_arch
@@ -303,9 +288,7 @@ def split_access(size: int, align: int, arch: Architecture) -> tuple[tuple[int, 
         # The element's base is `align`-aligned, so base + offset is aligned to
         # the lowest set bit of offset (to `align` at offset 0).
         offset_align = offset & -offset if offset else cap
-        piece = next(
-            (p for p in natural if p <= cap and p <= offset_align and p <= remaining), None
-        )
+        piece = next((p for p in natural if p <= cap and p <= offset_align and p <= remaining), None)
         if piece is None:
             widest = min(cap, offset_align, remaining)
             raise ValueError(f"{arch.name}: no access of {widest} bytes or less")

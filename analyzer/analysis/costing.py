@@ -126,8 +126,9 @@ class Summary:
             self.total += plan.factor * sum(c.per_request for c in outcome.charges[:pieces])
 
 
-def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Architecture,
-                    known: dict[str, int], describe: bool = True) -> AccessCost:
+def cost_occurrence(
+    occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Architecture, known: dict[str, int], describe: bool = True
+) -> AccessCost:
     """What `occ` costs under `launch`: the worst request over every warp and scenario, the
     best, and the totals over the launch where they are known."""
     cost, site = resolve_site(occ, kernel, launch, arch, known)
@@ -147,8 +148,9 @@ def cost_occurrence(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Ar
     return summarise(cost, site, summary, occ, arch, describe)
 
 
-def resolve_site(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Architecture,
-                 known: dict[str, int]) -> tuple[AccessCost, Site | None]:
+def resolve_site(
+    occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Architecture, known: dict[str, int]
+) -> tuple[AccessCost, Site | None]:
     """The cost record of `occ`, and the `Site` to walk; no site (and the cost says why) when
     the access is not in a costed space, its address is not followed or depends on data,
     or the block is not known."""
@@ -156,8 +158,20 @@ def resolve_site(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Archi
     ptr = occ.ptr
     space = Space(ptr.space if ptr is not None and ptr.space != Space.UNKNOWN else access.space)
     size = access.element.size or 0
-    cost = AccessCost(access, kernel, space, AccessOp(access.op), size, size, 1, unit_of(space), None, None,
-                      via=occ.via, struct_type=occ.struct_type)
+    cost = AccessCost(
+        access,
+        kernel,
+        space,
+        AccessOp(access.op),
+        size,
+        size,
+        1,
+        unit_of(space),
+        None,
+        None,
+        via=occ.via,
+        struct_type=occ.struct_type,
+    )
     if launch.assumed:
         cost.assumptions.append(BlockAssumed(launch.origin))
     if space not in (Space.SHARED, Space.GLOBAL):
@@ -212,8 +226,9 @@ def charge_scenario(site: Site, plan: WarpPlan, combo: tuple[int, ...], summary:
     summary.add(outcome, plan, combo, len(site.pieces))
 
 
-def start_residues(site: Site, plan: WarpPlan, combo: tuple[int, ...], lanes: ScenarioLanes,
-                   arch: Architecture) -> tuple[int, ...]:
+def start_residues(
+    site: Site, plan: WarpPlan, combo: tuple[int, ...], lanes: ScenarioLanes, arch: Architecture
+) -> tuple[int, ...]:
     """Where the first lane's address may lie within `arch.address_period` (under which both
     costs are invariant): one residue where the address is a number, else every residue the
     expression can take (for shared accesses of whole words, any: moving every lane by the
@@ -250,8 +265,13 @@ def one_per_sector_shift(residues: tuple[int, ...], sector_bytes: int) -> tuple[
     return tuple(sorted(kept.values()))
 
 
-def charge_request(lane_rel: tuple[int | None, ...], residues: tuple[int, ...], site: Site,
-                   arch: Architecture, known: dict[tuple, Charge]) -> Outcome:
+def charge_request(
+    lane_rel: tuple[int | None, ...],
+    residues: tuple[int, ...],
+    site: Site,
+    arch: Architecture,
+    known: dict[tuple, Charge],
+) -> Outcome:
     """What one request costs, given each active lane's address relative to the first lane and
     the possible starts of the first lane (`start_residues`): the charges of each start and
     piece, whether some start costs no more than ideal, the worst and the lowest charge, and
@@ -285,8 +305,9 @@ def charge(addresses: tuple[int | None, ...], size: int, space: Space, arch: Arc
 
 
 # ----------------------------------------------------------------------------- the summary
-def summarise(cost: AccessCost, site: Site, summary: Summary, occ: Occurrence, arch: Architecture,
-              describe: bool) -> AccessCost:
+def summarise(
+    cost: AccessCost, site: Site, summary: Summary, occ: Occurrence, arch: Architecture, describe: bool
+) -> AccessCost:
     """Fill `cost` from what the walk found, and say what was assumed."""
     launch = site.launch
     nblocks = math.prod(launch.grid) if launch.grid is not None else None
@@ -351,8 +372,9 @@ def stride(addresses: tuple[int | None, ...]) -> int | None:
     return None
 
 
-def describe_cases(occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Architecture,
-                   known: dict[str, int], name: str) -> str | None:
+def describe_cases(
+    occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Architecture, known: dict[str, int], name: str
+) -> str | None:
     """How the cost depends on the one unknown `name`, from costing the access again at each
     of `CASE_VALUES`; None when a cost is not known there."""
     costs: dict[int, tuple[int, int]] = {}

@@ -216,8 +216,12 @@ class Interpreter(Visitor):
             return S.unknown(f"result of {e.name}", Origin.LOADED)
         args = [self.eval(a, env, ctx) for a in e.args]
         spec = builtins.lookup(e.name)
-        if (spec is not None and spec.kind is BuiltinKind.MIN_MAX and len(args) == 2
-                and all(isinstance(a, S.Expr) for a in args)):
+        if (
+            spec is not None
+            and spec.kind is BuiltinKind.MIN_MAX
+            and len(args) == 2
+            and all(isinstance(a, S.Expr) for a in args)
+        ):
             return _MIN_MAX[spec.operation](*args)
         fn = self.module.functions.get(e.name)
         if fn is not None:
@@ -353,8 +357,10 @@ class Interpreter(Visitor):
             # following calls rather than run for minutes, and say so
             if not self.stopped_inlining:
                 self.stopped_inlining = True
-                self.notes.append(f"calls past the first {MAX_INLINED_STATEMENTS:,} statements of inlined code "
-                                  "were not followed: their accesses are not checked and their results are unknown")
+                self.notes.append(
+                    f"calls past the first {MAX_INLINED_STATEMENTS:,} statements of inlined code "
+                    "were not followed: their accesses are not checked and their results are unknown"
+                )
             return S.unknown(f"call {fn.name} (not followed)", Origin.CALL_RESULT)
         env: dict[int, Value] = {}
         for p, a in zip(fn.params, args):
@@ -536,8 +542,9 @@ class Interpreter(Visitor):
         for var_uid in writes:
             env[var_uid] = S.unknown("value after a loop", Origin.LOOP_CARRIED, var_uid in per_lane)
 
-    def bind_inductions(self, s: N.Loop, uid: int, found: loops.Inductions, env: dict[int, Value],
-                        loop_env: dict[int, Value], ctx: Ctx) -> LoopCtx:
+    def bind_inductions(
+        self, s: N.Loop, uid: int, found: loops.Inductions, env: dict[int, Value], loop_env: dict[int, Value], ctx: Ctx
+    ) -> LoopCtx:
         """Write each induction in `loop_env` as a function of the loop's counter (`init + k*step`,
         or the counter itself for a lone multiplicative one) and make the loop's `LoopCtx`."""
         counter = f"k@{uid}"
@@ -552,7 +559,9 @@ class Interpreter(Visitor):
             elif isinstance(init, Ptr) and isinstance(by, S.Expr):
                 size = (var.type.pointee.size or 1) if isinstance(var.type, T.PointerType) else 1
                 delta = k * by * size
-                loop_env[var.uid] = Ptr(init.region, init.space, init.offset + (delta if op == "+" else -delta), init.align)
+                loop_env[var.uid] = Ptr(
+                    init.region, init.space, init.offset + (delta if op == "+" else -delta), init.align
+                )
         kind, init_value, mop, mstep = LoopKind.ADDITIVE, None, "", 0
         multiplicative = [(v, op, c) for v, (op, c) in found.items() if op in ("*", "/", "<<", ">>")]
         if len(multiplicative) == 1 and not any(op in ("+", "-") for op, _ in found.values()):

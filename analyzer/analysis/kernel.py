@@ -25,8 +25,14 @@ from analyzer.ir.nodes import Space
 __all__ = ["analyze_kernel", "launch_values", "reused_loads"]
 
 
-def analyze_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, arch: Architecture,
-                   params: dict[str, int] | None = None, arrays: Iterable[str] | None = None) -> KernelAnalysis:
+def analyze_kernel(
+    module: N.Module,
+    kernel: N.Function,
+    launch: LaunchConfig,
+    arch: Architecture,
+    params: dict[str, int] | None = None,
+    arrays: Iterable[str] | None = None,
+) -> KernelAnalysis:
     """Cost every shared and global access of `kernel` for one launch configuration; with
     `arrays`, only the accesses to those arrays. (A padding fix is checked by lowering the file
     again with the wider array, `analyzer.ir.lower.lower(..., padding=...)`, and costing the
@@ -37,15 +43,21 @@ def analyze_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, a
     interp.run_kernel(kernel)
     known = launch_values(launch, known_params)
     wanted = None if arrays is None else set(arrays)
-    costs = [cost_occurrence(o, kernel.display_name, launch, arch, known) for o in interp.occurrences
-             if wanted is None or o.access.array in wanted]
+    costs = [
+        cost_occurrence(o, kernel.display_name, launch, arch, known)
+        for o in interp.occurrences
+        if wanted is None or o.access.array in wanted
+    ]
     merged = merge_costs(costs)
     merge_struct_fields(merged)
     # a limit the analysis hit is said where every report format shows it
-    diagnostics = [Diagnostic(Severity.WARNING, f"in kernel `{kernel.display_name}`: {note}", "WL903",
-                              kernel.name_span) for note in interp.notes]
-    return KernelAnalysis(kernel, launch, merged, diagnostics, interp.notes,
-                          shared_arrays=_shared_arrays(module, kernel))
+    diagnostics = [
+        Diagnostic(Severity.WARNING, f"in kernel `{kernel.display_name}`: {note}", "WL903", kernel.name_span)
+        for note in interp.notes
+    ]
+    return KernelAnalysis(
+        kernel, launch, merged, diagnostics, interp.notes, shared_arrays=_shared_arrays(module, kernel)
+    )
 
 
 def launch_values(launch: LaunchConfig, params: dict[str, int]) -> dict[str, int]:
@@ -60,8 +72,13 @@ def launch_values(launch: LaunchConfig, params: dict[str, int]) -> dict[str, int
     return known
 
 
-def reused_loads(module: N.Module, kernel: N.Function, launch: LaunchConfig,
-                 params: dict[str, int] | None = None, arch: Architecture | None = None) -> dict[int, N.Access]:
+def reused_loads(
+    module: N.Module,
+    kernel: N.Function,
+    launch: LaunchConfig,
+    params: dict[str, int] | None = None,
+    arch: Architecture | None = None,
+) -> dict[int, N.Access]:
     """The loads of `kernel` whose value a thread already holds every time they run (uid ->
     the access that loaded or stored it): nvcc issues no request for them. The simulator
     applies the same rule, as it applies `merge.merge_struct_fields`. (Which loads are

@@ -47,8 +47,13 @@ def _dims_problem(v: Value, block: bool) -> str | None:
     fraction, over a limit), or None; what is not known is not held against it."""
     if isinstance(v, bool) or v is None:
         return None
-    xyz = (v, 1, 1) if isinstance(v, (int, float)) else tuple(v.get(k, 1) for k in ("x", "y", "z")) \
-        if isinstance(v, dict) else ()
+    xyz = (
+        (v, 1, 1)
+        if isinstance(v, (int, float))
+        else tuple(v.get(k, 1) for k in ("x", "y", "z"))
+        if isinstance(v, dict)
+        else ()
+    )
     known = [x if isinstance(x, (int, float)) and not isinstance(x, bool) else 1 for x in xyz]
     if len(known) != 3:
         return None
@@ -66,8 +71,13 @@ def _launch_problem(stmt: N.LaunchStmt, kernel: str, grid: Value, block: Value, 
         problem = _dims_problem(value, block=i == 1)
         if problem is not None:
             text = stmt.config_text[i] if i < len(stmt.config_text) else what
-            return Diagnostic(Severity.ERROR, f"launch of `{kernel}` with {what} `{text}`: {problem}; CUDA refuses "
-                              "this launch, so it is not analysed", "WL907", stmt.config[i].span)
+            return Diagnostic(
+                Severity.ERROR,
+                f"launch of `{kernel}` with {what} `{text}`: {problem}; CUDA refuses "
+                "this launch, so it is not analysed",
+                "WL907",
+                stmt.config[i].span,
+            )
     return None
 
 
@@ -298,8 +308,11 @@ def _base_name(name: str) -> str:
 
 def _host_calls(stmts: list[N.Stmt]) -> set[str]:
     """The names of the functions that host code calls (the opaque calls it makes)."""
-    return {x.callee for x in N.walk_nodes(stmts)
-            if isinstance(x, N.Opaque) and x.kind is OpaqueKind.CALL and x.callee is not None}
+    return {
+        x.callee
+        for x in N.walk_nodes(stmts)
+        if isinstance(x, N.Opaque) and x.kind is OpaqueKind.CALL and x.callee is not None
+    }
 
 
 def uses_dimensions(kernel: N.Function, module: N.Module) -> int:
@@ -351,10 +364,15 @@ def launch_configs(
         for stmt, g, b, args in interp.launches:
             if _base_name(stmt.kernel) != wanted:
                 continue
-            if kernel.template_args and tuple(str(a) for a in stmt.template_args) != tuple(str(a) for a in kernel.template_args):
+            if kernel.template_args and tuple(str(a) for a in stmt.template_args) != tuple(
+                str(a) for a in kernel.template_args
+            ):
                 continue
-            problem = None if id(stmt) in interp.uncertain else _launch_problem(
-                stmt, kernel.display_name, g, b, check_grid=grid is None)
+            problem = (
+                None
+                if id(stmt) in interp.uncertain
+                else _launch_problem(stmt, kernel.display_name, g, b, check_grid=grid is None)
+            )
             if problem is not None:
                 refused += 1
                 if problems is not None:
@@ -368,8 +386,13 @@ def launch_configs(
                     known[p.name] = v
                 elif isinstance(v, dict) and isinstance(p.type, T.StructType):
                     # a struct passed by value: its known integer fields (`A.width`)
-                    known.update({f"{p.name}.{name}": x for name, x in v.items()
-                                  if isinstance(x, int) and not isinstance(x, bool)})
+                    known.update(
+                        {
+                            f"{p.name}.{name}": x
+                            for name, x in v.items()
+                            if isinstance(x, int) and not isinstance(x, bool)
+                        }
+                    )
             known.update(params or {})
             where = f"launch at line {line_of(stmt.span)}" if line_of else "launch in host code"
             if bdims is None:
@@ -385,11 +408,18 @@ def launch_configs(
         n = kernel.launch_bounds[0]
         problem = dims_problem([n], MAX_BLOCK, MAX_BLOCK_THREADS)
         if problem is None:
-            return [LaunchConfig((n, 1, 1), grid, f"__launch_bounds__({n}) (assumed a 1-D block of that size)", True,
-                                 given)]
+            return [
+                LaunchConfig((n, 1, 1), grid, f"__launch_bounds__({n}) (assumed a 1-D block of that size)", True, given)
+            ]
         if problems is not None:
-            problems.append(Diagnostic(Severity.ERROR, f"__launch_bounds__({n}) of `{kernel.display_name}`: {problem}; "
-                                       "the bound is not used", "WL907", kernel.name_span))
+            problems.append(
+                Diagnostic(
+                    Severity.ERROR,
+                    f"__launch_bounds__({n}) of `{kernel.display_name}`: {problem}; the bound is not used",
+                    "WL907",
+                    kernel.name_span,
+                )
+            )
     return [_default(kernel, module, grid, given, "no launch of this kernel in the file", None)]
 
 

@@ -36,16 +36,28 @@ def kernel_limit_problems(module: N.Module, kernel: N.Function, arch: Architectu
         for var in _shared_arrays_in(access.address):
             if var.uid not in seen and not var.extern and (var.type.size or 0) > limit:
                 seen.add(var.uid)
-                problems.append(Diagnostic(
-                    Severity.ERROR, f"`__shared__` array `{var.name}` is {var.type.size:,} bytes, more than the "
-                    f"{limit:,} bytes of shared memory a block may declare on {arch.name}: the kernel cannot be "
-                    f"compiled, so `{kernel.display_name}` is not analysed", CODE, var.span))
+                problems.append(
+                    Diagnostic(
+                        Severity.ERROR,
+                        f"`__shared__` array `{var.name}` is {var.type.size:,} bytes, more than the "
+                        f"{limit:,} bytes of shared memory a block may declare on {arch.name}: the kernel cannot be "
+                        f"compiled, so `{kernel.display_name}` is not analysed",
+                        CODE,
+                        var.span,
+                    )
+                )
         too_large = _too_large_element(access, limit)
         if too_large is not None:
-            problems.append(Diagnostic(
-                Severity.ERROR, f"`{too_large[0]}` is {too_large[1]:,} bytes, more than the {limit:,} bytes of a "
-                f"block's shared memory on {arch.name}: warplint does not analyse accesses to elements this "
-                f"large, so `{kernel.display_name}` is not analysed", CODE, access.span))
+            problems.append(
+                Diagnostic(
+                    Severity.ERROR,
+                    f"`{too_large[0]}` is {too_large[1]:,} bytes, more than the {limit:,} bytes of a "
+                    f"block's shared memory on {arch.name}: warplint does not analyse accesses to elements this "
+                    f"large, so `{kernel.display_name}` is not analysed",
+                    CODE,
+                    access.span,
+                )
+            )
     return problems
 
 

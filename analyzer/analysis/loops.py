@@ -64,9 +64,14 @@ def written(stmts: list[N.Stmt]) -> dict[int, N.Variable]:
 
 def step(op: str, value: S.Expr, by: S.Expr) -> S.Expr:
     """`value op by` for an induction variable's update."""
-    return {"+": lambda: value + by, "-": lambda: value - by, "*": lambda: value * by,
-            "/": lambda: S.floordiv(value, by), "<<": lambda: S.shl(value, by),
-            ">>": lambda: S.shr(value, by)}[op]()
+    return {
+        "+": lambda: value + by,
+        "-": lambda: value - by,
+        "*": lambda: value * by,
+        "/": lambda: S.floordiv(value, by),
+        "<<": lambda: S.shl(value, by),
+        ">>": lambda: S.shr(value, by),
+    }[op]()
 
 
 def accesses_in(stmts: list[N.Stmt]) -> Iterable[N.Access]:
@@ -237,7 +242,7 @@ def next_value(op: str, value: int, step: int) -> int | None:
         result = value << step if op == "<<" else value >> step
     else:
         return value
-    return result if -2**63 <= result < 2**63 else None
+    return result if -(2**63) <= result < 2**63 else None
 
 
 def trip_count(conds: list[S.Expr], counter: str, limit: int = MAX_TRIP) -> int | None:
@@ -268,8 +273,9 @@ def trip_count(conds: list[S.Expr], counter: str, limit: int = MAX_TRIP) -> int 
 
 
 # ----------------------------------------------------------------------------- what nvcc may do
-def vectorized_iterations(offset: S.Expr, loops: tuple[LoopCtx, ...], known: dict[str, int], size: int,
-                          arch: Architecture) -> int | None:
+def vectorized_iterations(
+    offset: S.Expr, loops: tuple[LoopCtx, ...], known: dict[str, int], size: int, arch: Architecture
+) -> int | None:
     """How many consecutive iterations' elements nvcc may load with one widest (16-byte) load
     when it unrolls a loop around this shared load (`As[ty][e]`, e = 0, 1, 2, 3 -> one
     LDS.128, measured on an H200), or None: consecutive elements per iteration, a trip count

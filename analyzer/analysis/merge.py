@@ -94,7 +94,11 @@ def _one_wide_load(group: list[AccessCost], fields: tuple[str, ...]) -> None:
         # no request of its own: the wide load of `first` moved this field too
         c.assumptions.append(MovedByWideLoad(first.bytes, first.text))
         c.bytes = first.bytes
-        c.per_request, c.ideal_per_request, c.best_per_request = first.per_request, first.ideal_per_request, first.best_per_request
+        c.per_request, c.ideal_per_request, c.best_per_request = (
+            first.per_request,
+            first.ideal_per_request,
+            first.best_per_request,
+        )
         c.requests = 0 if c.requests is not None else None
         c.total = 0 if c.total is not None else None
 

@@ -96,8 +96,11 @@ class AccessCost:
 
     @property
     def excess(self) -> bool:
-        return (self.per_request is not None and self.ideal_per_request is not None
-                and self.per_request > self.ideal_per_request)
+        return (
+            self.per_request is not None
+            and self.ideal_per_request is not None
+            and self.per_request > self.ideal_per_request
+        )
 
 
 @record(frozen=False, slots=False)

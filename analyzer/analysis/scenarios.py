@@ -130,7 +130,9 @@ def warp_lanes(block: tuple[int, int, int], warp_size: int) -> tuple[tuple[Lane,
             if linear >= n:
                 lanes.append(None)
                 continue
-            lanes.append({"threadIdx.x": linear % bx, "threadIdx.y": (linear // bx) % by, "threadIdx.z": linear // (bx * by)})
+            lanes.append(
+                {"threadIdx.x": linear % bx, "threadIdx.y": (linear // bx) % by, "threadIdx.z": linear // (bx * by)}
+            )
         warps.append(tuple(lanes))
     return tuple(warps)
 
@@ -171,11 +173,20 @@ def plan_warp(site: Site, lanes: tuple[Lane, ...], where: Where) -> WarpPlan | N
     n_lanes = len(diffs)
     lane_exprs = (*diffs, *lane_masks, *(loop_conds[i][j] for i in walk for j in range(n_lanes)), ref)
     plan = WarpPlan(
-        ref, diffs, walked, factor, sampled, tuple(lp.counter for lp in walked) + sampled, values, count,
-        exact_walk and count <= MAX_SCENARIOS, lane_exprs,
+        ref,
+        diffs,
+        walked,
+        factor,
+        sampled,
+        tuple(lp.counter for lp in walked) + sampled,
+        values,
+        count,
+        exact_walk and count <= MAX_SCENARIOS,
+        lane_exprs,
         mask_at=[n_lanes + j if lane_masks[j] is not None else -1 for j in range(n_lanes)],
         conds_at=[tuple([2 * n_lanes + i_w * n_lanes + j for i_w in range(len(walk))]) for j in range(n_lanes)]
-        if walk else [()] * n_lanes,
+        if walk
+        else [()] * n_lanes,
         present=[j for j, d in enumerate(diffs) if d is not None],
         one_unknown_at=len(walk) if len(sampled) == 1 else -1,
     )
@@ -183,7 +194,9 @@ def plan_warp(site: Site, lanes: tuple[Lane, ...], where: Where) -> WarpPlan | N
     return _compiled(plan, lane_offsets) if count > COMPILE_SCENARIOS else plan
 
 
-def _loops_to_walk(site: Site, loop_conds: list[tuple[S.Expr | None, ...]], free: set[str]) -> tuple[list[int], int | None]:
+def _loops_to_walk(
+    site: Site, loop_conds: list[tuple[S.Expr | None, ...]], free: set[str]
+) -> tuple[list[int], int | None]:
     """The loops whose counters change this warp's cost or mask (they must be walked), and how
     many times the others together run each scenario (None when that is not known)."""
     walk: list[int] = []
@@ -201,8 +214,9 @@ def _loops_to_walk(site: Site, loop_conds: list[tuple[S.Expr | None, ...]], free
     return walk, factor
 
 
-def _counter_values(walked: tuple[LoopCtx, ...], conds: list[tuple[S.Expr | None, ...]],
-                    known: dict[str, int]) -> tuple[list[list[int]], bool]:
+def _counter_values(
+    walked: tuple[LoopCtx, ...], conds: list[tuple[S.Expr | None, ...]], known: dict[str, int]
+) -> tuple[list[list[int]], bool]:
     """The values each walked counter takes, and whether they are its real ones (else a
     sample: the first 8 iterations, or powers of two for a multiplicative counter)."""
     counter_values: list[list[int]] = []
@@ -232,8 +246,10 @@ def _compiled(plan: WarpPlan, lane_offsets: tuple[S.Expr | None, ...] | None) ->
     each scenario, the addresses are compiled and subtracted, not their differences: half
     the source and the work."""
     bound = frozenset(plan.names)
-    absolute = lane_offsets is not None and all(lane_offsets[j].free_symbols <= bound  # type: ignore[union-attr]
-                                                for j in plan.present)
+    absolute = lane_offsets is not None and all(
+        lane_offsets[j].free_symbols <= bound  # type: ignore[union-attr]
+        for j in plan.present
+    )
     n_lanes = len(plan.diffs)
     first = lane_offsets if absolute and lane_offsets is not None else plan.diffs
     evaluate = S.compile_values([*first, *plan.lane_exprs[n_lanes:]], list(plan.names))
@@ -259,8 +275,11 @@ def scenario_lanes(plan: WarpPlan, combo: tuple[int, ...]) -> ScenarioLanes:
     except (ZeroDivisionError, ValueError):
         assign = dict(zip(plan.names, combo))
         bound = frozenset(plan.names)
-        values = tuple(_substituted_value(e, assign, bound) for e in plan.lane_exprs) if plan.names else \
-            tuple(None if e is None or not e.is_const else e.value for e in plan.lane_exprs)
+        values = (
+            tuple(_substituted_value(e, assign, bound) for e in plan.lane_exprs)
+            if plan.names
+            else tuple(None if e is None or not e.is_const else e.value for e in plan.lane_exprs)
+        )
     if lane_rel is None:
         lane_rel, undecided_here = _lanes_one_by_one(plan, values)
         undecided = undecided or undecided_here
@@ -303,8 +322,9 @@ _DECIDED: dict[tuple, S.Expr] = {}
 _PICKERS: dict[tuple, tuple] = {}
 
 
-def _affine_lanes(coeffs: tuple[int, ...], lanes: tuple[Lane, ...],
-                  where: Where) -> tuple[int | None, tuple[S.Expr | None, ...]]:
+def _affine_lanes(
+    coeffs: tuple[int, ...], lanes: tuple[Lane, ...], where: Where
+) -> tuple[int | None, tuple[S.Expr | None, ...]]:
     """For an address whose threadIdx part is `coeffs` (x, y, z), the first lane's threadIdx
     part and each lane's distance from it (None for a lane the warp does not have)."""
     key = ("affine", coeffs, where)
@@ -381,8 +401,13 @@ def evaluated(e: S.Expr, env: dict[str, int]) -> S.Expr:
         return e.subs(env)
 
 
-def lane_picker(compiled: tuple[bool, ...], present: Sequence[int], mask_at: Sequence[int],
-                conds_at: Sequence[tuple[int, ...]], absolute: bool) -> tuple[Callable[[tuple], tuple], bool] | None:
+def lane_picker(
+    compiled: tuple[bool, ...],
+    present: Sequence[int],
+    mask_at: Sequence[int],
+    conds_at: Sequence[tuple[int, ...]],
+    absolute: bool,
+) -> tuple[Callable[[tuple], tuple], bool] | None:
     """From the values of a warp's lane expressions (`WarpPlan.lane_exprs`), the function
     giving each lane's address relative to the first lane, None for a lane that is off; and
     whether some lane's mask stays undecided. The values hold the lanes' addresses where
@@ -414,8 +439,9 @@ def lane_picker(compiled: tuple[bool, ...], present: Sequence[int], mask_at: Seq
 
 
 # ----------------------------------------------------------------------------- masks
-def decided_masks(mask: S.Expr, lanes: tuple[Lane, ...], where: Where,
-                  launch: LaunchConfig) -> tuple[S.Expr | None, ...]:
+def decided_masks(
+    mask: S.Expr, lanes: tuple[Lane, ...], where: Where, launch: LaunchConfig
+) -> tuple[S.Expr | None, ...]:
     """Each lane's mask in the warp at `where`, decided where it depends only on block
     indices of a known grid (see `_decide_mask`). Remembered per warp: the accesses under
     one condition share it."""

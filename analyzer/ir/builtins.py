@@ -59,8 +59,15 @@ class BuiltinKind(StrEnum):
     MATH = "math"  # a floating-point (or abs) function
 
 
-VARIABLE_KINDS = frozenset({BuiltinKind.THREAD_INDEX, BuiltinKind.BLOCK_INDEX, BuiltinKind.BLOCK_SIZE,
-                            BuiltinKind.GRID_SIZE, BuiltinKind.WARP_SIZE})
+VARIABLE_KINDS = frozenset(
+    {
+        BuiltinKind.THREAD_INDEX,
+        BuiltinKind.BLOCK_INDEX,
+        BuiltinKind.BLOCK_SIZE,
+        BuiltinKind.GRID_SIZE,
+        BuiltinKind.WARP_SIZE,
+    }
+)
 
 
 class MemoryEffect(StrEnum):
@@ -106,20 +113,31 @@ class BuiltinSpec:
 
 
 def _dim3(vector: str, kind: BuiltinKind, lane_varying: bool = False) -> tuple[BuiltinSpec, ...]:
-    return tuple(BuiltinSpec(f"{vector}.{axis}", kind, ResultType.UINT, lane_varying=lane_varying, axis=i)
-                 for i, axis in enumerate("xyz"))
+    return tuple(
+        BuiltinSpec(f"{vector}.{axis}", kind, ResultType.UINT, lane_varying=lane_varying, axis=i)
+        for i, axis in enumerate("xyz")
+    )
 
 
 def _atomic(name: str, operation: str) -> BuiltinSpec:
-    return BuiltinSpec(name, BuiltinKind.ATOMIC, ResultType.ELEMENT, MemoryEffect.UPDATES, lane_varying=True,
-                       operation=operation)
+    return BuiltinSpec(
+        name, BuiltinKind.ATOMIC, ResultType.ELEMENT, MemoryEffect.UPDATES, lane_varying=True, operation=operation
+    )
 
 
 def _shuffles() -> tuple[BuiltinSpec, ...]:
-    return tuple(BuiltinSpec(f"__shfl{suffix}{sync}", BuiltinKind.SHUFFLE, ResultType.UNMODELLED, lane_varying=True,
-                             operation=operation, takes_mask=bool(sync))
-                 for suffix, operation in (("", "idx"), ("_up", "up"), ("_down", "down"), ("_xor", "xor"))
-                 for sync in ("", "_sync"))
+    return tuple(
+        BuiltinSpec(
+            f"__shfl{suffix}{sync}",
+            BuiltinKind.SHUFFLE,
+            ResultType.UNMODELLED,
+            lane_varying=True,
+            operation=operation,
+            takes_mask=bool(sync),
+        )
+        for suffix, operation in (("", "idx"), ("_up", "up"), ("_down", "down"), ("_xor", "xor"))
+        for sync in ("", "_sync")
+    )
 
 
 def _math(name: str, operation: str | None = None, result: ResultType = ResultType.UNMODELLED) -> BuiltinSpec:
@@ -138,34 +156,104 @@ _TABLE: tuple[BuiltinSpec, ...] = (
     BuiltinSpec("warpSize", BuiltinKind.WARP_SIZE, ResultType.INT),
     # barriers: `grid.sync()`, `x.sync()` and `cg::sync(g)` in a statement are barriers too
     # (`is_barrier_statement`); in an expression only these are
-    *(BuiltinSpec(name, BuiltinKind.BARRIER, ResultType.INT, MemoryEffect.ORDERS)
-      for name in ("__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or", "sync",
-                   "grid.sync")),
-    _atomic("atomicAdd", "add"), _atomic("atomicAdd_block", "add"), _atomic("atomicAdd_system", "add"),
-    _atomic("atomicSub", "sub"), _atomic("atomicExch", "exch"), _atomic("atomicMin", "min"),
-    _atomic("atomicMax", "max"), _atomic("atomicInc", "inc"), _atomic("atomicDec", "dec"),
-    _atomic("atomicCAS", "cas"), _atomic("atomicAnd", "and"), _atomic("atomicOr", "or"), _atomic("atomicXor", "xor"),
-    *(BuiltinSpec(name, BuiltinKind.LOAD, ResultType.ELEMENT, MemoryEffect.READS)
-      for name in ("__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv")),
-    *(BuiltinSpec(name, BuiltinKind.MIN_MAX, ResultType.FIRST_ARGUMENT, operation=name[-3:])
-      for name in ("min", "max", "umin", "umax", "llmin", "llmax")),
-    *(BuiltinSpec(name, BuiltinKind.MUL24, ResultType.INT, operation="mul") for name in ("__mul24", "__umul24", "IMUL")),
+    *(
+        BuiltinSpec(name, BuiltinKind.BARRIER, ResultType.INT, MemoryEffect.ORDERS)
+        for name in (
+            "__syncthreads",
+            "__syncthreads_count",
+            "__syncthreads_and",
+            "__syncthreads_or",
+            "sync",
+            "grid.sync",
+        )
+    ),
+    _atomic("atomicAdd", "add"),
+    _atomic("atomicAdd_block", "add"),
+    _atomic("atomicAdd_system", "add"),
+    _atomic("atomicSub", "sub"),
+    _atomic("atomicExch", "exch"),
+    _atomic("atomicMin", "min"),
+    _atomic("atomicMax", "max"),
+    _atomic("atomicInc", "inc"),
+    _atomic("atomicDec", "dec"),
+    _atomic("atomicCAS", "cas"),
+    _atomic("atomicAnd", "and"),
+    _atomic("atomicOr", "or"),
+    _atomic("atomicXor", "xor"),
+    *(
+        BuiltinSpec(name, BuiltinKind.LOAD, ResultType.ELEMENT, MemoryEffect.READS)
+        for name in ("__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv")
+    ),
+    *(
+        BuiltinSpec(name, BuiltinKind.MIN_MAX, ResultType.FIRST_ARGUMENT, operation=name[-3:])
+        for name in ("min", "max", "umin", "umax", "llmin", "llmax")
+    ),
+    *(
+        BuiltinSpec(name, BuiltinKind.MUL24, ResultType.INT, operation="mul")
+        for name in ("__mul24", "__umul24", "IMUL")
+    ),
     *_shuffles(),
-    *(BuiltinSpec(f"__{operation}_sync", BuiltinKind.VOTE, ResultType.UNMODELLED, operation=operation, takes_mask=True)
-      for operation in ("ballot", "any", "all")),
-    *(BuiltinSpec(name, BuiltinKind.POPCOUNT, ResultType.UNMODELLED, operation="popc") for name in ("__popc", "__popcll")),
+    *(
+        BuiltinSpec(
+            f"__{operation}_sync", BuiltinKind.VOTE, ResultType.UNMODELLED, operation=operation, takes_mask=True
+        )
+        for operation in ("ballot", "any", "all")
+    ),
+    *(
+        BuiltinSpec(name, BuiltinKind.POPCOUNT, ResultType.UNMODELLED, operation="popc")
+        for name in ("__popc", "__popcll")
+    ),
     # math: the spellings typed `float` by lowering (the others' type is not modelled) ...
-    _float_math("sqrtf", "sqrt"), _float_math("sqrt"), _float_math("rsqrtf", "rsqrt"), _float_math("expf", "exp"),
-    _float_math("exp"), _float_math("__expf", "exp"), _float_math("logf", "log"), _float_math("log"),
-    _float_math("__logf", "log"), _float_math("sinf", "sin"), _float_math("__sinf", "sin"),
-    _float_math("cosf", "cos"), _float_math("__cosf", "cos"), _float_math("tanhf", "tanh"),
-    _float_math("powf", "pow"), _float_math("pow"), _float_math("fabsf", "fabs"), _float_math("fabs"),
-    _float_math("floorf", "floor"), _float_math("floor"), _float_math("ceilf", "ceil"), _float_math("ceil"),
-    _float_math("fminf", "fmin"), _float_math("fmaxf", "fmax"), _float_math("fmaf", "fma"),
-    _float_math("__fdividef", "fdividef"), _float_math("erff", "erf"),
+    _float_math("sqrtf", "sqrt"),
+    _float_math("sqrt"),
+    _float_math("rsqrtf", "rsqrt"),
+    _float_math("expf", "exp"),
+    _float_math("exp"),
+    _float_math("__expf", "exp"),
+    _float_math("logf", "log"),
+    _float_math("log"),
+    _float_math("__logf", "log"),
+    _float_math("sinf", "sin"),
+    _float_math("__sinf", "sin"),
+    _float_math("cosf", "cos"),
+    _float_math("__cosf", "cos"),
+    _float_math("tanhf", "tanh"),
+    _float_math("powf", "pow"),
+    _float_math("pow"),
+    _float_math("fabsf", "fabs"),
+    _float_math("fabs"),
+    _float_math("floorf", "floor"),
+    _float_math("floor"),
+    _float_math("ceilf", "ceil"),
+    _float_math("ceil"),
+    _float_math("fminf", "fmin"),
+    _float_math("fmaxf", "fmax"),
+    _float_math("fmaf", "fma"),
+    _float_math("__fdividef", "fdividef"),
+    _float_math("erff", "erf"),
     # ... and the other canonical names the simulator runs
-    *(_math(name) for name in ("rsqrt", "exp2", "log2", "log10", "sin", "cos", "tan", "tanh", "abs", "round",
-                               "trunc", "fmin", "fmax", "fma", "fdividef", "erf", "saturate")),
+    *(
+        _math(name)
+        for name in (
+            "rsqrt",
+            "exp2",
+            "log2",
+            "log10",
+            "sin",
+            "cos",
+            "tan",
+            "tanh",
+            "abs",
+            "round",
+            "trunc",
+            "fmin",
+            "fmax",
+            "fma",
+            "fdividef",
+            "erf",
+            "saturate",
+        )
+    ),
 )
 
 #: Every builtin, by name.

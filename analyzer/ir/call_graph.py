@@ -26,9 +26,14 @@ def build_call_graph(module: N.Module) -> Any:
     for cycle in nx.simple_cycles(graph):
         fn = module.functions.get(cycle[0])
         span = fn.name_span if fn else Span(0, 0)
-        module.diagnostics.append(Diagnostic(
-            Severity.WARNING, f"recursion through {' -> '.join(cycle + [cycle[0]])}: calls on the cycle are not inlined",
-            "WL905", span))
+        module.diagnostics.append(
+            Diagnostic(
+                Severity.WARNING,
+                f"recursion through {' -> '.join(cycle + [cycle[0]])}: calls on the cycle are not inlined",
+                "WL905",
+                span,
+            )
+        )
     return graph
 
 

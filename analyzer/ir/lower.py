@@ -51,8 +51,9 @@ class Lowerer(StatementLowering):
         globals_ = [v for v in self.globals.names.values() if isinstance(v, N.Variable)]
         return N.Module(self.path, self.functions, self.kernels, [], globals_, self.diagnostics, launches)
 
-    def lower_functions(self, host_functions: list[A.FunctionDef], kernel_defs: list[A.FunctionDef],
-                        launches: list[N.Function]) -> None:
+    def lower_functions(
+        self, host_functions: list[A.FunctionDef], kernel_defs: list[A.FunctionDef], launches: list[N.Function]
+    ) -> None:
         """The host functions (into `launches`), then the kernels, each template kernel once per
         instantiation the host code launches."""
         for fd in host_functions:
@@ -67,8 +68,13 @@ class Lowerer(StatementLowering):
             if fd.template_params:
                 wanted = instantiations.get(fd.name, [])
                 if not wanted:
-                    self.warn(f"template kernel '{fd.name}' is never launched in this file, so it is not analysed; "
-                              "launch it or analyse the PTX of an instantiation", fd.declarator.span, "WL904", Severity.NOTE)
+                    self.warn(
+                        f"template kernel '{fd.name}' is never launched in this file, so it is not analysed; "
+                        "launch it or analyse the PTX of an instantiation",
+                        fd.declarator.span,
+                        "WL904",
+                        Severity.NOTE,
+                    )
                 for targs in wanted:
                     fn = self.lower_function(fd, "global", targs)
                     if fn is not None:
@@ -95,7 +101,11 @@ class Lowerer(StatementLowering):
             return
         if isinstance(decl, A.TemplateDecl):
             inner = decl.decl
-            if isinstance(inner, A.Declaration) and inner.specs.type.struct is not None and inner.specs.type.struct.members is not None:
+            if (
+                isinstance(inner, A.Declaration)
+                and inner.specs.type.struct is not None
+                and inner.specs.type.struct.members is not None
+            ):
                 sd = inner.specs.type.struct
                 if sd.name:
                     self.templates.structs[sd.name] = sd
@@ -122,17 +132,41 @@ class Lowerer(StatementLowering):
             if not d.declarator.name or d.declarator.params is not None:
                 continue
             t = self.apply_derivations(base, d.declarator.derivations)
-            if isinstance(t, T.ScalarType) and ("const" in specs.qualifiers or "constexpr" in specs.storage) and d.init is not None:
+            if (
+                isinstance(t, T.ScalarType)
+                and ("const" in specs.qualifiers or "constexpr" in specs.storage)
+                and d.init is not None
+            ):
                 value = self.const_int(d.init)
                 if value is not None and "__device__" not in specs.storage and "__constant__" not in specs.storage:
                     self.globals.names[d.declarator.name] = N.Const(value, t, d.declarator.span)
                     continue
-            space = "shared" if "__shared__" in specs.storage else "constant" if "__constant__" in specs.storage else "global" if ("__device__" in specs.storage or "__managed__" in specs.storage) else "host"
+            space = (
+                "shared"
+                if "__shared__" in specs.storage
+                else "constant"
+                if "__constant__" in specs.storage
+                else "global"
+                if ("__device__" in specs.storage or "__managed__" in specs.storage)
+                else "host"
+            )
             if space == "shared":
                 t = self.padded(d.declarator.name, t)
-            var = N.Variable(d.declarator.name, t, space if space != "host" else "global", d.declarator.span, space=space, uid=self.new_uid(), extern="extern" in specs.storage)
+            var = N.Variable(
+                d.declarator.name,
+                t,
+                space if space != "host" else "global",
+                d.declarator.span,
+                space=space,
+                uid=self.new_uid(),
+                extern="extern" in specs.storage,
+            )
             var.volatile = "volatile" in specs.qualifiers
-            if isinstance(t, T.ScalarType) and ("const" in specs.qualifiers or "constexpr" in specs.storage) and d.init is not None:
+            if (
+                isinstance(t, T.ScalarType)
+                and ("const" in specs.qualifiers or "constexpr" in specs.storage)
+                and d.init is not None
+            ):
                 var.const_value = self.const_int(d.init)
             self.globals.names[var.name] = var
 
@@ -147,7 +181,9 @@ class Lowerer(StatementLowering):
         return out
 
     # ------------------------------------------------------------------ functions
-    def lower_function(self, fd: A.FunctionDef, kind: str, template_args: tuple[Any, ...] = (), name: str | None = None) -> N.Function | None:
+    def lower_function(
+        self, fd: A.FunctionDef, kind: str, template_args: tuple[Any, ...] = (), name: str | None = None
+    ) -> N.Function | None:
         try:
             budget.spend(budget.steps_of(fd.span.end - fd.span.start))
         except budget.BudgetExceeded as err:
@@ -175,8 +211,9 @@ class Lowerer(StatementLowering):
                 mutable_reference = is_mutable_reference(p, pt)
                 if mutable_reference:
                     pt = T.PointerType(pt.pointee)  # type: ignore[attr-defined]
-                var = N.Variable(name_, pt, "param", p.span, uid=self.new_uid(),
-                                 volatile="volatile" in p.specs.qualifiers)
+                var = N.Variable(
+                    name_, pt, "param", p.span, uid=self.new_uid(), volatile="volatile" in p.specs.qualifiers
+                )
                 # `T &x`: the caller passes the address of its lvalue (`put(s[2 * tid], v)`),
                 # so reads and writes of `x` are accesses to the caller's memory
                 var.is_reference = mutable_reference
@@ -186,8 +223,18 @@ class Lowerer(StatementLowering):
                 self.declare(var, name_)
             bounds = tuple(b for b in (self.const_int(x) for x in fd.specs.launch_bounds) if b is not None)
             fname = name or (fd.name if not template_args else f"{fd.name}<{_arguments_text(template_args)}>")
-            fn = N.Function(fname, kind, params, [], ret, fd.span, fd.declarator.span, bounds,
-                            tuple(p.name or "" for p in fd.template_params), tuple(template_args))
+            fn = N.Function(
+                fname,
+                kind,
+                params,
+                [],
+                ret,
+                fd.span,
+                fd.declarator.span,
+                bounds,
+                tuple(p.name or "" for p in fd.template_params),
+                tuple(template_args),
+            )
             self.current = fn
             fn.body = self.lower_block(fd.body.items)
             if kind != "host":
@@ -197,8 +244,9 @@ class Lowerer(StatementLowering):
             self.warn(f"cannot lower function '{fd.name}': {err}", err.span)
             return None
         except RecursionError:
-            self.warn(f"cannot lower function '{fd.name}': statements or expressions nested too deeply",
-                      fd.declarator.span)
+            self.warn(
+                f"cannot lower function '{fd.name}': statements or expressions nested too deeply", fd.declarator.span
+            )
             return None
         finally:
             self.current, self.host, self.scopes = saved

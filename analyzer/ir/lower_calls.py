@@ -57,7 +57,7 @@ class CallLowering(ExpressionLowering):
         if kind is BuiltinKind.MUL24 and len(args) == 2:
             return N.Binary("*", args[0], args[1], T.INT, e.span)
         if short.startswith(MAKE_VECTOR_PREFIX):
-            vt = T.builtin_type(short[len(MAKE_VECTOR_PREFIX):])
+            vt = T.builtin_type(short[len(MAKE_VECTOR_PREFIX) :])
             if isinstance(vt, T.StructType):
                 return self.construct(vt, args, e.span)
         vt = T.builtin_type(name)  # `dim3(4, 4)`, `float2(a, b)`: a vector built from its fields
@@ -106,8 +106,11 @@ class CallLowering(ExpressionLowering):
         fd = self.function_defs.get(name)
         if fd is None:
             return set()
-        return {i for i, p in enumerate(getattr(fd, "params", ()))
-                if p.declarator is not None and is_mutable_reference(p, None)}
+        return {
+            i
+            for i, p in enumerate(getattr(fd, "params", ()))
+            if p.declarator is not None and is_mutable_reference(p, None)
+        }
 
     def is_thread_block(self, e: A.Expr) -> bool:
         """`cta` declared `cg::thread_block cta = ...`, or `cg::this_thread_block()` itself."""
@@ -189,6 +192,7 @@ _BLOCK_METHODS = frozenset({"thread_rank", "size", "num_threads"})
 def _block_method(name: str, span: Span) -> N.Expr:
     """A cooperative-groups `thread_block`'s rank of the thread (its linear index in the
     block, x fastest) or its size, in terms of threadIdx and blockDim."""
+
     def b(n: str) -> N.Expr:
         return N.Builtin(n, T.UINT, span)
 
@@ -199,5 +203,7 @@ def _block_method(name: str, span: Span) -> N.Expr:
         return N.Binary("+", x, y, T.UINT, span)
 
     if name == "thread_rank":
-        return add(b("threadIdx.x"), mul(b("blockDim.x"), add(b("threadIdx.y"), mul(b("blockDim.y"), b("threadIdx.z")))))
+        return add(
+            b("threadIdx.x"), mul(b("blockDim.x"), add(b("threadIdx.y"), mul(b("blockDim.y"), b("threadIdx.z"))))
+        )
     return mul(b("blockDim.x"), mul(b("blockDim.y"), b("blockDim.z")))

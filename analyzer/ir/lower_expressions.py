@@ -22,7 +22,6 @@ from analyzer.ir.nodes import OpaqueKind
 from analyzer.syntax import ast as A
 
 
-
 class ExpressionLowering(ScopesAndTypes):
     """Expressions to IR values, lvalues to addresses, memory reads and writes to accesses."""
 
@@ -32,7 +31,17 @@ class ExpressionLowering(ScopesAndTypes):
 
     # ------------------------------------------------------------------ memory
     def make_access(self, op: str, addr: N.Expr, elem: T.CType, span: Span, array: str) -> N.Access:
-        acc = N.Access(self.new_uid(), self.static_space(addr), op, elem, addr, span, self.source(span), array, statement=self.statement)
+        acc = N.Access(
+            self.new_uid(),
+            self.static_space(addr),
+            op,
+            elem,
+            addr,
+            span,
+            self.source(span),
+            array,
+            statement=self.statement,
+        )
         acc.volatile = _through_volatile(addr)
         if self.current is not None and not self.host:
             self.current.accesses.append(acc)
@@ -54,14 +63,23 @@ class ExpressionLowering(ScopesAndTypes):
             v = e.var
             if isinstance(v.type, T.ArrayType):
                 return v.space
-            if v.kind in ("shared", "global", "constant") and isinstance(e.type, T.PointerType) and e.type.pointee == v.type:
+            if (
+                v.kind in ("shared", "global", "constant")
+                and isinstance(e.type, T.PointerType)
+                and e.type.pointee == v.type
+            ):
                 return v.space  # the address of a scalar `__shared__`/`__device__` variable itself
             return v.points_to
         if isinstance(e, N.FieldRef):
             root = e.base
             while isinstance(root, N.FieldRef):
                 root = root.base
-            if isinstance(root, N.VarRef) and root.var.kind == "param" and self.current is not None and self.current.kind == "global":
+            if (
+                isinstance(root, N.VarRef)
+                and root.var.kind == "param"
+                and self.current is not None
+                and self.current.kind == "global"
+            ):
                 return "global"
             return "unknown"
         return "unknown"
@@ -93,7 +111,11 @@ class ExpressionLowering(ScopesAndTypes):
             f = st.field(e.name)
             if f is None or f.offset is None:
                 raise LoweringError(f"unknown field '{e.name}' of {st}", e.span)
-            return N.PtrAdd(ptr, N.Const(f.offset, T.LONG, e.span), T.PointerType(f.type), e.span), f.type, self.array_name(e.base)
+            return (
+                N.PtrAdd(ptr, N.Const(f.offset, T.LONG, e.span), T.PointerType(f.type), e.span),
+                f.type,
+                self.array_name(e.base),
+            )
         if isinstance(e, A.UnaryOp) and e.op == "*":
             ptr = self.pointer_value(e.operand)
             elem = T.element_type(ptr.type) or T.UnknownType("?")
@@ -183,7 +205,7 @@ class ExpressionLowering(ScopesAndTypes):
     # ------------------------------------------------------------------ values
     def arith(self, op: str, a: N.Expr, b: N.Expr, span: Span) -> N.Expr:
         if isinstance(a.type, T.PointerType) and op in ("+", "-") and not isinstance(b.type, T.PointerType):
-            size = (a.type.pointee.size or 1)
+            size = a.type.pointee.size or 1
             off = N.Binary("*", b, N.Const(size, T.LONG, span), T.LONG, span)
             if op == "-":
                 off = N.Unary("-", off, T.LONG, span)
@@ -240,7 +262,11 @@ class ExpressionLowering(ScopesAndTypes):
             base_t = self.type_of(e.base)
             if self.in_registers(e.base):
                 base = self.rvalue(e.base)
-                ft = base_t.field(e.name).type if isinstance(base_t, T.StructType) and base_t.field(e.name) else T.UnknownType(e.name)
+                ft = (
+                    base_t.field(e.name).type
+                    if isinstance(base_t, T.StructType) and base_t.field(e.name)
+                    else T.UnknownType(e.name)
+                )
                 if isinstance(base, N.StructValue) and e.name in base.fields:
                     return base.fields[e.name]
                 return N.FieldRef(base, e.name, ft, e.span)
@@ -261,8 +287,13 @@ class ExpressionLowering(ScopesAndTypes):
             if isinstance(e.operand, A.Identifier):
                 var = self.lookup(e.operand.name)
                 if isinstance(var, N.Variable) and var.kind in ("local", "param") and not var.is_reference:
-                    return N.Opaque(OpaqueKind.LOCAL_ADDRESS, f"address of local '{var.name}'", T.PointerType(var.type),
-                                    e.span, variable=var)
+                    return N.Opaque(
+                        OpaqueKind.LOCAL_ADDRESS,
+                        f"address of local '{var.name}'",
+                        T.PointerType(var.type),
+                        e.span,
+                        variable=var,
+                    )
             try:
                 return self.address_of(e.operand)
             except LoweringError:
@@ -319,7 +350,9 @@ class ExpressionLowering(ScopesAndTypes):
     def _init_list(self, e: A.InitList, expected: T.CType | None) -> N.Expr:
         if isinstance(expected, T.StructType):
             vals = [self.rvalue(x) for x in e.items]
-            return N.StructValue({f.name: vals[i] for i, f in enumerate(expected.fields) if i < len(vals)}, expected, e.span)
+            return N.StructValue(
+                {f.name: vals[i] for i, f in enumerate(expected.fields) if i < len(vals)}, expected, e.span
+            )
         return N.Opaque(OpaqueKind.VALUE, "initializer list", expected or T.UnknownType("{}"), e.span)
 
     def _launch(self, e: A.Launch, expected: T.CType | None) -> N.Expr:

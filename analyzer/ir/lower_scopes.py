@@ -212,8 +212,10 @@ class ScopesAndTypes:
             fields: list[T.Field] = []
             for f in t.fields:
                 if f.name == "" and isinstance(f.type, T.StructType):
-                    fields.extend(T.Field(g.name, g.type, None if f.offset is None or g.offset is None else f.offset + g.offset)
-                                  for g in f.type.fields)
+                    fields.extend(
+                        T.Field(g.name, g.type, None if f.offset is None or g.offset is None else f.offset + g.offset)
+                        for g in f.type.fields
+                    )
                 else:
                     fields.append(f)
             t = T.StructType(t.name, tuple(fields), t.size, t.align, t.is_union, t.is_vector, t.explicit_align)
@@ -327,7 +329,9 @@ class ScopesAndTypes:
             a = self._const(e.operand)
             if a is None:
                 return None
-            return {"-": lambda x: -x, "+": lambda x: x, "!": lambda x: int(not x), "~": lambda x: ~int(x)}.get(e.op, lambda x: None)(a)
+            return {"-": lambda x: -x, "+": lambda x: x, "!": lambda x: int(not x), "~": lambda x: ~int(x)}.get(
+                e.op, lambda x: None
+            )(a)
         if isinstance(e, A.Ternary):
             c = self._const(e.cond)
             if c is None:
@@ -365,11 +369,22 @@ def fold_binary(op: str, a: Any, b: Any) -> Any:
     if op in ("<<", ">>") and not 0 <= int(b) < 64:
         raise ValueError("shift count out of range")  # undefined in C; a huge one would fill memory
     result = {
-        "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "<<": lambda: int(a) << int(b),
-        ">>": lambda: int(a) >> int(b), "&": lambda: int(a) & int(b), "|": lambda: int(a) | int(b),
-        "^": lambda: int(a) ^ int(b), "<": lambda: int(a < b), "<=": lambda: int(a <= b),
-        ">": lambda: int(a > b), ">=": lambda: int(a >= b), "==": lambda: int(a == b),
-        "!=": lambda: int(a != b), "&&": lambda: int(bool(a) and bool(b)), "||": lambda: int(bool(a) or bool(b)),
+        "+": lambda: a + b,
+        "-": lambda: a - b,
+        "*": lambda: a * b,
+        "<<": lambda: int(a) << int(b),
+        ">>": lambda: int(a) >> int(b),
+        "&": lambda: int(a) & int(b),
+        "|": lambda: int(a) | int(b),
+        "^": lambda: int(a) ^ int(b),
+        "<": lambda: int(a < b),
+        "<=": lambda: int(a <= b),
+        ">": lambda: int(a > b),
+        ">=": lambda: int(a >= b),
+        "==": lambda: int(a == b),
+        "!=": lambda: int(a != b),
+        "&&": lambda: int(bool(a) and bool(b)),
+        "||": lambda: int(bool(a) or bool(b)),
     }[op]()
     if isinstance(result, int) and not -(2**63) <= result < 2**64:
         raise OverflowError("outside 64 bits")  # (so that constants stay small whatever the source says)

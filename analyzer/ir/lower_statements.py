@@ -162,7 +162,15 @@ class StatementLowering(CallLowering):
                 continue
             if "__shared__" in specs.storage:
                 t = self.padded(dec.name, t)
-                var = N.Variable(dec.name, t, "shared", dec.span, space="shared", uid=self.new_uid(), extern="extern" in specs.storage)
+                var = N.Variable(
+                    dec.name,
+                    t,
+                    "shared",
+                    dec.span,
+                    space="shared",
+                    uid=self.new_uid(),
+                    extern="extern" in specs.storage,
+                )
                 self.declare(var, dec.name)
                 continue
             if isinstance(t, T.PointerType) and t.name == "&" and d.init is not None:
@@ -185,7 +193,11 @@ class StatementLowering(CallLowering):
             var = N.Variable(dec.name, t, "local", dec.span, space="local", uid=self.new_uid())
             if isinstance(t, T.PointerType) and init_expr is not None:
                 var.points_to = self.static_space(init_expr)
-            if isinstance(t, T.ScalarType) and ("const" in specs.qualifiers or "constexpr" in specs.storage) and d.init is not None:
+            if (
+                isinstance(t, T.ScalarType)
+                and ("const" in specs.qualifiers or "constexpr" in specs.storage)
+                and d.init is not None
+            ):
                 var.const_value = self.const_int(d.init)
             self.declare(var, dec.name)
             if init_expr is not None:
@@ -237,7 +249,11 @@ class StatementLowering(CallLowering):
             path = _field_path(target)
             if path is not None:
                 var = self.lookup(path[0])
-                if isinstance(var, N.Variable) and var.kind in ("local", "param") and isinstance(var.type, T.StructType):
+                if (
+                    isinstance(var, N.Variable)
+                    and var.kind in ("local", "param")
+                    and isinstance(var.type, T.StructType)
+                ):
                     value = self.rvalue(e.value)
                     if e.op != "=":
                         value = self.arith(e.op[:-1], self.rvalue(target), value, e.span)

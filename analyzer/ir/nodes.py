@@ -383,8 +383,11 @@ def walk_nodes(root: Any) -> Iterator[Any]:
             stack.extend(x.values())
         elif isinstance(x, (Expr, Stmt, Access)):
             yield x
-            stack.extend(getattr(x, slot, None) for slot in getattr(type(x), "__slots__", ())
-                         if slot not in ("type", "span", "var"))
+            stack.extend(
+                getattr(x, slot, None)
+                for slot in getattr(type(x), "__slots__", ())
+                if slot not in ("type", "span", "var")
+            )
 
 
 def walk_statements(stmts: Iterable[Stmt]) -> Iterator[Stmt]:

@@ -168,7 +168,13 @@ def with_alignment(t: CType, align: int) -> CType:
     """The same type with a stronger alignment (`__align__`/`alignas` on a typedef or struct)."""
     if isinstance(t, StructType):
         members = [(f.name, f.type) for f in t.fields]
-        return layout_struct(t.name, members, is_union=t.is_union, explicit_align=max(align, t.explicit_align or 1), is_vector=t.is_vector)
+        return layout_struct(
+            t.name,
+            members,
+            is_union=t.is_union,
+            explicit_align=max(align, t.explicit_align or 1),
+            is_vector=t.is_vector,
+        )
     if isinstance(t, ScalarType) and align > t.align:
         # only the alignment grows: `struct { alignas(16) float f; char c; }` has c at offset 4
         return ScalarType(t.name, t.size, align, t.is_float, t.is_signed, t.is_bool)
@@ -199,25 +205,63 @@ LONGDOUBLE = ScalarType("long double", 16, 16, True, True)
 VOID = VoidType()
 
 _SCALARS: dict[str, CType] = {
-    "bool": BOOL, "_Bool": BOOL,
-    "char": CHAR, "signed char": SCHAR, "unsigned char": UCHAR,
-    "short": SHORT, "short int": SHORT, "signed short": SHORT, "signed short int": SHORT,
-    "unsigned short": USHORT, "unsigned short int": USHORT,
-    "int": INT, "signed": INT, "signed int": INT, "unsigned": UINT, "unsigned int": UINT,
-    "long": LONG, "long int": LONG, "signed long": LONG, "signed long int": LONG,
-    "unsigned long": ULONG, "unsigned long int": ULONG,
-    "long long": LONGLONG, "long long int": LONGLONG, "signed long long": LONGLONG,
+    "bool": BOOL,
+    "_Bool": BOOL,
+    "char": CHAR,
+    "signed char": SCHAR,
+    "unsigned char": UCHAR,
+    "short": SHORT,
+    "short int": SHORT,
+    "signed short": SHORT,
+    "signed short int": SHORT,
+    "unsigned short": USHORT,
+    "unsigned short int": USHORT,
+    "int": INT,
+    "signed": INT,
+    "signed int": INT,
+    "unsigned": UINT,
+    "unsigned int": UINT,
+    "long": LONG,
+    "long int": LONG,
+    "signed long": LONG,
+    "signed long int": LONG,
+    "unsigned long": ULONG,
+    "unsigned long int": ULONG,
+    "long long": LONGLONG,
+    "long long int": LONGLONG,
+    "signed long long": LONGLONG,
     "signed long long int": LONGLONG,
-    "unsigned long long": ULONGLONG, "unsigned long long int": ULONGLONG,
-    "float": FLOAT, "double": DOUBLE, "long double": LONGDOUBLE,
+    "unsigned long long": ULONGLONG,
+    "unsigned long long int": ULONGLONG,
+    "float": FLOAT,
+    "double": DOUBLE,
+    "long double": LONGDOUBLE,
     "void": VOID,
     # fixed-width and CUDA/C library typedefs
-    "size_t": ULONG, "ssize_t": LONG, "ptrdiff_t": LONG, "intptr_t": LONG, "uintptr_t": ULONG,
-    "int8_t": SCHAR, "uint8_t": UCHAR, "int16_t": SHORT, "uint16_t": USHORT,
-    "int32_t": INT, "uint32_t": UINT, "int64_t": LONG, "uint64_t": ULONG,
-    "uint": UINT, "ushort": USHORT, "uchar": UCHAR, "ulong": ULONG,
-    "__half": HALF, "half": HALF, "__nv_bfloat16": BF16, "nv_bfloat16": BF16,
-    "cudaError_t": INT, "cudaStream_t": PointerType(VOID), "cudaEvent_t": PointerType(VOID),
+    "size_t": ULONG,
+    "ssize_t": LONG,
+    "ptrdiff_t": LONG,
+    "intptr_t": LONG,
+    "uintptr_t": ULONG,
+    "int8_t": SCHAR,
+    "uint8_t": UCHAR,
+    "int16_t": SHORT,
+    "uint16_t": USHORT,
+    "int32_t": INT,
+    "uint32_t": UINT,
+    "int64_t": LONG,
+    "uint64_t": ULONG,
+    "uint": UINT,
+    "ushort": USHORT,
+    "uchar": UCHAR,
+    "ulong": ULONG,
+    "__half": HALF,
+    "half": HALF,
+    "__nv_bfloat16": BF16,
+    "nv_bfloat16": BF16,
+    "cudaError_t": INT,
+    "cudaStream_t": PointerType(VOID),
+    "cudaEvent_t": PointerType(VOID),
 }
 
 # CUDA vector types: (base scalar, count, alignment) from vector_types.h.
@@ -272,9 +316,7 @@ def builtin_type(name: str) -> CType | None:
     return found
 
 
-BUILTIN_TYPE_NAMES: frozenset[str] = frozenset(
-    n for n in list(_SCALARS) + list(_VECTOR_SPECS) if " " not in n
-)
+BUILTIN_TYPE_NAMES: frozenset[str] = frozenset(n for n in list(_SCALARS) + list(_VECTOR_SPECS) if " " not in n)
 
 
 def element_type(t: CType) -> CType | None:

@@ -29,8 +29,11 @@ __all__ = ["NODE_CLASSES", "UnhandledNode", "Visitor"]
 
 def _node_classes() -> dict[str, type]:
     """The concrete IR node classes, by name: every subclass of `Expr` or `Stmt` in `nodes`."""
-    return {name: cls for name, cls in vars(N).items()
-            if isinstance(cls, type) and issubclass(cls, (N.Expr, N.Stmt)) and cls not in (N.Expr, N.Stmt)}
+    return {
+        name: cls
+        for name, cls in vars(N).items()
+        if isinstance(cls, type) and issubclass(cls, (N.Expr, N.Stmt)) and cls not in (N.Expr, N.Stmt)
+    }
 
 
 #: Every concrete IR node class, by name.
@@ -44,8 +47,10 @@ class UnhandledNode(Exception):
     visitor, never of the input: no `except TypeError` of a pass may swallow it)."""
 
     def __init__(self, visitor: type, node_class: type) -> None:
-        super().__init__(f"{visitor.__name__} has no {VISIT_PREFIX}{node_class.__name__}: it does not handle "
-                         f"the IR node class {node_class.__name__}")
+        super().__init__(
+            f"{visitor.__name__} has no {VISIT_PREFIX}{node_class.__name__}: it does not handle "
+            f"the IR node class {node_class.__name__}"
+        )
         self.visitor = visitor
         self.node_class = node_class
 
@@ -75,7 +80,7 @@ class Visitor:
         for attribute in dir(cls):
             if not attribute.startswith(VISIT_PREFIX):
                 continue
-            name = attribute[len(VISIT_PREFIX):]
+            name = attribute[len(VISIT_PREFIX) :]
             node_class = NODE_CLASSES.get(name)
             if node_class is None:
                 raise TypeError(f"{cls.__name__}.{attribute} names no IR node class (analyzer/ir/nodes.py)")

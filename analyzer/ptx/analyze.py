@@ -26,8 +26,17 @@ from analyzer.ir.nodes import AccessOp, OpaqueKind
 from analyzer.ptx.dataflow import ParamNaming, PtxAccess, evaluate
 from analyzer.ptx.nodes import PtxFunction, PtxModule
 
-__all__ = ["PtxKernel", "PtxLineMap", "analyze_entry", "demangle", "kernel_for", "param_naming", "ptx_kernel",
-           "relative_to", "source_locations"]
+__all__ = [
+    "PtxKernel",
+    "PtxLineMap",
+    "analyze_entry",
+    "demangle",
+    "kernel_for",
+    "param_naming",
+    "ptx_kernel",
+    "relative_to",
+    "source_locations",
+]
 
 
 # ============================================================================ positions
@@ -96,10 +105,23 @@ def source_locations(module: PtxModule, rename: Callable[[str], str] = lambda p:
 
 # ============================================================================ names
 
-_BUILTIN_CODES = {"v": "void", "b": "bool", "c": "char", "a": "signed char", "h": "unsigned char",
-                  "s": "short", "t": "unsigned short", "i": "int", "j": "unsigned int", "l": "long",
-                  "m": "unsigned long", "x": "long long", "y": "unsigned long long", "f": "float",
-                  "d": "double"}
+_BUILTIN_CODES = {
+    "v": "void",
+    "b": "bool",
+    "c": "char",
+    "a": "signed char",
+    "h": "unsigned char",
+    "s": "short",
+    "t": "unsigned short",
+    "i": "int",
+    "j": "unsigned int",
+    "l": "long",
+    "m": "unsigned long",
+    "x": "long long",
+    "y": "unsigned long long",
+    "f": "float",
+    "d": "double",
+}
 
 
 @dataclass(frozen=True)
@@ -130,7 +152,7 @@ def demangle(mangled: str) -> Demangled:
         if j == i:
             return None, i
         n = int(s[i:j])
-        return s[j:j + n], j + n
+        return s[j : j + n], j + n
 
     if s.startswith("N", i):
         i += 1
@@ -227,12 +249,20 @@ def _special_builtins(fn: PtxFunction) -> list[str]:
 def ptx_kernel(fn: PtxFunction, linemap: PtxLineMap, cuda: N.Function | None = None) -> PtxKernel:
     span = linemap.line_span(fn.line)
     builtins = tuple(N.Builtin(b, T.UINT, span) for b in _special_builtins(fn))
-    body: list[N.Stmt] = [N.Eval(N.Opaque(OpaqueKind.VALUE, "special registers", T.VOID, span, builtins), span)] if builtins else []
+    body: list[N.Stmt] = (
+        [N.Eval(N.Opaque(OpaqueKind.VALUE, "special registers", T.VOID, span, builtins), span)] if builtins else []
+    )
     d = demangle(fn.name)
     bounds = fn.reqntid or fn.maxntid or ()
     params = [N.Variable(p.name, T.UINT, "param", span, uid=-(i + 1)) for i, p in enumerate(fn.params)]
     function = N.Function(
-        d.name, "global", cuda.params if cuda is not None else params, body, T.VOID, span, span,
+        d.name,
+        "global",
+        cuda.params if cuda is not None else params,
+        body,
+        T.VOID,
+        span,
+        span,
         launch_bounds=tuple(int(x) for x in bounds[:1]) if bounds else (),
         template_args=d.template_args,
     )
@@ -253,18 +283,41 @@ def _access(kernel: PtxKernel, acc: PtxAccess, linemap: PtxLineMap) -> N.Access:
     array = ptr.region.split(":", 1)[1] if ptr is not None else "?"
     # the address as an IR expression that names the thread indices it depends on, so the
     # rules' fix texts (which look for threadIdx.x) see them
-    uses = tuple(N.Builtin(n, T.UINT, span) for n in sorted(ptr.offset.free_symbols) if "Idx." in n or "Dim." in n) if ptr else ()
+    uses = (
+        tuple(N.Builtin(n, T.UINT, span) for n in sorted(ptr.offset.free_symbols) if "Idx." in n or "Dim." in n)
+        if ptr
+        else ()
+    )
     var = N.Variable(array, T.PointerType(element), "param", span, uid=-1000 - ins.line)
-    address: N.Expr = N.PtrAdd(N.VarRef(var, T.PointerType(element), span),
-                               N.Opaque(OpaqueKind.VALUE, "ptx address", T.ULONG, span, uses), T.PointerType(element), span)
-    access = N.Access(uid, acc.space, acc.op, element, address, span, acc.text, array,
-                      statement=ins.loc.line if ins.loc is not None else ins.line)
+    address: N.Expr = N.PtrAdd(
+        N.VarRef(var, T.PointerType(element), span),
+        N.Opaque(OpaqueKind.VALUE, "ptx address", T.ULONG, span, uses),
+        T.PointerType(element),
+        span,
+    )
+    access = N.Access(
+        uid,
+        acc.space,
+        acc.op,
+        element,
+        address,
+        span,
+        acc.text,
+        array,
+        statement=ins.loc.line if ins.loc is not None else ins.line,
+    )
     kernel.accesses[uid] = access
     return access
 
 
-def analyze_entry(kernel: PtxKernel, module: PtxModule, linemap: PtxLineMap, launch: LaunchConfig,
-                  arch: Architecture, params: Mapping[str, int] | None = None) -> KernelAnalysis:
+def analyze_entry(
+    kernel: PtxKernel,
+    module: PtxModule,
+    linemap: PtxLineMap,
+    launch: LaunchConfig,
+    arch: Architecture,
+    params: Mapping[str, int] | None = None,
+) -> KernelAnalysis:
     """Cost every shared and global access of one `.entry` for one launch configuration."""
     from analyzer.analysis.costing import cost_occurrence
     from analyzer.analysis.kernel import launch_values
@@ -280,8 +333,7 @@ def analyze_entry(kernel: PtxKernel, module: PtxModule, linemap: PtxLineMap, lau
     for acc in flow.accesses:
         access = _access(kernel, acc, linemap)
         via = acc.instruction.inlined_from
-        occ = Occurrence(access, acc.ptr, acc.mask, acc.loops,
-                         f"inlined from {demangle(via).display}" if via else None)
+        occ = Occurrence(access, acc.ptr, acc.mask, acc.loops, f"inlined from {demangle(via).display}" if via else None)
         costs.append(cost_occurrence(occ, name, launch, arch, known))
     return KernelAnalysis(kernel.function, launch, merge_costs(costs), [], flow.notes)
 

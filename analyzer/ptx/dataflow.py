@@ -41,19 +41,46 @@ from analyzer.arch import Architecture, get_arch
 from analyzer.ir.nodes import AccessOp, Space
 from analyzer.ptx.cfg import EdgeGuard, Loop, PtxCfg, build_cfg
 from analyzer.ptx.instructions import (
-    MEMORY_OPS, TYPE_BYTES, demangle_variable, element_bytes, instruction_text, is_float, memory_space,
-    operand_registers, type_of, written_registers,
+    MEMORY_OPS,
+    TYPE_BYTES,
+    demangle_variable,
+    element_bytes,
+    instruction_text,
+    is_float,
+    memory_space,
+    operand_registers,
+    type_of,
+    written_registers,
 )
 from analyzer.ptx.nodes import (
-    Addr, Imm, Not, PtxFunction, PtxInstruction, PtxModule, Reg, SpecialReg, Sym, Vec,
+    Addr,
+    Imm,
+    Not,
+    PtxFunction,
+    PtxInstruction,
+    PtxModule,
+    Reg,
+    SpecialReg,
+    Sym,
+    Vec,
 )
 
 __all__ = ["Dataflow", "ParamNaming", "PtxAccess", "evaluate"]
 
 Value = Any  # S.Expr | Ptr
 
-COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-           "lo": "<", "ls": "<=", "hi": ">", "hs": ">="}
+COMPARE = {
+    "eq": "==",
+    "ne": "!=",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
+    "lo": "<",
+    "ls": "<=",
+    "hi": ">",
+    "hs": ">=",
+}
 MULTIPLICATIVE = {"shl": "<<", "shr": ">>", "mul": "*", "div": "/"}
 SPECIAL = {"%tid": "threadIdx", "%ctaid": "blockIdx", "%ntid": "blockDim", "%nctaid": "gridDim"}
 
@@ -72,7 +99,7 @@ class ParamNaming:
             return self.fields[(param, offset)]
         base = self.names.get(param)
         if base is None:
-            base = param[len(fn.name) + 1:] if param.startswith(fn.name + "_") else param
+            base = param[len(fn.name) + 1 :] if param.startswith(fn.name + "_") else param
         return base if offset == 0 else f"{base}.field{offset}"
 
 
@@ -120,14 +147,23 @@ class Dataflow:
 
 
 class _Evaluator:
-    def __init__(self, fn: PtxFunction, module: PtxModule, launch: LaunchConfig | None,
-                 params: Mapping[str, int], naming: ParamNaming, arch: Architecture) -> None:
+    def __init__(
+        self,
+        fn: PtxFunction,
+        module: PtxModule,
+        launch: LaunchConfig | None,
+        params: Mapping[str, int],
+        naming: ParamNaming,
+        arch: Architecture,
+    ) -> None:
         self.fn = fn
         self.arch = arch
         self.launch = launch
         self.params = dict(params)
         self.naming = naming
-        self.variables = {v.name: v for v in (*module.globals, *fn.decls) if v.space in ("shared", "global", "const", "local")}
+        self.variables = {
+            v.name: v for v in (*module.globals, *fn.decls) if v.space in ("shared", "global", "const", "local")
+        }
         self.entry_params = {p.name for p in fn.params}
         self.notes: list[str] = []
 
@@ -251,8 +287,7 @@ class _Evaluator:
                 return S.const(0)  # the sign bit of a non-negative index
             return S.shr(x, y)
         if type_of(ins) == "pred":
-            return {"and": S.logical_and, "or": S.logical_or,
-                    "xor": lambda p, q: S.compare("!=", p, q)}[opcode](x, y)
+            return {"and": S.logical_and, "or": S.logical_or, "xor": lambda p, q: S.compare("!=", p, q)}[opcode](x, y)
         return {"and": S.bitand, "or": S.bitor, "xor": S.bitxor}[opcode](x, y)
 
     def compare(self, ins: PtxInstruction, a: Value, b: Value) -> S.Expr:
@@ -264,8 +299,7 @@ class _Evaluator:
         return S.compare(op, self.integer(a), self.integer(b))
 
     # ------------------------------------------------------------------ instructions
-    def step(self, ins: PtxInstruction, env: dict[str, Value], mask: S.Expr,
-             record: Any) -> None:
+    def step(self, ins: PtxInstruction, env: dict[str, Value], mask: S.Expr, record: Any) -> None:
         """Apply one instruction to `env`; memory instructions are passed to `record`."""
         opcode = ins.opcode
         ops = ins.operands
@@ -299,8 +333,8 @@ class _Evaluator:
             if len(dests) > 1:
                 # setp's `%p1|%p2`: the second is the negation; any other second result
                 # (shfl's predicate, a texture fetch's other components) is not followed
-                rest = ([S.logical_not(self.integer(value))] if opcode == "setp" else [])
-                rest += [S.unknown(ins.full_opcode, Origin.UNMODELLED) for _ in dests[1 + len(rest):]]
+                rest = [S.logical_not(self.integer(value))] if opcode == "setp" else []
+                rest += [S.unknown(ins.full_opcode, Origin.UNMODELLED) for _ in dests[1 + len(rest) :]]
                 self.assign(env, dests[1:], rest, guard)
 
     def assign(self, env: dict[str, Value], dests: list[str], values: list[Value], guard: S.Expr | None) -> None:
@@ -354,7 +388,13 @@ class _Evaluator:
             c = self.compare(ins, src[0], src[1])
             if len(src) > 2:  # setp.lt.and.s32 p, a, b, q
                 q = self.integer(src[2])
-                c = S.logical_and(c, q) if "and" in ins.modifiers else S.logical_or(c, q) if "or" in ins.modifiers else S.unknown("setp", Origin.UNMODELLED)
+                c = (
+                    S.logical_and(c, q)
+                    if "and" in ins.modifiers
+                    else S.logical_or(c, q)
+                    if "or" in ins.modifiers
+                    else S.unknown("setp", Origin.UNMODELLED)
+                )
             return c
         return S.unknown(ins.full_opcode, Origin.UNMODELLED)
 
@@ -371,13 +411,20 @@ class _Evaluator:
         if not (pos.is_const and length.is_const):
             return S.unknown("bfi", Origin.UNMODELLED)
         low, high = S.bounds(b)
-        if low is not None and low >= 0 and high is not None and high < (1 << pos.value) and pos.value + length.value >= 32:
+        if (
+            low is not None
+            and low >= 0
+            and high is not None
+            and high < (1 << pos.value)
+            and pos.value + length.value >= 32
+        ):
             return b + S.shl(a, pos)
         field = ((1 << length.value) - 1) << pos.value
         return S.bitor(S.bitand(b, S.const(~field)), S.shl(S.bitand(a, S.const((1 << length.value) - 1)), pos))
 
-    def async_copy(self, ins: PtxInstruction, env: dict[str, Value], mask: S.Expr, guard: S.Expr | None,
-                   record: Any) -> None:
+    def async_copy(
+        self, ins: PtxInstruction, env: dict[str, Value], mask: S.Expr, guard: S.Expr | None, record: Any
+    ) -> None:
         """`cp.async.cg.shared.global [dst], [src], 16`: a global read and a shared write
         of the copy size by every lane."""
         addrs = [o for o in ins.operands if isinstance(o, Addr)]
@@ -391,8 +438,15 @@ class _Evaluator:
                 ptr = Ptr(ptr.region, space, ptr.offset, ptr.align)
             record(ins, space, op, ptr, m, size)
 
-    def memory(self, ins: PtxInstruction, env: dict[str, Value], mask: S.Expr, guard: S.Expr | None,
-               space: str | None, record: Any) -> None:
+    def memory(
+        self,
+        ins: PtxInstruction,
+        env: dict[str, Value],
+        mask: S.Expr,
+        guard: S.Expr | None,
+        space: str | None,
+        record: Any,
+    ) -> None:
         addr = next((o for o in ins.operands if isinstance(o, Addr)), None)
         ptr = self.address(addr, env) if addr is not None else None
         op = MEMORY_OPS[ins.opcode]
@@ -429,9 +483,16 @@ def _innermost(cfg: PtxCfg, block: int) -> Loop | None:
     return loops[-1] if loops else None
 
 
-def evaluate(fn: PtxFunction, module: PtxModule, *, launch: LaunchConfig | None = None,
-             params: Mapping[str, int] | None = None, naming: ParamNaming | None = None,
-             cfg: PtxCfg | None = None, arch: Architecture | None = None) -> Dataflow:
+def evaluate(
+    fn: PtxFunction,
+    module: PtxModule,
+    *,
+    launch: LaunchConfig | None = None,
+    params: Mapping[str, int] | None = None,
+    naming: ParamNaming | None = None,
+    cfg: PtxCfg | None = None,
+    arch: Architecture | None = None,
+) -> Dataflow:
     """Evaluate every register of `fn` symbolically and collect its memory accesses, for
     `arch` (the warp size of `%laneid`, the alignment assumed of arrays; the default one
     when not given)."""
@@ -463,8 +524,15 @@ def evaluate(fn: PtxFunction, module: PtxModule, *, launch: LaunchConfig | None 
         masks[b] = mask
         headers = tuple(lp.header for lp in cfg.loops_of(b))
 
-        def record(ins: PtxInstruction, space: Space, op: AccessOp, ptr: Ptr | None, m: S.Expr,
-                   size: int | None = None, headers: tuple[int, ...] = headers) -> None:
+        def record(
+            ins: PtxInstruction,
+            space: Space,
+            op: AccessOp,
+            ptr: Ptr | None,
+            m: S.Expr,
+            size: int | None = None,
+            headers: tuple[int, ...] = headers,
+        ) -> None:
             accesses.append(PtxAccess(ins, space, op, size or element_bytes(ins), ptr, m, headers))
 
         for ins in cfg.blocks[b].instructions:
@@ -488,10 +556,17 @@ def _guard_value(ev: _Evaluator, guard: EdgeGuard, env: dict[str, Value]) -> S.E
     return S.logical_not(v) if guard.negated else v
 
 
-def _join(cfg: PtxCfg, ev: _Evaluator, b: int, preds: list[int], exit_env: dict[int, dict[str, Value]],
-          masks: dict[int, S.Expr], edge_masks: dict[tuple[int, int], S.Expr],
-          loop_defs: dict[int, dict[str, list]],
-          loop_parts: dict[int, LoopParts]) -> tuple[dict[str, Value], S.Expr]:
+def _join(
+    cfg: PtxCfg,
+    ev: _Evaluator,
+    b: int,
+    preds: list[int],
+    exit_env: dict[int, dict[str, Value]],
+    masks: dict[int, S.Expr],
+    edge_masks: dict[tuple[int, int], S.Expr],
+    loop_defs: dict[int, dict[str, list]],
+    loop_parts: dict[int, LoopParts],
+) -> tuple[dict[str, Value], S.Expr]:
     if not preds:
         return {}, S.const(1)
     envs = []
@@ -507,8 +582,11 @@ def _join(cfg: PtxCfg, ev: _Evaluator, b: int, preds: list[int], exit_env: dict[
                     v = env.get(r)
                     if last is not None and parts is not None and r in parts.inductions:
                         # the induction's value at the end of the last iteration
-                        env[r] = v.subs({parts.counter: last}) if isinstance(v, S.Expr) else \
-                            Ptr(v.region, v.space, v.offset.subs({parts.counter: last}), v.align)
+                        env[r] = (
+                            v.subs({parts.counter: last})
+                            if isinstance(v, S.Expr)
+                            else Ptr(v.region, v.space, v.offset.subs({parts.counter: last}), v.align)
+                        )
                     else:
                         env[r] = S.unknown("value after a loop", Origin.LOOP_CARRIED)
         envs.append(env)
@@ -539,8 +617,9 @@ def _join(cfg: PtxCfg, ev: _Evaluator, b: int, preds: list[int], exit_env: dict[
     return out, mask
 
 
-def _branch_condition(cfg: PtxCfg, ev: _Evaluator, d: int | None, pred: int, b: int,
-                      exit_env: dict[int, dict[str, Value]]) -> S.Expr | None:
+def _branch_condition(
+    cfg: PtxCfg, ev: _Evaluator, d: int | None, pred: int, b: int, exit_env: dict[int, dict[str, Value]]
+) -> S.Expr | None:
     """The condition, at the branch that ends `d` (the join's immediate dominator), under
     which control reaches the join `b` through `pred`: the guard of the edge out of `d`
     that leads there. Relative to `d`, so a value joined after an `if` is
@@ -562,8 +641,9 @@ def _select(c: S.Expr, a: Value, b: Value) -> Value:
     return S.unknown("join", Origin.JOIN)
 
 
-def _enter_loop(cfg: PtxCfg, ev: _Evaluator, loop: Loop, env: dict[str, Value],
-                defs: dict[str, list[tuple[int, PtxInstruction]]]) -> LoopParts:
+def _enter_loop(
+    cfg: PtxCfg, ev: _Evaluator, loop: Loop, env: dict[str, Value], defs: dict[str, list[tuple[int, PtxInstruction]]]
+) -> LoopParts:
     """Replace, in the header's `env`, what the loop writes: inductions by `init + k*step`,
     the rest by unknowns. Returns what the loop's `LoopCtx` needs."""
     k = S.sym(f"k@{loop.uid}")
@@ -582,7 +662,12 @@ def _enter_loop(cfg: PtxCfg, ev: _Evaluator, loop: Loop, env: dict[str, Value],
             if op in ("+", "-") and isinstance(step, S.Expr) and not S.is_unknown(step):
                 additive[r] = (init, step if op == "+" else -step)
                 continue
-            if op in MULTIPLICATIVE.values() and isinstance(step, S.Expr) and step.is_const and isinstance(init, S.Expr):
+            if (
+                op in MULTIPLICATIVE.values()
+                and isinstance(step, S.Expr)
+                and step.is_const
+                and isinstance(init, S.Expr)
+            ):
                 multiplicative.append((r, op, step.value, init))
         env[r] = S.unknown("modified in loop", Origin.LOOP_CARRIED)
     for r, (init, step) in additive.items():
@@ -598,8 +683,9 @@ def _enter_loop(cfg: PtxCfg, ev: _Evaluator, loop: Loop, env: dict[str, Value],
     return LoopParts(f"k@{loop.uid}", inductions=frozenset(additive))
 
 
-def _symbolic_steps(cfg: PtxCfg, ev: _Evaluator, loop: Loop, env: dict[str, Value],
-                    defs: dict[str, list[tuple[int, PtxInstruction]]]) -> dict[str, S.Expr]:
+def _symbolic_steps(
+    cfg: PtxCfg, ev: _Evaluator, loop: Loop, env: dict[str, Value], defs: dict[str, list[tuple[int, PtxInstruction]]]
+) -> dict[str, S.Expr]:
     """Registers that one iteration moves by an amount that does not depend on the loop:
     the body is run once with every register it writes standing for its value at the top
     (`%rd30@top`), and a register that ends the iteration as `itself + step` is an
@@ -651,8 +737,9 @@ def _symbolic_steps(cfg: PtxCfg, ev: _Evaluator, loop: Loop, env: dict[str, Valu
     return out
 
 
-def _induction(cfg: PtxCfg, loop: Loop, r: str, sites: list[tuple[int, PtxInstruction]],
-               defs: dict[str, list]) -> tuple[str, Any] | None:
+def _induction(
+    cfg: PtxCfg, loop: Loop, r: str, sites: list[tuple[int, PtxInstruction]], defs: dict[str, list]
+) -> tuple[str, Any] | None:
     """(`+`|`-`|`*`|`/`|`<<`|`>>`, step operand) when `r` is written once per iteration as
     `r = r op invariant`, else None."""
     if len(sites) != 1:
@@ -684,16 +771,18 @@ def _induction(cfg: PtxCfg, loop: Loop, r: str, sites: list[tuple[int, PtxInstru
     return None
 
 
-def _loop_ctx(cfg: PtxCfg, ev: _Evaluator, loop: Loop, parts: LoopParts | None,
-              exit_env: dict[int, dict[str, Value]]) -> LoopCtx | None:
+def _loop_ctx(
+    cfg: PtxCfg, ev: _Evaluator, loop: Loop, parts: LoopParts | None, exit_env: dict[int, dict[str, Value]]
+) -> LoopCtx | None:
     if parts is None:
         return None
     cond = _loop_condition(cfg, ev, loop, parts, exit_env)
     return LoopCtx(loop.uid, parts.counter, cond, parts.kind, parts.init, parts.op, parts.step)
 
 
-def _loop_condition(cfg: PtxCfg, ev: _Evaluator, loop: Loop, parts: LoopParts,
-                    exit_env: dict[int, dict[str, Value]]) -> S.Expr | None:
+def _loop_condition(
+    cfg: PtxCfg, ev: _Evaluator, loop: Loop, parts: LoopParts, exit_env: dict[int, dict[str, Value]]
+) -> S.Expr | None:
     """The condition for iteration k to run, from the loop's only exiting block."""
     exiting = {b for b in loop.body for s in cfg.graph.successors(b) if s not in loop.body}
     if len(exiting) != 1:
@@ -719,8 +808,9 @@ def _loop_condition(cfg: PtxCfg, ev: _Evaluator, loop: Loop, parts: LoopParts,
     return None
 
 
-def _last_iteration(cfg: PtxCfg, ev: _Evaluator, loop: Loop, parts: LoopParts | None,
-                    exit_env: dict[int, dict[str, Value]]) -> S.Expr | None:
+def _last_iteration(
+    cfg: PtxCfg, ev: _Evaluator, loop: Loop, parts: LoopParts | None, exit_env: dict[int, dict[str, Value]]
+) -> S.Expr | None:
     """The counter of the last iteration of a bottom-tested additive loop whose test is
     `a != b` (exact: the loop leaves when a - b reaches 0) or `a < b` moving by 1, so that
     the registers nvcc carries out of an unrolled loop into its remainder loop are known."""

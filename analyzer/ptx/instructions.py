@@ -17,7 +17,7 @@ __all__ = [
     "MEMORY_OPS",
     "TYPE_BYTES",
     "demangle_variable",
-        "element_bytes",
+    "element_bytes",
     "instruction_text",
     "is_float",
     "memory_space",
@@ -27,15 +27,35 @@ __all__ = [
 ]
 
 TYPE_BYTES = {
-    "b8": 1, "u8": 1, "s8": 1,
-    "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2,
-    "b32": 4, "u32": 4, "s32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4,
-    "b64": 8, "u64": 8, "s64": 8, "f64": 8,
+    "b8": 1,
+    "u8": 1,
+    "s8": 1,
+    "b16": 2,
+    "u16": 2,
+    "s16": 2,
+    "f16": 2,
+    "bf16": 2,
+    "b32": 4,
+    "u32": 4,
+    "s32": 4,
+    "f32": 4,
+    "f16x2": 4,
+    "bf16x2": 4,
+    "tf32": 4,
+    "b64": 8,
+    "u64": 8,
+    "s64": 8,
+    "f64": 8,
     "b128": 16,
 }
 FLOAT_TYPES = frozenset({"f16", "bf16", "f32", "f64", "f16x2", "bf16x2", "tf32"})
-MEMORY_OPS = {"ld": AccessOp.LOAD, "ldu": AccessOp.LOAD, "st": AccessOp.STORE,
-              "atom": AccessOp.ATOMIC, "red": AccessOp.ATOMIC}
+MEMORY_OPS = {
+    "ld": AccessOp.LOAD,
+    "ldu": AccessOp.LOAD,
+    "st": AccessOp.STORE,
+    "atom": AccessOp.ATOMIC,
+    "red": AccessOp.ATOMIC,
+}
 SPACES = ("shared", "global", "local", "const", "param")
 
 

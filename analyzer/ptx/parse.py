@@ -59,9 +59,7 @@ SYNTAX_ERROR_CODE = "WL901"
 class PtxSyntaxError(Exception):
     """PTX that the grammar does not accept; `line` and `column` are 1-based."""
 
-    def __init__(
-        self, message: str, line: int, column: int, path: str | None = None, function: str | None = None
-    ):
+    def __init__(self, message: str, line: int, column: int, path: str | None = None, function: str | None = None):
         super().__init__(message, line, column)
         self.message = message
         self.line = line
@@ -777,9 +775,22 @@ def _syntax_error(e: UnexpectedInput, text: str, path: str) -> PtxSyntaxError:
 
 
 _PUNCT = {
-    "SEMICOLON": "';'", "COMMA": "','", "LBRACE": "'{'", "RBRACE": "'}'", "LSQB": "'['", "RSQB": "']'",
-    "LPAR": "'('", "RPAR": "')'", "PLUS": "'+'", "MINUS": "'-'", "VBAR": "'|'", "AT": "'@'",
-    "BANG": "'!'", "EQUAL": "'='", "LESSTHAN": "'<'", "MORETHAN": "'>'",
+    "SEMICOLON": "';'",
+    "COMMA": "','",
+    "LBRACE": "'{'",
+    "RBRACE": "'}'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "PLUS": "'+'",
+    "MINUS": "'-'",
+    "VBAR": "'|'",
+    "AT": "'@'",
+    "BANG": "'!'",
+    "EQUAL": "'='",
+    "LESSTHAN": "'<'",
+    "MORETHAN": "'>'",
 }
 
 

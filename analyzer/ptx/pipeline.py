@@ -51,15 +51,22 @@ class NvccProblem(Exception):
         self.diagnostics = diagnostics
 
 
-def compile_to_ptx(path: str, arch: str, defines: dict[str, str | None], include_paths: list[str],
-                   workdir: str) -> str:
+def compile_to_ptx(path: str, arch: str, defines: dict[str, str | None], include_paths: list[str], workdir: str) -> str:
     """Run `nvcc -ptx -lineinfo -arch=<arch>` on `path`; the PTX text. Raises NvccProblem."""
     nvcc = shutil.which("nvcc")
     at_top = Location(path, 1, 1, 1, 1)
     if nvcc is None:
-        raise NvccProblem([Diagnostic(
-            Severity.ERROR, "--via-ptx needs nvcc, and nvcc is not on the PATH", "WL910", location=at_top,
-            notes=("install the CUDA toolkit (or add its bin folder to PATH), or give warplint a .ptx file",))])
+        raise NvccProblem(
+            [
+                Diagnostic(
+                    Severity.ERROR,
+                    "--via-ptx needs nvcc, and nvcc is not on the PATH",
+                    "WL910",
+                    location=at_top,
+                    notes=("install the CUDA toolkit (or add its bin folder to PATH), or give warplint a .ptx file",),
+                )
+            ]
+        )
     out = os.path.join(workdir, os.path.splitext(os.path.basename(path))[0] + ".ptx")
     cmd = [nvcc, "-ptx", "-lineinfo", f"-arch={arch}", "-o", out]
     for name, value in defines.items():
@@ -70,7 +77,9 @@ def compile_to_ptx(path: str, arch: str, defines: dict[str, str | None], include
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=NVCC_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as err:
-        raise NvccProblem([Diagnostic(Severity.ERROR, f"nvcc could not run: {err}", "WL910", location=at_top)]) from None
+        raise NvccProblem(
+            [Diagnostic(Severity.ERROR, f"nvcc could not run: {err}", "WL910", location=at_top)]
+        ) from None
     if done.returncode != 0 or not os.path.exists(out):
         raise NvccProblem(_nvcc_errors(path, done.stderr or done.stdout or "", done.returncode))
     with open(out, encoding="utf-8", errors="replace") as handle:
@@ -85,13 +94,13 @@ def _nvcc_errors(path: str, output: str, code: int) -> list[Diagnostic]:
         if m:
             n = int(m.group("line"))
             where = path if os.path.basename(m.group("path")) == os.path.basename(path) else m.group("path")
-            found.append(Diagnostic(Severity.ERROR, f"nvcc: {m.group('msg')}", "WL901",
-                                    location=Location(where, n, 1, n, 1)))
+            found.append(
+                Diagnostic(Severity.ERROR, f"nvcc: {m.group('msg')}", "WL901", location=Location(where, n, 1, n, 1))
+            )
     if found:
         return found
     first = next((ln for ln in output.splitlines() if ln.strip()), f"exit status {code}")
-    return [Diagnostic(Severity.ERROR, f"nvcc failed: {first.strip()}", "WL910",
-                       location=Location(path, 1, 1, 1, 1))]
+    return [Diagnostic(Severity.ERROR, f"nvcc failed: {first.strip()}", "WL910", location=Location(path, 1, 1, 1, 1))]
 
 
 @dataclass(frozen=True)
@@ -146,8 +155,9 @@ class EntryFailure:
     error: BaseException
 
 
-def analyze_entries(parsed: ParsedPtx, options: Any, arch: Architecture, host: Any = None,
-                    host_linemap: Any = None) -> Iterator[Any]:
+def analyze_entries(
+    parsed: ParsedPtx, options: Any, arch: Architecture, host: Any = None, host_linemap: Any = None
+) -> Iterator[Any]:
     """A `KernelAnalysis` for every entry of `parsed` and every launch configuration it gets,
     one at a time, or an `EntryFailure` for an entry whose analysis raised (what it yielded
     before stands). `host` is the CUDA-C module of the file nvcc compiled (None for a .ptx
@@ -167,8 +177,9 @@ def analyze_entries(parsed: ParsedPtx, options: Any, arch: Architecture, host: A
         kernel = ptx_kernel(fn, linemap, kernel_for(fn, cuda_kernels))
         try:
             module, k = (host, kernel.cuda) if kernel.cuda is not None else (no_host, kernel.function)
-            for launch in launch_configs(module, k, block=options.block, grid=options.grid,
-                                         params=options.params or None, line_of=line_of):
+            for launch in launch_configs(
+                module, k, block=options.block, grid=options.grid, params=options.params or None, line_of=line_of
+            ):
                 yield analyze_entry(kernel, parsed.module, linemap, launch, arch, options.params or None)
         except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
             yield EntryFailure(kernel.function.display_name, linemap.resolve_span(kernel.function.name_span), err)
@@ -182,8 +193,16 @@ def collapse_copies(findings: list[Any], linemap: Any) -> list[Any]:
     for f in findings:
         loc = linemap.resolve_span(f.span)
         args = f.args or {}
-        key = (f.code, f.kernel, loc.path, loc.line, loc.column, args.get("array"),
-               args.get("per_request", args.get("wavefronts", args.get("sectors"))), args.get("ways"))
+        key = (
+            f.code,
+            f.kernel,
+            loc.path,
+            loc.line,
+            loc.column,
+            args.get("array"),
+            args.get("per_request", args.get("wavefronts", args.get("sectors"))),
+            args.get("ways"),
+        )
         groups.setdefault(key, []).append(f)
     out = []
     for group in groups.values():

@@ -192,7 +192,7 @@ def display_path(path: str, cwd: str | None = None) -> str:
 
 
 def severity_name(severity: Any) -> str:
-    """"error", "warning" or "note" for a `Severity` or a plain string."""
+    """ "error", "warning" or "note" for a `Severity` or a plain string."""
     return str(getattr(severity, "value", severity) or "warning").lower()
 
 

@@ -65,8 +65,9 @@ def render(reports: Sequence[Any], **_: Any) -> str:
         parts.append("<nav><ul>")
         for i, report in enumerate(reports):
             n = len(_unique_findings(report))
-            parts.append(f'<li><a href="#file-{i + 1}">{_e(display_path(report.path))}</a> '
-                         f"({_count(n, 'finding')})</li>")
+            parts.append(
+                f'<li><a href="#file-{i + 1}">{_e(display_path(report.path))}</a> ({_count(n, "finding")})</li>'
+            )
         parts.append("</ul></nav>")
     for i, report in enumerate(reports):
         parts.append(_file_section(report, i + 1))
@@ -119,16 +120,20 @@ def access_notes(report: Any) -> dict[int, list[tuple[str, bool]]]:
                 text = f"`{cost.text}` {cost.space} {cost.op}: cost unknown"
             else:
                 unit = {"wavefronts": "wavefronts", "sectors": "sectors"}.get(cost.unit, cost.unit)
-                text = (f"`{cost.text}` {cost.space} {cost.op}: {cost.per_request} {unit}/req "
-                        f"(ideal {cost.ideal_per_request})")
+                text = (
+                    f"`{cost.text}` {cost.space} {cost.op}: {cost.per_request} {unit}/req "
+                    f"(ideal {cost.ideal_per_request})"
+                )
             if several and analysis.launch.block:
                 text += f", block {'x'.join(map(str, analysis.launch.block))}"
             entry = (loc.column, text, bool(cost.excess))
             if entry not in found[loc.line]:
                 found[loc.line].append(entry)
     # in the order the accesses are written on the line
-    return {line: [(text, excess) for _, text, excess in sorted(entries, key=lambda e: e[0])]
-            for line, entries in found.items()}
+    return {
+        line: [(text, excess) for _, text, excess in sorted(entries, key=lambda e: e[0])]
+        for line, entries in found.items()
+    }
 
 
 def _read_source(path: str) -> list[str] | None:
@@ -142,8 +147,10 @@ def _read_source(path: str) -> list[str] | None:
 def _file_section(report: Any, number: int) -> str:
     path = display_path(report.path)
     findings = _unique_findings(report)
-    out = [f'<section class="file" id="file-{number}">',
-           f"<h2>{_e(path)} <small>({_count(len(findings), 'finding')})</small></h2>"]
+    out = [
+        f'<section class="file" id="file-{number}">',
+        f"<h2>{_e(path)} <small>({_count(len(findings), 'finding')})</small></h2>",
+    ]
     elsewhere: list[str] = []  # diagnostics and findings not in this file's own lines
     by_line: dict[int, list[str]] = defaultdict(list)
     marks: dict[int, list[tuple[int, int]]] = defaultdict(list)
@@ -178,9 +185,11 @@ def _file_section(report: Any, number: int) -> str:
         items = by_line.get(n, [])
         classes = ["flagged"] if items else ["access"] if notes else []
         anchor = f"f{number}-L{n}"
-        row = [f'<tr id="{anchor}"' + (f' class="{" ".join(classes)}"' if classes else "") + ">",
-               f'<td class="ln"><a href="#{anchor}">{n}</a></td>',
-               f'<td class="text"><div class="line">{_marked(text, marks.get(n, []))}</div>']
+        row = [
+            f'<tr id="{anchor}"' + (f' class="{" ".join(classes)}"' if classes else "") + ">",
+            f'<td class="ln"><a href="#{anchor}">{n}</a></td>',
+            f'<td class="text"><div class="line">{_marked(text, marks.get(n, []))}</div>',
+        ]
         if notes or items:
             row.append('<div class="annotations">')
             row.extend(f'<div class="cost{" excess" if excess else ""}">{_e(note)}</div>' for note, excess in notes)
@@ -207,10 +216,10 @@ def _marked(text: str, ranges: list[tuple[int, int]]) -> str:
             merged.append([start, end])
     out, at = [], 1
     for start, end in merged:
-        out.append(_e(text[at - 1:start - 1]))
-        out.append(f"<mark>{_e(text[start - 1:end - 1])}</mark>")
+        out.append(_e(text[at - 1 : start - 1]))
+        out.append(f"<mark>{_e(text[start - 1 : end - 1])}</mark>")
         at = end
-    out.append(_e(text[at - 1:]))
+    out.append(_e(text[at - 1 :]))
     return "".join(out)
 
 
@@ -218,9 +227,12 @@ def _diagnostic_html(d: Any, loc: Any) -> str:
     severity = severity_name(d.severity)
     where = f"{display_path(loc.path)}:{loc.line}:{loc.column}"
     notes = "".join(f"<li>{_e(n)}</li>" for n in d.notes)
-    return (f'<div class="diagnostic {severity}"><span class="code">{_e(d.code)}</span> '
-            f"{_e(severity)}: {_e(d.message)} <small>({_e(where)})</small>"
-            + (f"<ul>{notes}</ul>" if notes else "") + "</div>")
+    return (
+        f'<div class="diagnostic {severity}"><span class="code">{_e(d.code)}</span> '
+        f"{_e(severity)}: {_e(d.message)} <small>({_e(where)})</small>"
+        + (f"<ul>{notes}</ul>" if notes else "")
+        + "</div>"
+    )
 
 
 def _finding_html(report: Any, f: Any, number: int) -> str:
@@ -239,7 +251,10 @@ def _finding_html(report: Any, f: Any, number: int) -> str:
             detail.append(_e(f"{display_path(rloc.path)}:{rloc.line}: {r.message}"))
     items = "".join(f"<li>{x}</li>" for x in detail)
     fix = getattr(f, "fix", None)
-    return (f'<div class="finding {severity}" data-code="{_e(f.code)}" data-line="{loc.line}" '
-            f'data-column="{loc.column}"><span class="code">{_e(f.code)}</span> {_e(f.message)}'
-            + (f"<ul>{items}</ul>" if items else "")
-            + (f'<p class="fix">{_e(fix)}</p>' if fix else "") + "</div>")
+    return (
+        f'<div class="finding {severity}" data-code="{_e(f.code)}" data-line="{loc.line}" '
+        f'data-column="{loc.column}"><span class="code">{_e(f.code)}</span> {_e(f.message)}'
+        + (f"<ul>{items}</ul>" if items else "")
+        + (f'<p class="fix">{_e(fix)}</p>' if fix else "")
+        + "</div>"
+    )

@@ -19,8 +19,15 @@ __all__ = ["VERSION", "document", "render"]
 VERSION = 1
 
 # fields of an AccessCost copied when the analysis provides them
-_EXTRA_ACCESS_FIELDS = ("best_per_request", "stride_bytes", "cases", "depends_on", "pieces", "element_bytes",
-                        "mean_per_request")  # the last only from `warplint simulate`
+_EXTRA_ACCESS_FIELDS = (
+    "best_per_request",
+    "stride_bytes",
+    "cases",
+    "depends_on",
+    "pieces",
+    "element_bytes",
+    "mean_per_request",
+)  # the last only from `warplint simulate`
 
 
 def render(reports: Sequence[Any], *, arch: str = DEFAULT_ARCH) -> str:

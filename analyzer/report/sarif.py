@@ -92,16 +92,35 @@ def _rules() -> list[dict[str, Any]]:
     out = []
     for code, rule in sorted(registry.RULES.items()):
         full = _section(rule.documentation(), "What it does") or rule.summary
-        out.append(_descriptor(code, rule.name, rule.summary, full, registry.rule_documentation(code),
-                               _LEVEL.get(rule.severity, "warning"), ("cuda", "performance")))
+        out.append(
+            _descriptor(
+                code,
+                rule.name,
+                rule.summary,
+                full,
+                registry.rule_documentation(code),
+                _LEVEL.get(rule.severity, "warning"),
+                ("cuda", "performance"),
+            )
+        )
     for code, (name, summary) in sorted(registry.DIAGNOSTIC_CODES.items()):
-        out.append(_descriptor(code, name, summary, summary, registry.rule_documentation(code),
-                               _DIAGNOSTIC_LEVEL.get(code, "error"), ("cuda", "input")))
+        out.append(
+            _descriptor(
+                code,
+                name,
+                summary,
+                summary,
+                registry.rule_documentation(code),
+                _DIAGNOSTIC_LEVEL.get(code, "error"),
+                ("cuda", "input"),
+            )
+        )
     return out
 
 
-def _descriptor(code: str, name: str, summary: str, full: str, help_text: str, level: str,
-                tags: tuple[str, ...]) -> dict[str, Any]:
+def _descriptor(
+    code: str, name: str, summary: str, full: str, help_text: str, level: str, tags: tuple[str, ...]
+) -> dict[str, Any]:
     # help is what `warplint explain CODE` prints; the descriptions are sentences
     summary, full, help_text = _sentence(summary), _sentence(full), help_text.rstrip("\n")
     return {

@@ -23,8 +23,14 @@ from analyzer.report import display_path
 __all__ = ["Shown", "accesses_at", "global_picture", "render_show", "shared_picture"]
 
 _RESET = "\x1b[0m"
-_STYLE = {"conflict": "\x1b[1;31m", "shared": "\x1b[32m", "empty": "\x1b[2m", "head": "\x1b[1m",
-          "partial": "\x1b[33m", "full": "\x1b[32m"}
+_STYLE = {
+    "conflict": "\x1b[1;31m",
+    "shared": "\x1b[32m",
+    "empty": "\x1b[2m",
+    "head": "\x1b[1m",
+    "partial": "\x1b[33m",
+    "full": "\x1b[32m",
+}
 MAX_BANK_LINES = 8  # colliding banks listed under a picture
 
 
@@ -52,8 +58,11 @@ def accesses_at(report: Any, line: int, column: int | None = None) -> list[Shown
             loc = report.locate(cost.span)
             if os.path.normcase(os.path.abspath(loc.path)) != own or loc.line != line:
                 continue
-            if column is not None and not (loc.column <= column < max(loc.end_column, loc.column + 1)
-                                           or loc.end_line > loc.line and column >= loc.column):
+            if column is not None and not (
+                loc.column <= column < max(loc.end_column, loc.column + 1)
+                or loc.end_line > loc.line
+                and column >= loc.column
+            ):
                 continue
             key = (cost.span, cost.via, cost.op, cost.lane_addresses, cost.per_request, analysis.launch.block)
             if key not in seen:
@@ -84,8 +93,10 @@ def _picture(report: Any, item: Shown, arch: Any, color: bool) -> list[str]:
     cost, loc = item.cost, item.location
     launch = item.analysis.launch
     block = "x".join(map(str, launch.block)) if launch.block else "unknown"
-    head = (f"{display_path(loc.path)}:{loc.line}:{loc.column}: {cost.space} {cost.op} `{cost.text}` "
-            f"in kernel `{cost.kernel}`, block {block} ({launch.origin})")
+    head = (
+        f"{display_path(loc.path)}:{loc.line}:{loc.column}: {cost.space} {cost.op} `{cost.text}` "
+        f"in kernel `{cost.kernel}`, block {block} ({launch.origin})"
+    )
     lines = [_paint(head, "head", color)]
     if cost.per_request is None or not cost.lane_addresses or all(a is None for a in cost.lane_addresses):
         reasons = "; ".join(str(a) for a in cost.assumptions) or "the addresses are not known"
@@ -93,8 +104,10 @@ def _picture(report: Any, item: Shown, arch: Any, color: bool) -> list[str]:
         return lines
     pieces = f", {cost.pieces} accesses per element" if cost.pieces > 1 else ""
     unit = cost.unit[:-1] if cost.per_request == 1 and cost.unit.endswith("s") else cost.unit
-    lines.append(f"  {cost.bytes}-byte accesses{pieces}; the costliest request: "
-                 f"{cost.per_request} {unit}, ideal {cost.ideal_per_request}")
+    lines.append(
+        f"  {cost.bytes}-byte accesses{pieces}; the costliest request: "
+        f"{cost.per_request} {unit}, ideal {cost.ideal_per_request}"
+    )
     if cost.space == "shared":
         lines.extend(shared_picture(cost.lane_addresses, cost.bytes, arch, color))
     else:
@@ -118,7 +131,7 @@ def shared_picture(addresses: Sequence[int | None], access_bytes: int, arch: Any
     conflict_lanes: set[int] = set()
     phases = range(0, len(addresses), per_phase)
     for start in phases:
-        chunk = addresses[start:start + per_phase]
+        chunk = addresses[start : start + per_phase]
         # word -> lanes touching it; bank -> its distinct words in serving order
         lanes_on: dict[int, list[int]] = {}
         for i, a in enumerate(chunk):
@@ -151,8 +164,9 @@ def shared_picture(addresses: Sequence[int | None], access_bytes: int, arch: Any
             if len(ws) > 1:
                 lanes = sorted({lane for w in ws for lane in lanes_on[w]})
                 conflict_lanes.update(lanes)
-                colliding.append(f"  bank {b}: lanes {_lane_list(lanes)} at words {', '.join(map(str, ws))}"
-                                 f" ({len(ws)} wavefronts)")
+                colliding.append(
+                    f"  bank {b}: lanes {_lane_list(lanes)} at words {', '.join(map(str, ws))} ({len(ws)} wavefronts)"
+                )
     lines.append("  lane        " + "".join(f"{i:>2} " for i in range(len(addresses))).rstrip())
     cells = []
     for i, a in enumerate(addresses):
@@ -200,13 +214,21 @@ def global_picture(addresses: Sequence[int | None], access_bytes: int, arch: Any
     lines = ["  " + "lane".ljust(width + 7) + "".join(f"{i:>2} " for i in range(len(addresses))).rstrip()]
     for s in sorted(lanes_in):
         full = len(used[s]) == size
-        cells = "".join(" " + (_paint("#", "full" if full else "partial", color) if i in lanes_in[s]
-                               else _paint(".", "empty", color)) + " " for i in range(len(addresses)))
+        cells = "".join(
+            " "
+            + (_paint("#", "full" if full else "partial", color) if i in lanes_in[s] else _paint(".", "empty", color))
+            + " "
+            for i in range(len(addresses))
+        )
         lines.append(f"  sector {labels[s]:<{width}}" + cells + f"  {len(used[s])}/{size} bytes used")
     moved = len(lanes_in) * size
     useful = sum(len(b) for b in used.values())
-    lines.append(f"  {len(lanes_in)} sector{'s' * (len(lanes_in) != 1)} moved ({moved} bytes) for "
-                 f"{useful} bytes used: {100 * useful / moved:.1f}% efficiency" if moved else "  no sector")
+    lines.append(
+        f"  {len(lanes_in)} sector{'s' * (len(lanes_in) != 1)} moved ({moved} bytes) for "
+        f"{useful} bytes used: {100 * useful / moved:.1f}% efficiency"
+        if moved
+        else "  no sector"
+    )
     return lines
 
 

@@ -31,7 +31,9 @@ def render(reports: Sequence[Any]) -> str:
         path = display_path(report.path)
         for d in report.diagnostics:
             loc = d.location if d.location is not None else report.locate(d.span)
-            lines.append(f"{display_path(loc.path)}:{loc.line}:{loc.column}: {d.severity.value}: {d.message} [{d.code}]")
+            lines.append(
+                f"{display_path(loc.path)}:{loc.line}:{loc.column}: {d.severity.value}: {d.message} [{d.code}]"
+            )
         for sim in report.kernels:
             lines.extend(_kernel(report, sim, path))
     return "".join(line + "\n" for line in lines)
@@ -50,9 +52,19 @@ def _kernel(report: Any, sim: Any, path: str) -> list[str]:
     for c in sorted(sim.costs, key=lambda c: (c.span.start, c.span.end)):
         at = report.locate(c.span)
         unit = "wf" if c.unit == "wavefronts" else "sec"
-        rows.append((f"{at.line}:{at.column}", c.text, c.space, c.op, _fmt(c.requests),
-                     f"{_fmt(c.total)} {unit}" if c.total is not None else "-",
-                     _fmt(c.per_request), _fmt(getattr(c, "mean_per_request", None)), _fmt(c.ideal_per_request)))
+        rows.append(
+            (
+                f"{at.line}:{at.column}",
+                c.text,
+                c.space,
+                c.op,
+                _fmt(c.requests),
+                f"{_fmt(c.total)} {unit}" if c.total is not None else "-",
+                _fmt(c.per_request),
+                _fmt(getattr(c, "mean_per_request", None)),
+                _fmt(c.ideal_per_request),
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(_HEADER))]
     for r in rows:
         out.append("  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
@@ -61,8 +73,10 @@ def _kernel(report: Any, sim: Any, path: str) -> list[str]:
         out.append(f"  stopped at line {at.line}: {sim.stopped}")
     for b in sim.barriers:
         at = report.locate(b.span)
-        out.append(f"  divergent __syncthreads() at line {at.line}: {b.waiting} threads reach it, "
-                   f"{b.missing} live threads of the block do not")
+        out.append(
+            f"  divergent __syncthreads() at line {at.line}: {b.waiting} threads reach it, "
+            f"{b.missing} live threads of the block do not"
+        )
     for note in sim.notes:
         out.append(f"  note: {note}")
     out.append(f"  {sim.lane_accesses:,} lane accesses, {sim.steps:,} thread-statements")

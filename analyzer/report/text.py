@@ -42,8 +42,17 @@ def render(reports: Sequence[Any], *, color: bool = False) -> str:
                 notes.append(f"in kernel `{kernel}`")
             notes.extend(finding_detail(getattr(f, "detail", None)))
             related = tuple((report.locate(r.span), str(r.message)) for r in getattr(f, "related", ()) or ())
-            entries.append((loc, severity_name(getattr(f, "severity", "warning")), str(f.message),
-                            str(f.code), notes, getattr(f, "fix", None), related))
+            entries.append(
+                (
+                    loc,
+                    severity_name(getattr(f, "severity", "warning")),
+                    str(f.message),
+                    str(f.code),
+                    notes,
+                    getattr(f, "fix", None),
+                    related,
+                )
+            )
         entries.sort(key=lambda e: (e[0].path != report.path, e[0].path, e[0].line, e[0].column))
         for loc, severity, message, code, notes, fix, related in entries:
             lines.append(_headline(loc, severity, message, code, color))

@@ -54,9 +54,7 @@ class CheckContext:
 
     arch: Architecture
     reanalyze: Reanalyze | None = None
-    _padded: dict[tuple[str, int], KernelAnalysis | None] = field(
-        default_factory=dict, repr=False, compare=False
-    )
+    _padded: dict[tuple[str, int], KernelAnalysis | None] = field(default_factory=dict, repr=False, compare=False)
 
     def padded(self, array: str, padding: int) -> KernelAnalysis | None:
         """The kernel re-analysed with `padding` elements added to `array`'s last dimension.
@@ -136,9 +134,7 @@ def context_lines(cost: AccessCost, analysis: KernelAnalysis) -> list[str]:
     if not cost.exact:
         best, worst = cost.best_per_request, cost.per_request
         if best is not None and worst is not None and best != worst:
-            lines.append(
-                f"worst case shown: the cost varies from {best} to {worst} {cost.unit} per request"
-            )
+            lines.append(f"worst case shown: the cost varies from {best} to {worst} {cost.unit} per request")
         lines.extend(f"assumed: {a}" for a in cost.assumptions)
     launch = analysis.launch
     if launch.assumed and launch.block is not None and not _states_the_block(cost):
@@ -199,10 +195,7 @@ def collision_line(c: Collision) -> str:
         lanes = f"lanes {number_list(c.lanes)}"
     if len(c.lanes) > 6:
         lanes += f" ({len(c.lanes)} lanes)"
-    return (
-        f"{lanes} hit bank {c.bank} at {len(c.words)} different words "
-        f"({number_list(c.words)})"
-    )
+    return f"{lanes} hit bank {c.bank} at {len(c.words)} different words ({number_list(c.words)})"
 
 
 # ----------------------------------------------------------------------------- types

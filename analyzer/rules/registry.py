@@ -140,9 +140,7 @@ def get_rules(selector: str) -> list[type[Rule]]:
     prefix ("WL1", "WL"), or "ALL". Raises `UnknownRule` when it names neither a rule
     nor a diagnostic code; a WL9xx selector gives no rule."""
     rules = [rule for code, rule in RULES.items() if _matches(selector, code, rule.name)]
-    if not rules and not any(
-        _matches(selector, code, name) for code, (name, _) in DIAGNOSTIC_CODES.items()
-    ):
+    if not rules and not any(_matches(selector, code, name) for code, (name, _) in DIAGNOSTIC_CODES.items()):
         raise UnknownRule(selector)
     return rules
 
@@ -158,9 +156,7 @@ def get_rule(code_or_name: str) -> type[Rule]:
     return rules[0]
 
 
-def is_selected(
-    code: str, select: Iterable[str] | None = None, ignore: Iterable[str] | None = None
-) -> bool:
+def is_selected(code: str, select: Iterable[str] | None = None, ignore: Iterable[str] | None = None) -> bool:
     """Whether findings or diagnostics with `code` are reported under `select`/`ignore`
     (selectors as in `get_rules`). WL900, an internal error, is always reported."""
     if code == "WL900":
@@ -233,8 +229,7 @@ def _internal_error(rule: Rule, analysis: KernelAnalysis, exc: Exception) -> Fin
         severity=Severity.ERROR.value,
         span=analysis.kernel.name_span,
         kernel=kernel,
-        message=f"internal error in {rule.code} ({rule.name}) on kernel `{kernel}`: "
-        f"{type(exc).__name__}: {exc}",
+        message=f"internal error in {rule.code} ({rule.name}) on kernel `{kernel}`: {type(exc).__name__}: {exc}",
         fix=None,
         args={"rule": rule.code, "exception": type(exc).__name__, "error": str(exc)},
         detail=(f"at {where.filename}:{where.lineno} in {where.name}",) if where else (),

@@ -111,9 +111,7 @@ class BankConflict(Rule):
     code = "WL101"
     name = "bank-conflict"
     summary = "lanes of a warp hit different words of one shared-memory bank"
-    message = (
-        "{ways}-way bank conflict on `{array}`: {wavefronts} wavefronts per request, ideal {ideal}"
-    )
+    message = "{ways}-way bank conflict on `{array}`: {wavefronts} wavefronts per request, ideal {ideal}"
 
     def check(self, analysis: KernelAnalysis, ctx: CheckContext) -> Iterator[Finding]:
         uses: ThreadIndexUse | None = None
@@ -153,9 +151,7 @@ class BankConflict(Rule):
             yield records.replace(finding, edits=edits) if edits else finding
 
     # ------------------------------------------------------------------ the fix
-    def fix(
-        self, cost: AccessCost, analysis: KernelAnalysis, ctx: CheckContext, uses: ThreadIndexUse
-    ) -> str:
+    def fix(self, cost: AccessCost, analysis: KernelAnalysis, ctx: CheckContext, uses: ThreadIndexUse) -> str:
         array = cost.access.array
         var = analysis.shared_arrays.get(array)
         if var is None:
@@ -176,10 +172,7 @@ class BankConflict(Rule):
                 per_row = ""
                 if last is not None:
                     per_row = f" ({last + p} {_plural(element)} per row)"
-                return (
-                    f"pad the last dimension: `__shared__ {element} {array}{outer}[{last} + {p}]`"
-                    + per_row
-                )
+                return f"pad the last dimension: `__shared__ {element} {array}{outer}[{last} + {p}]`" + per_row
             return (
                 f"pad each row: a row stride of {rows} + {p} elements "
                 f"(`{array}[row * ({rows} + {p}) + col]`, with `{array}` enlarged to match)"
@@ -195,24 +188,15 @@ class BankConflict(Rule):
             if len(dims) >= 2:
                 tried = f"padding the last dimension (`{array}[...][{dims[-1]} + 1]`)"
             else:
-                tried = (
-                    f"another row stride than {rows} in `{array}[row * {rows} + col]` "
-                    "(padding each row)"
-                )
-            return (
-                f"{tried} or {SWIZZLE} may help; warplint could not re-analyse the kernel "
-                "to check either"
-            )
+                tried = f"another row stride than {rows} in `{array}[row * {rows} + col]` (padding each row)"
+            return f"{tried} or {SWIZZLE} may help; warplint could not re-analyse the kernel to check either"
         if padding == 0:
             return (
                 f"no padding of 1 to {max_padding(ctx.arch)} elements makes this access conflict-free "
                 f"without making another access to `{array}` worse; {SWIZZLE} may help "
                 "(not checked by warplint)"
             )
-        return (
-            f"{change(padding)} makes this access conflict-free without making another access "
-            f"to `{array}` worse"
-        )
+        return f"{change(padding)} makes this access conflict-free without making another access to `{array}` worse"
 
 
 def padding_edits(
@@ -243,9 +227,9 @@ def padding_edits(
 def _last_dimension_edit(source: str, declarator: Span, length: int, padding: int) -> Edit | None:
     """Widen the last `[...]` of a declarator (`tile[32][32]`, spanned by `declarator`):
     a literal length becomes the padded number, any other expression gets `+ padding`."""
-    text = source[declarator.start:declarator.end]
+    text = source[declarator.start : declarator.end]
     close = text.rstrip().rfind("]")
-    if close < 0 or text[close + 1:].strip():
+    if close < 0 or text[close + 1 :].strip():
         return None
     depth = 0
     for i in range(close, -1, -1):  # the `[` that matches the last `]`
@@ -254,7 +238,7 @@ def _last_dimension_edit(source: str, declarator: Span, length: int, padding: in
             break
     else:
         return None
-    inner = text[i + 1:close]
+    inner = text[i + 1 : close]
     body = inner.strip()
     if not body:
         return None
@@ -277,25 +261,14 @@ def smallest_padding(cost: AccessCost, analysis: KernelAnalysis, ctx: CheckConte
     """
     array = cost.access.array
     target = _key(cost)
-    before = {
-        _key(c): c.per_request
-        for c in analysis.costs
-        if c.space == Space.SHARED and c.access.array == array
-    }
+    before = {_key(c): c.per_request for c in analysis.costs if c.space == Space.SHARED and c.access.array == array}
     for p in range(1, max_padding(ctx.arch) + 1):
         padded = ctx.padded(array, p)
         if padded is None:
             return None
-        after = {
-            _key(c): c for c in padded.costs if c.space == Space.SHARED and c.access.array == array
-        }
+        after = {_key(c): c for c in padded.costs if c.space == Space.SHARED and c.access.array == array}
         mine = after.get(target)
-        if (
-            p == 1
-            and mine is not None
-            and cost.lane_addresses
-            and mine.lane_addresses == cost.lane_addresses
-        ):
+        if p == 1 and mine is not None and cost.lane_addresses and mine.lane_addresses == cost.lane_addresses:
             return None
         if mine is None or mine.per_request is None or mine.ideal_per_request is None:
             continue

@@ -147,13 +147,10 @@ class UncoalescedAccess(Rule):
         stride = neighbour_stride(cost)
         why: list[str] = []
         if stride is not None:
-            why.append(
-                f"neighbouring lanes are {abs(stride)} bytes apart ({cost.bytes}-byte accesses)"
-            )
+            why.append(f"neighbouring lanes are {abs(stride)} bytes apart ({cost.bytes}-byte accesses)")
         if cost.pieces > 1:
             why.append(
-                f"each {cost.element_bytes}-byte element is moved as {cost.pieces} "
-                f"accesses of {cost.bytes} bytes"
+                f"each {cost.element_bytes}-byte element is moved as {cost.pieces} accesses of {cost.bytes} bytes"
             )
 
         # 1. an element that no single load moves: the layout is the problem (see WL301)
@@ -206,8 +203,7 @@ class UncoalescedAccess(Rule):
             )
         if carrier is not None and strided and not two_d:
             return (
-                "lay the data out so that neighbouring threads access neighbouring elements, or "
-                + STAGE,
+                "lay the data out so that neighbouring threads access neighbouring elements, or " + STAGE,
                 why,
             )
         return STAGE, why
@@ -220,4 +216,3 @@ def _coalesced_elsewhere(cost: AccessCost, analysis: KernelAnalysis) -> bool:
         c is not cost and c.space == Space.GLOBAL and c.bytes > 0 and neighbour_stride(c) == c.bytes
         for c in analysis.costs
     )
-

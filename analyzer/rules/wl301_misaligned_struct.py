@@ -97,9 +97,7 @@ class MisalignedStruct(Rule):
 
     code = "WL301"
     name = "misaligned-struct"
-    summary = (
-        "array of a struct no single load can move (size not 1/2/4/8/16 or align < size)"
-    )
+    summary = "array of a struct no single load can move (size not 1/2/4/8/16 or align < size)"
     message = (
         "array of `{type}` ({size} bytes, align {align}) in global memory: "
         "each field is a separate access strided by {stride_bytes} bytes"

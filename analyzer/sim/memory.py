@@ -93,7 +93,7 @@ class Region:
             stop = min(start + CHUNK_BYTES, end)
             chunk = self._contents(start, stop)
             lo = max(start, old)
-            new[lo:stop] = chunk[lo - start:]
+            new[lo:stop] = chunk[lo - start :]
         self.data = new
 
     def _contents(self, start: int, stop: int) -> np.ndarray:
@@ -115,7 +115,7 @@ class Region:
                 values = rng.integers(0, RANDOM_INT_LIMIT, count).astype(dt)
         raw = values.view(np.uint8)
         skip = start - first * size
-        return raw[skip:skip + stop - start]
+        return raw[skip : skip + stop - start]
 
     def reset(self) -> None:
         """Fresh contents (a new block's shared and local memory)."""
@@ -135,12 +135,31 @@ class Memory:
         self.out_of_bounds = 0  # lane accesses outside every region
         self.grown = 0  # bytes the growable buffers hold together (at most MAX_GROWN_BYTES)
 
-    def add(self, name: str, space: str, size: int | None, element: T.CType | None,
-            fill: str | None = None, stride: int = 0, extent: int = 0) -> Region:
+    def add(
+        self,
+        name: str,
+        space: str,
+        size: int | None,
+        element: T.CType | None,
+        fill: str | None = None,
+        stride: int = 0,
+        extent: int = 0,
+    ) -> Region:
         window = len(self.regions) + 1  # window 0 stays empty: a null or garbage pointer
         growable = size is None
-        region = Region(name, space, window << WINDOW_BITS, MAX_GROWABLE_BYTES if growable else size,
-                        fill or self.fill, fill_scalar(element), self.seed, window, growable, stride, extent)
+        region = Region(
+            name,
+            space,
+            window << WINDOW_BITS,
+            MAX_GROWABLE_BYTES if growable else size,
+            fill or self.fill,
+            fill_scalar(element),
+            self.seed,
+            window,
+            growable,
+            stride,
+            extent,
+        )
         self.regions[window] = region
         return region
 
@@ -179,8 +198,14 @@ class Memory:
                 out.append((region, idx, off))
         return out
 
-    def _within_growth(self, region: Region, idx: np.ndarray, off: np.ndarray, size: int,
-                       out: list[tuple[Region | None, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    def _within_growth(
+        self,
+        region: Region,
+        idx: np.ndarray,
+        off: np.ndarray,
+        size: int,
+        out: list[tuple[Region | None, np.ndarray, np.ndarray]],
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The lanes a growable buffer can serve while all of them together stay within
         MAX_GROWN_BYTES; the others are out of bounds (added to `out`, counted)."""
         before = len(region.data)

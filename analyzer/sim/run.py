@@ -189,8 +189,9 @@ class SiteRecorder:
         return g.sectors, g.ideal, (tuple(lanes), ())
 
 
-def _param_values(kernel: N.Function, interp: BlockInterpreter, memory: Memory, params: dict[str, int],
-                  default: int, notes: set[str]) -> dict[int, Any]:
+def _param_values(
+    kernel: N.Function, interp: BlockInterpreter, memory: Memory, params: dict[str, int], default: int, notes: set[str]
+) -> dict[int, Any]:
     """Values of the kernel's parameters: a fresh global buffer per pointer (per pointer
     field of a struct), the known integers, and `default` for the unknown ones."""
 
@@ -213,8 +214,14 @@ def _param_values(kernel: N.Function, interp: BlockInterpreter, memory: Memory, 
     return {p.uid: value(p.name, p.type) for p in kernel.params}
 
 
-def simulate_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, arch: Architecture,
-                    params: dict[str, int] | None = None, options: SimOptions | None = None) -> Simulation:
+def simulate_kernel(
+    module: N.Module,
+    kernel: N.Function,
+    launch: LaunchConfig,
+    arch: Architecture,
+    params: dict[str, int] | None = None,
+    options: SimOptions | None = None,
+) -> Simulation:
     """Run `kernel` for `launch` and cost every access it makes (see the module docstring)."""
     options = options or SimOptions()
     block = launch.block or ASSUMED_BLOCKS[1]
@@ -244,12 +251,14 @@ def simulate_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, 
     try:
         with np.errstate(all="ignore"):
             for start in range(0, len(blocks), batch):
-                interp.run(kernel, args, blocks[start:start + batch])
+                interp.run(kernel, args, blocks[start : start + batch])
     except StepBudgetExceeded as err:
         where = "a loop" if err.loop is not None else "the kernel"
-        sim.stopped = (f"step budget of {err.steps:,} steps exceeded in {where}"
-                       + (f" after {err.iterations:,} iterations" if err.loop is not None else "")
-                       + ": an endless loop, or pass a smaller grid/--blocks")
+        sim.stopped = (
+            f"step budget of {err.steps:,} steps exceeded in {where}"
+            + (f" after {err.iterations:,} iterations" if err.loop is not None else "")
+            + ": an endless loop, or pass a smaller grid/--blocks"
+        )
         sim.stopped_span = err.loop or kernel.name_span
     sim.scaled = len(blocks) < total_blocks and sim.stopped is None
     sim.barriers = sorted(barriers.values(), key=lambda b: b.span.start)
@@ -262,10 +271,14 @@ def simulate_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, 
     if launch.assumed:
         notes.add(f"block size unknown: {launch.origin}")
     if cut_blocks:
-        notes.add(f"every block asked for, but the grid's {total_blocks:,} blocks are more than the simulation "
-                  f"budget allows: {len(blocks):,} of them simulated, spread over the grid")
+        notes.add(
+            f"every block asked for, but the grid's {total_blocks:,} blocks are more than the simulation "
+            f"budget allows: {len(blocks):,} of them simulated, spread over the grid"
+        )
     if sim.scaled:
-        notes.add(f"{len(blocks)} of {total_blocks} blocks simulated; requests and totals scaled by {total_blocks}/{len(blocks)}")
+        notes.add(
+            f"{len(blocks)} of {total_blocks} blocks simulated; requests and totals scaled by {total_blocks}/{len(blocks)}"
+        )
     if memory.out_of_bounds:
         notes.add(f"{memory.out_of_bounds} lane accesses fell outside every buffer (read as 0, stores dropped)")
     sim.notes = sorted(notes)
@@ -274,8 +287,9 @@ def simulate_kernel(module: N.Module, kernel: N.Function, launch: LaunchConfig, 
     return sim
 
 
-def _charge_reused_loads(costs: list[AccessCost], module: N.Module, kernel: N.Function,
-                         launch: LaunchConfig, known: dict[str, int]) -> None:
+def _charge_reused_loads(
+    costs: list[AccessCost], module: N.Module, kernel: N.Function, launch: LaunchConfig, known: dict[str, int]
+) -> None:
     """Loads whose value the thread holds (nvcc loads `x[tid]` once in `x[tid] * x[tid]`)
     make no request: the same rule as `check`'s (analysis.kernel.reused_loads), as for struct fields."""
     from analyzer.analysis.kernel import reused_loads
@@ -322,9 +336,18 @@ def _costs(kernel: N.Function, module: N.Module, recorder: SiteRecorder, sim: Si
         s = recorder.sites.get(acc.uid) or recorder.site(acc)
         space = s.space if s.space != "unknown" else acc.space
         size = acc.element.size or 0
-        c = AccessCost(acc, kernel.display_name, space, acc.op, s.pieces[0][1] if s.pieces else size, size,
-                       max(1, len(s.pieces)), "wavefronts" if space == "shared" else "sectors",
-                       s.worst if space in COSTED else None, s.worst_ideal if space in COSTED else None)
+        c = AccessCost(
+            acc,
+            kernel.display_name,
+            space,
+            acc.op,
+            s.pieces[0][1] if s.pieces else size,
+            size,
+            max(1, len(s.pieces)),
+            "wavefronts" if space == "shared" else "sectors",
+            s.worst if space in COSTED else None,
+            s.worst_ideal if space in COSTED else None,
+        )
         c.struct_type = struct_of_address(acc.address)
         costed = space in COSTED and bool(s.pieces)
         if costed and s.worst is None:  # never executed by an active lane
@@ -339,6 +362,9 @@ def _costs(kernel: N.Function, module: N.Module, recorder: SiteRecorder, sim: Si
         costs.append(c)
     merge_struct_fields(costs)
     for c in costs:  # after merging: a field moved by another access's wide load has no request
-        c.mean_per_request = (round(c.total / c.requests, 3)  # type: ignore[attr-defined]
-                              if c.requests and c.total is not None else None)
+        c.mean_per_request = (
+            round(c.total / c.requests, 3)  # type: ignore[attr-defined]
+            if c.requests and c.total is not None
+            else None
+        )
     return costs

@@ -125,11 +125,30 @@ def _shuffle_source(operation: str, lane: np.ndarray, arg: np.ndarray, width: np
 #: How the simulator computes each math function, by the operation of its builtin (`sqrtf`
 #: and `std::sqrt` are both "sqrt", `__expf` is "exp": `builtins.math_function`).
 MATH_OPERATIONS: dict[str, Callable[..., Any] | None] = {
-    "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "exp": np.exp, "exp2": np.exp2, "log": np.log,
-    "log2": np.log2, "log10": np.log10, "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh,
-    "fabs": np.abs, "abs": np.abs, "floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc,
-    "pow": np.power, "fmin": np.fmin, "fmax": np.fmax, "fma": lambda a, b, c: a * b + c,
-    "fdividef": np.divide, "erf": None, "saturate": lambda x: np.clip(x, 0, 1),
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "log": np.log,
+    "log2": np.log2,
+    "log10": np.log10,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "tanh": np.tanh,
+    "fabs": np.abs,
+    "abs": np.abs,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "round": np.round,
+    "trunc": np.trunc,
+    "pow": np.power,
+    "fmin": np.fmin,
+    "fmax": np.fmax,
+    "fma": lambda a, b, c: a * b + c,
+    "fdividef": np.divide,
+    "erf": None,
+    "saturate": lambda x: np.clip(x, 0, 1),
 }
 
 #: An atomic's new value, by the operation of its builtin: (current, operand, atomicCAS's value).
@@ -168,10 +187,19 @@ class BlockInterpreter(Visitor):
     lone block). Lanes, shuffles and votes follow `arch.warp_size`.
     """
 
-    def __init__(self, module: N.Module, memory: Memory, block: tuple[int, int, int],
-                 grid: tuple[int, int, int], on_access: Callable[[N.Access, np.ndarray, np.ndarray], None],
-                 budget: int, notes: set[str], barriers: dict[int, BarrierProblem], arch: Architecture,
-                 batch: int = 1) -> None:
+    def __init__(
+        self,
+        module: N.Module,
+        memory: Memory,
+        block: tuple[int, int, int],
+        grid: tuple[int, int, int],
+        on_access: Callable[[N.Access, np.ndarray, np.ndarray], None],
+        budget: int,
+        notes: set[str],
+        barriers: dict[int, BarrierProblem],
+        arch: Architecture,
+        batch: int = 1,
+    ) -> None:
         self.module = module
         self.warp = arch.warp_size
         self.slot_alignment = arch.address_period
@@ -233,17 +261,26 @@ class BlockInterpreter(Visitor):
             if var.kind == "local" or var.space == "local":
                 align = self.local_alignment
                 per_thread = -(-(size or align) // align) * align
-                region = self.memory.add(var.name, "local", per_thread * capacity, elem, fill="zeros",
-                                         stride=per_thread, extent=size or align)
+                region = self.memory.add(
+                    var.name,
+                    "local",
+                    per_thread * capacity,
+                    elem,
+                    fill="zeros",
+                    stride=per_thread,
+                    extent=size or align,
+                )
             elif var.space == "shared":
                 extent = EXTERN_SHARED_BYTES if var.extern or not size else size
                 period = self.slot_alignment  # one period of guard: an overrun is out of bounds
                 stride = -(-extent // period) * period + period
-                region = self.memory.add(var.name, "shared", stride * self.batch, elem, fill="zeros",
-                                         stride=stride, extent=extent)
+                region = self.memory.add(
+                    var.name, "shared", stride * self.batch, elem, fill="zeros", stride=stride, extent=extent
+                )
             else:
-                region = self.memory.add(var.name, var.space if var.space in ("global", "constant") else "global",
-                                         size, elem)
+                region = self.memory.add(
+                    var.name, var.space if var.space in ("global", "constant") else "global", size, elem
+                )
             table[var.uid] = region
         return region
 
@@ -272,9 +309,11 @@ class BlockInterpreter(Visitor):
         env = {uid: _wrap(v, self.n) for uid, v in args.items()}
         self.block(kernel.body, np.ones(self.n, bool), env)
 
-    def _counting(self, on_access: Callable[[N.Access, np.ndarray, np.ndarray], None]
-                  ) -> Callable[[N.Access, np.ndarray, np.ndarray], None]:
+    def _counting(
+        self, on_access: Callable[[N.Access, np.ndarray, np.ndarray], None]
+    ) -> Callable[[N.Access, np.ndarray, np.ndarray], None]:
         """`on_access`, its lanes charged to the budget too (costing a request is most of a run's work)."""
+
         def counted(access: N.Access, addrs: np.ndarray, mask: np.ndarray) -> None:
             self.work += SIMULATION_ACCESS_STEPS + int(np.count_nonzero(mask))
             on_access(access, addrs, mask)
@@ -457,8 +496,9 @@ class BlockInterpreter(Visitor):
         self.memory.write(keys, np.array(list(current.values()), dt), dt)
         return old
 
-    def atomic_add(self, addrs: np.ndarray, idx: np.ndarray, values: np.ndarray, subtract: bool,
-                   old: np.ndarray, dt: np.dtype) -> np.ndarray:
+    def atomic_add(
+        self, addrs: np.ndarray, idx: np.ndarray, values: np.ndarray, subtract: bool, old: np.ndarray, dt: np.dtype
+    ) -> np.ndarray:
         """atomicAdd/atomicSub, vectorised: lanes on one address are applied in lane order,
         each getting the sum of the ones before it (an exclusive prefix sum per address)."""
         v = (-values if subtract else values).astype(dt)
@@ -577,8 +617,14 @@ class BlockInterpreter(Visitor):
             else:
                 common = arithmetic_result_type(lt, rt, "+")
             a, b = _convert(a, common), _convert(b, common)
-            return {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
-                    "==": np.equal, "!=": np.not_equal}[op](a, b)
+            return {
+                "<": np.less,
+                "<=": np.less_equal,
+                ">": np.greater,
+                ">=": np.greater_equal,
+                "==": np.equal,
+                "!=": np.not_equal,
+            }[op](a, b)
         t = e.type
         dt = dtype_of(t)
         if dt is None:
@@ -591,7 +637,7 @@ class BlockInterpreter(Visitor):
                 a = a.astype(np.int64)
             bits = a.dtype.itemsize * 8
             sh = b.astype(np.int64) & (bits - 1)
-            return (np.left_shift(a, sh.astype(a.dtype)) if op == "<<" else np.right_shift(a, sh.astype(a.dtype)))
+            return np.left_shift(a, sh.astype(a.dtype)) if op == "<<" else np.right_shift(a, sh.astype(a.dtype))
         a, b = a.astype(dt), b.astype(dt)
         if op == "+":
             return a + b

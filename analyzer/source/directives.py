@@ -147,13 +147,17 @@ class DirectiveRunner(PreprocessorState):
             severity = _ERROR if name == "error" else _WARNING
             self._diag(severity, f"#{name} {message}".rstrip(), file.location(self.hash_pos, eol))
         elif name not in ("line", "ident", "sccs", "assert", "unassert"):
-            self._diag(_WARNING, f"unknown preprocessing directive '#{name}' ignored", file.location(self.hash_pos, head.end))
+            self._diag(
+                _WARNING, f"unknown preprocessing directive '#{name}' ignored", file.location(self.hash_pos, head.end)
+            )
         return nxt
 
     def _extra(self, file: SplicedFile, name: str, extra: list[PPToken]) -> None:
         """Warn about tokens after a directive that takes no more."""
         if extra:
-            self._diag(_WARNING, f"extra tokens at end of #{name} directive", file.location(extra[0].pos, extra[-1].end))
+            self._diag(
+                _WARNING, f"extra tokens at end of #{name} directive", file.location(extra[0].pos, extra[-1].end)
+            )
 
     def _if(self, context: FileContext, head: PPToken, args: list[PPToken], start: int, nxt: int, emit: bool) -> int:
         file = context.file
@@ -282,7 +286,9 @@ class DirectiveRunner(PreprocessorState):
     def _include(self, context: FileContext, head: PPToken, args: list[PPToken], eol: int, nxt: int, emit: bool) -> int:
         file = context.file
         if not emit:
-            self._diag(_ERROR, "#include inside macro arguments is not supported", file.location(self.hash_pos, head.end))
+            self._diag(
+                _ERROR, "#include inside macro arguments is not supported", file.location(self.hash_pos, head.end)
+            )
             return nxt
         m = HEADER_NAME.match(file.text, head.end, eol)
         if m is not None:
@@ -291,7 +297,9 @@ class DirectiveRunner(PreprocessorState):
             where = file.location(m.start(2 if angle else 1) - 1, m.end(2 if angle else 1) + 1)
         else:
             if not args:
-                self._diag(_ERROR, f'#{head.text} expects "FILENAME" or <FILENAME>', file.location(self.hash_pos, head.end))
+                self._diag(
+                    _ERROR, f'#{head.text} expects "FILENAME" or <FILENAME>', file.location(self.hash_pos, head.end)
+                )
                 return nxt
             where = file.location(args[0].pos, args[-1].end)
             try:
@@ -329,8 +337,12 @@ class DirectiveRunner(PreprocessorState):
         if self._includes_itself(target):
             if target.key not in self.self_included:
                 self.self_included.add(target.key)
-                self._diag(_ERROR, f'#include "{name}" includes a file into itself (it is being read already, '
-                                   "with no include guard); not included again", where)
+                self._diag(
+                    _ERROR,
+                    f'#include "{name}" includes a file into itself (it is being read already, '
+                    "with no include guard); not included again",
+                    where,
+                )
             return nxt
         if head.text == "import":
             self.once.add(target.key)

@@ -26,9 +26,7 @@ _ALTERNATIVE = {
 }  # fmt: skip
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "a": 7, "b": 8, "f": 12, "v": 11, "e": 27, "\\": 92, "'": 39, '"': 34, "?": 63}
 
-_INTEGER = re.compile(
-    r"(0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)((?:[uU](?:ll|LL|[lLzZ])?|(?:ll|LL|[lLzZ])[uU]?)?)"
-)
+_INTEGER = re.compile(r"(0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)((?:[uU](?:ll|LL|[lLzZ])?|(?:ll|LL|[lLzZ])[uU]?)?)")
 
 
 class ExpressionError(Exception):
@@ -79,7 +77,9 @@ def _parse_char(text: str) -> tuple[int, bool]:
     quote = text.index("'")
     prefix, body = text[:quote], text[quote + 1 :]
     if not body.endswith("'") or len(body) < 2:
-        raise ExpressionError("missing terminating ' character" if not body.endswith("'") else "empty character constant")
+        raise ExpressionError(
+            "missing terminating ' character" if not body.endswith("'") else "empty character constant"
+        )
     body = body[:-1]
     values = []
     i = 0
@@ -126,6 +126,7 @@ def _parse_char(text: str) -> tuple[int, bool]:
         if value >= 1 << 31:
             value -= 1 << 32
     return value, False
+
 
 Value = tuple[int, bool]  # (value, unsigned); None in its place: poisoned by a division by zero
 Item = tuple  # in RPN: ("v", value, unsigned) or (operator, precedence, role)

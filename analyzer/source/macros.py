@@ -572,9 +572,7 @@ class MacroExpander(PreprocessorState):
             body_tokens = rest
             kind = OBJECT
         index = {p: k for k, p in enumerate(params)}
-        body = tuple(
-            (t.kind, t.text, t.ws, index.get(t.text, -1) if t.kind == ID else -1) for t in body_tokens
-        )
+        body = tuple((t.kind, t.text, t.ws, index.get(t.text, -1) if t.kind == ID else -1) for t in body_tokens)
         problem = _replacement_list_error(kind, body)
         if problem is not None:
             fail(problem)

@@ -168,8 +168,9 @@ class Preprocessor(DirectiveRunner, MacroExpander):
         except budget.BudgetExceeded as err:
             where = err.location or self._site_location()
             self.stack.clear()
-            self.diagnostics.append(budget.exceeded(err, "preprocessing stopped here; the rest of the file "
-                                                         "is not read", location=where))
+            self.diagnostics.append(
+                budget.exceeded(err, "preprocessing stopped here; the rest of the file is not read", location=where)
+            )
         out = "".join(self.parts)
         linemap = LineMap(
             self.files, self.seg_start, self.seg_file, self.seg_orig, self.seg_kind, self.seg_end, len(out)

@@ -63,9 +63,7 @@ SPLICE = re.compile(r"\\[ \t\f\v]*\r?\n")
 ID, NUM, STR, CHR, PUNCT, OTHER, PLACEMARKER = "id", "num", "str", "chr", "punct", "other", "pm"
 KIND_OF_GROUP = {"id": ID, "num": NUM, "str": STR, "raw": STR, "chr": CHR, "punct": PUNCT, "other": OTHER}
 
-_PASTES = frozenset(
-    "++ -- += -= *= /= %= &= |= ^= -> << >> <= >= == != && || :: ## .. // /* .* %: <: :> <% %>".split()
-)
+_PASTES = frozenset("++ -- += -= *= /= %= &= |= ^= -> << >> <= >= == != && || :: ## .. // /* .* %: <: :> <% %>".split())
 
 
 _NEUTRAL = frozenset(" \t\n\r\f\v()[]{},;~?")

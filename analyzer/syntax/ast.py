@@ -99,7 +99,9 @@ class Declarator(Node):
     """
 
     name: str | None
-    derivations: tuple[tuple[str, Any], ...]  # ("pointer", quals) ("reference", ()) ("array", Expr|None) ("function", params)
+    derivations: tuple[
+        tuple[str, Any], ...
+    ]  # ("pointer", quals) ("reference", ()) ("array", Expr|None) ("function", params)
     span: Span
     alignments: tuple[Alignment, ...] = child(())
     constructor_args: tuple["Expr", ...] = child(())

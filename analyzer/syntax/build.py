@@ -18,6 +18,7 @@ from analyzer.syntax import tables as parse_tables
 from analyzer.syntax.lalr import Meta, Token
 from analyzer.syntax.literals import char_value, float_value, int_value
 
+
 def _node_text(node: A.Node) -> str:
     """A short spelling of a template argument, for naming a specialization."""
     if isinstance(node, A.TypeName):
@@ -34,9 +35,16 @@ def _node_text(node: A.Node) -> str:
 OPERATOR_CHAINS = frozenset({"binary_expression", "shift_expression"})
 # C's binary operators, tightest first; all associate to the left
 _PRECEDENCE = {
-    **dict.fromkeys(("*", "/", "%"), 10), **dict.fromkeys(("+", "-"), 9), **dict.fromkeys(("<<", ">>"), 8),
-    **dict.fromkeys(("<", ">", "<=", ">="), 7), **dict.fromkeys(("==", "!="), 6),
-    "&": 5, "^": 4, "|": 3, "&&": 2, "||": 1,
+    **dict.fromkeys(("*", "/", "%"), 10),
+    **dict.fromkeys(("+", "-"), 9),
+    **dict.fromkeys(("<<", ">>"), 8),
+    **dict.fromkeys(("<", ">", "<=", ">="), 7),
+    **dict.fromkeys(("==", "!="), 6),
+    "&": 5,
+    "^": 4,
+    "|": 3,
+    "&&": 2,
+    "||": 1,
 }
 
 
@@ -49,8 +57,13 @@ class ToAst:
         self.offset = offset
         self.methods = ast_methods()
 
-    def reduce(self, rule: parse_tables.RuleSpec, children: list[Any], meta: Meta,
-               extents: list[tuple[int | None, int | None]] | None) -> Any:
+    def reduce(
+        self,
+        rule: parse_tables.RuleSpec,
+        children: list[Any],
+        meta: Meta,
+        extents: list[tuple[int | None, int | None]] | None,
+    ) -> Any:
         method = self.methods[rule.name]
         if extents is not None:
             offset = self.offset
@@ -104,8 +117,14 @@ class ToAst:
             # explicit specialization, named `conv<-1>` so it does not replace the template
             name = f"{name}<{', '.join(_node_text(a) for a in specs.type.template_args)}>"
             ts = specs.type
-            specs = A.DeclSpecs(specs.storage, specs.qualifiers, A.TypeSpec(ts.names[:-1], ts.span, ts.struct, ts.enum),
-                                specs.span, specs.alignments, specs.launch_bounds)
+            specs = A.DeclSpecs(
+                specs.storage,
+                specs.qualifiers,
+                A.TypeSpec(ts.names[:-1], ts.span, ts.struct, ts.enum),
+                specs.span,
+                specs.alignments,
+                specs.launch_bounds,
+            )
         declarator = A.Declarator(name, (("function", params or ()),), specs.type.span)
         return A.FunctionDef(specs, declarator, rest[-1], self._span(meta))
 
@@ -264,12 +283,15 @@ class ToAst:
         return A.InitDeclarator(declarator, init, self._span(meta))
 
     def declarator(self, meta, *items):
-        pointers = [i for i in items if isinstance(i, tuple) and i and i[0] in ("pointer", "reference", "rvalue_reference")]
+        pointers = [
+            i for i in items if isinstance(i, tuple) and i and i[0] in ("pointer", "reference", "rvalue_reference")
+        ]
         aligns = tuple(i[1] for i in items if isinstance(i, tuple) and i and i[0] == "align")
         direct = next(i for i in items if isinstance(i, dict))
         derivations = tuple(direct["derivations"]) + tuple(reversed([(p[0], p[1]) for p in pointers]))
-        return A.Declarator(direct["name"], derivations, self._span(meta), aligns,
-                            direct.get("ctor", ()), tuple(direct["sizes"]))
+        return A.Declarator(
+            direct["name"], derivations, self._span(meta), aligns, direct.get("ctor", ()), tuple(direct["sizes"])
+        )
 
     def pointer(self, meta, *quals):
         return ("pointer", tuple(q[1] for q in quals if q))

@@ -22,7 +22,7 @@ MAX_NESTING = 256  # braces/parens deeper than this are refused before the LALR 
 SIGNIFICANT = re.compile(
     # comments and directive lines come first and are skipped (group "skip"): parse() also
     # reads text that was not preprocessed, and a `{` or `;` in a comment is not code
-    r'(?P<skip>//[^\n]*|/\*[\s\S]*?\*/|^[ \t]*#[^\n]*)|(?P<open_comment>/\*)|'
+    r"(?P<skip>//[^\n]*|/\*[\s\S]*?\*/|^[ \t]*#[^\n]*)|(?P<open_comment>/\*)|"
     r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*|[{}();]|\S',
     re.MULTILINE,
 )
@@ -54,8 +54,22 @@ class _Splitter:
     """One pass of `split_top_level` over a text: brace and parenthesis depths, and the head
     (the significant tokens before its first `{`) of the declaration being read."""
 
-    __slots__ = ("text", "chunks", "diags", "depth", "paren", "open_scopes", "base", "chunk_start", "head",
-                 "body_is_function", "body_open_depth", "prev", "head_assigns", "too_deep")
+    __slots__ = (
+        "text",
+        "chunks",
+        "diags",
+        "depth",
+        "paren",
+        "open_scopes",
+        "base",
+        "chunk_start",
+        "head",
+        "body_is_function",
+        "body_open_depth",
+        "prev",
+        "head_assigns",
+        "too_deep",
+    )
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -105,7 +119,9 @@ class _Splitter:
         if tok == "(":
             self.paren += 1
             if self.paren > MAX_PAREN_NESTING:
-                self._error(f"parentheses nested deeper than {MAX_PAREN_NESTING} levels; the rest of the file is skipped", m)
+                self._error(
+                    f"parentheses nested deeper than {MAX_PAREN_NESTING} levels; the rest of the file is skipped", m
+                )
                 return False
         elif tok == ")":
             self.paren = max(0, self.paren - 1)
@@ -150,7 +166,9 @@ class _Splitter:
         it opens the chunk's body (a function's, when the head says so) or a nested block."""
         if self.depth == self.base and self.body_open_depth is None:
             head = self.head
-            if head and (head[0] == "namespace" or (head[0] == "extern" and len(head) == 2 and head[1].startswith('"'))):
+            if head and (
+                head[0] == "namespace" or (head[0] == "extern" and len(head) == 2 and head[1].startswith('"'))
+            ):
                 self.depth += 1
                 self.open_scopes.append(self.depth)
                 self.base = self.depth
@@ -163,7 +181,9 @@ class _Splitter:
             # (`struct __align__(16) V {`)
             prev = self.prev
             ends_head = prev in _HEAD_ENDS or not (prev[:1].isalnum() or prev[:1] in "_:>]\"'")
-            self.body_is_function = ends_head and "(" in head and head[0] not in _NOT_FUNCTIONS and not self.head_assigns
+            self.body_is_function = (
+                ends_head and "(" in head and head[0] not in _NOT_FUNCTIONS and not self.head_assigns
+            )
         self.depth += 1
         if self.depth > MAX_NESTING and not self.too_deep:
             # the declaration is skipped; the chunker reads on to its end, and the next one is parsed

@@ -160,8 +160,9 @@ class Parser:
         self.lexer = Lexer(tables)
         self.with_extents = with_extents
 
-    def parse(self, text: str, build: Builder,
-              postlex: Callable[[Iterator[Token]], Iterator[Token]] | None = None) -> Any:
+    def parse(
+        self, text: str, build: Builder, postlex: Callable[[Iterator[Token]], Iterator[Token]] | None = None
+    ) -> Any:
         tables = self.tables
         actions = tables.actions
         rules = tables.rules
@@ -231,8 +232,9 @@ class Parser:
         raise ParseError(len(text), token)  # not reached: $END either reduces to the start or fails
 
 
-def _kept(rule: RuleSpec, children: list[Any], starts: list[int | None], ends: list[int | None],
-          with_extents: bool) -> tuple[list[Any], list[tuple[int | None, int | None]] | None]:
+def _kept(
+    rule: RuleSpec, children: list[Any], starts: list[int | None], ends: list[int | None], with_extents: bool
+) -> tuple[list[Any], list[tuple[int | None, int | None]] | None]:
     """lark's child filter: the kept children, `_rule` children spliced in, and a None for each
     `[optional]` that was left out; with each one's extent if asked."""
     if rule.plain:

@@ -168,7 +168,9 @@ class _ParseRun:
                 return
             except RecursionError:
                 message = "declaration nested too deeply to analyse; skipped"
-                self.diagnostics.append(Diagnostic(Severity.ERROR, message, "WL901", Span(chunk.start, chunk.start + 1)))
+                self.diagnostics.append(
+                    Diagnostic(Severity.ERROR, message, "WL901", Span(chunk.start, chunk.start + 1))
+                )
                 self._skip(chunk, "nested too deeply")
                 return
             self.decls.extend(unit.decls)
@@ -181,14 +183,21 @@ class _ParseRun:
         size = len("".join(self.working[chunk.start : chunk.end].split()))
         if size <= MAX_DECLARATION_CHARS:
             return False
-        self.diagnostics.append(Diagnostic(
-            Severity.ERROR, f"declaration too large to analyse ({size} characters, the limit is "
-            f"{MAX_DECLARATION_CHARS}); skipped", "WL901", Span(chunk.start, chunk.start + 1)))
+        self.diagnostics.append(
+            Diagnostic(
+                Severity.ERROR,
+                f"declaration too large to analyse ({size} characters, the limit is {MAX_DECLARATION_CHARS}); skipped",
+                "WL901",
+                Span(chunk.start, chunk.start + 1),
+            )
+        )
         self._skip(chunk, "declaration too large")
         return True
 
     def _skip(self, chunk: Chunk, what: str) -> None:
-        self.skipped.append(A.Unsupported(what, self.text[chunk.start : chunk.start + 200], Span(chunk.start, chunk.end)))
+        self.skipped.append(
+            A.Unsupported(what, self.text[chunk.start : chunk.start + 200], Span(chunk.start, chunk.end))
+        )
 
     def _learn_type_name(self, err: ParseError, pos: int, tries: int) -> tuple[str, int] | None:
         """A type from a header that is never read (`curandState *s`, `(cufftComplex *)p`):

@@ -35,8 +35,20 @@ _BUILTIN_TYPES = frozenset(
     cudaTextureObject_t cudaSurfaceObject_t cudaChannelFormatDesc cudaExtent cudaPitchedPtr
     cudaMemcpy3DParms FILE clock_t time_t va_list""".split()
 )
-_VECTOR_BASES = ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong",
-                 "ulonglong", "float", "double")
+_VECTOR_BASES = (
+    "char",
+    "uchar",
+    "short",
+    "ushort",
+    "int",
+    "uint",
+    "long",
+    "ulong",
+    "longlong",
+    "ulonglong",
+    "float",
+    "double",
+)
 _BUILTIN_TYPES |= frozenset(f"{b}{n}" for b in _VECTOR_BASES for n in (1, 2, 3, 4))
 
 
@@ -66,8 +78,18 @@ _TRACKED = frozenset(("template", "<", ">", "class", "struct", "union", "typedef
 class _Declaration:
     """What the post-lexer remembers while one top-level declaration goes by."""
 
-    __slots__ = ("local_types", "depth_at_start", "prev", "in_template_params", "typedef_depth",
-                 "typedef_last", "struct_pending", "struct_paren", "template_entity_pending", "paren_depth")
+    __slots__ = (
+        "local_types",
+        "depth_at_start",
+        "prev",
+        "in_template_params",
+        "typedef_depth",
+        "typedef_last",
+        "struct_pending",
+        "struct_paren",
+        "template_entity_pending",
+        "paren_depth",
+    )
 
     def __init__(self, local_types: set[str], depth_at_start: int) -> None:
         self.local_types = local_types  # the declaration's template parameters
@@ -124,8 +146,13 @@ class CudaPostLexer:
         """An identifier: TYPE_NAME, TEMPLATE_NAME, or left as it is; a name declared as a type
         (`struct S`, `using S =`, a typedef's name) is added to the table."""
         prev = state.prev
-        if prev is not None and prev.value in ("struct", "class", "union", "enum") and prev.type != "IDENTIFIER" or (
-            state.struct_pending and state.paren_depth == state.struct_paren  # not a name inside `alignas(double2)`
+        if (
+            prev is not None
+            and prev.value in ("struct", "class", "union", "enum")
+            and prev.type != "IDENTIFIER"
+            or (
+                state.struct_pending and state.paren_depth == state.struct_paren  # not a name inside `alignas(double2)`
+            )
         ):
             return self._tag_name(tok, state)
         value = tok.value

@@ -31,11 +31,15 @@ def fix_misspelled_align(text: str, diagnostics: list[Diagnostic]) -> str:
 
     def replace(m: re.Match[str]) -> str:
         n = m.group(1)
-        diagnostics.append(Diagnostic(
-            Severity.ERROR,
-            f"'{m.group(0)}' is not a CUDA attribute: the spelling is '__align__({n})' "
-            f"(nvcc reads '{m.group(0)}' as an unknown name); read as '__align__({n})'",
-            "WL906", Span(m.start(), m.end())))
+        diagnostics.append(
+            Diagnostic(
+                Severity.ERROR,
+                f"'{m.group(0)}' is not a CUDA attribute: the spelling is '__align__({n})' "
+                f"(nvcc reads '{m.group(0)}' as an unknown name); read as '__align__({n})'",
+                "WL906",
+                Span(m.start(), m.end()),
+            )
+        )
         fixed = f"__align__({n})"
         return fixed + " " * (len(m.group(0)) - len(fixed))
 
@@ -76,7 +80,10 @@ _CONSTRUCTS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b\w+(::\w+)+\s*<"), "C++ template use"),
     (re.compile(r"::"), "qualified name"),
     # `= {1, 2}`, `f({1, 2})`, `return {a, b}`, `float3{x, y, z}` -- not any block `) {`
-    (re.compile(r"(?:[=(,]|\breturn)\s*\{\s*[\w.\-+]|\b[A-Za-z_]\w*(?:<[^<>;{}]*>)?\{\s*[\w.\-+]"), "brace initialiser"),
+    (
+        re.compile(r"(?:[=(,]|\breturn)\s*\{\s*[\w.\-+]|\b[A-Za-z_]\w*(?:<[^<>;{}]*>)?\{\s*[\w.\-+]"),
+        "brace initialiser",
+    ),
 )
 
 
@@ -89,6 +96,7 @@ def name_construct(text: str) -> str | None:
 
 
 # ----------------------------------------------------------------------------- statements and initializers
+
 
 def statement_bounds(text: str, body_start: int, pos: int) -> tuple[int, int]:
     """The statement around `pos` inside a function body starting at `body_start` (its `{`)."""
@@ -185,13 +193,21 @@ def diagnostic_for(err: ParseError, what: str | None, pos: int, stext: str, text
     unsupported construct `what` skipped (WL902), or a syntax error (WL901)."""
     if text.startswith("/*", pos) and "*/" not in text[pos:]:
         return Diagnostic(Severity.ERROR, "unterminated comment: '/*' without '*/'", "WL901", Span(pos, pos + 2))
-    if text[pos : pos + 1] in ('"', "'") or text[pos : pos + 3] in ('u8"', "u8'") or text[pos : pos + 2] in ('L"', 'u"', 'U"'):
+    if (
+        text[pos : pos + 1] in ('"', "'")
+        or text[pos : pos + 3] in ('u8"', "u8'")
+        or text[pos : pos + 2] in ('L"', 'u"', 'U"')
+    ):
         quote = '"' if '"' in text[pos : pos + 3] else "'"
         line_end = text.find("\n", pos)
         line = text[pos : line_end if line_end != -1 else len(text)]
         if line.count(quote) == 1:
-            return Diagnostic(Severity.ERROR, f"unterminated {'string' if quote == chr(34) else 'character'} literal",
-                              "WL901", Span(pos, pos + len(line)))
+            return Diagnostic(
+                Severity.ERROR,
+                f"unterminated {'string' if quote == chr(34) else 'character'} literal",
+                "WL901",
+                Span(pos, pos + len(line)),
+            )
     end = pos + 1
     token = getattr(err, "token", None)
     if token is not None and getattr(token, "value", None):
@@ -214,13 +230,16 @@ _NAME_BEFORE = re.compile(r"((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\s*$")
 _DECLARATOR_AFTER = re.compile(r"\s*(?:[*&]+\s*)*(?:const\b|volatile\b|__restrict__\b|[A-Za-z_])|\s*[*&]+\s*[,)>]")
 _POINTER_DECL_BEFORE = re.compile(
     r"(?:^|[;{}(,])\s*(?:(?:const|volatile|static|struct|class)\s+)*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)"
-    r"\s*[*&]+\s*(?:const\s+)?(?:[A-Za-z_]\w*\s*)?$")
+    r"\s*[*&]+\s*(?:const\s+)?(?:[A-Za-z_]\w*\s*)?$"
+)
 
 
 _PARENTHESISED_NAME_BEFORE = re.compile(r"\(\s*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\s*\)\s*$")
 _PARAM_WITH_POINTER = re.compile(
     r"\s*(?:(?:const|volatile|struct|class)\s+)*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)"
-    r"\s*[*&]+\s*(?:(?:const|__restrict__|__restrict)\b\s*)*(?:[A-Za-z_]\w*)?\s*(?:=.*)?$", re.S)
+    r"\s*[*&]+\s*(?:(?:const|__restrict__|__restrict)\b\s*)*(?:[A-Za-z_]\w*)?\s*(?:=.*)?$",
+    re.S,
+)
 
 
 def unknown_type_name(err: ParseError, text: str, pos: int, table: TypeTable, tried: set[str]) -> str | None:

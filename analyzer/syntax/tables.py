@@ -26,9 +26,19 @@ from analyzer.records import record
 FORMAT = 2  # bump when the layout below changes: old cache files are then ignored
 _MAGIC = b"WLT\x02"  # a cache file starts with it, then the CRC-32 of the marshal data that follows
 #: The type of each entry of the cached data: a file whose data has another shape is built again.
-_SHAPE = {"format": int, "actions": list, "rules": list, "start_state": int, "end_state": int,
-          "patterns": dict, "order": tuple, "retype": dict, "ignore": tuple, "context_of_state": list,
-          "contexts": list}
+_SHAPE = {
+    "format": int,
+    "actions": list,
+    "rules": list,
+    "start_state": int,
+    "end_state": int,
+    "patterns": dict,
+    "order": tuple,
+    "retype": dict,
+    "ignore": tuple,
+    "context_of_state": list,
+    "contexts": list,
+}
 
 # What a reduction does with its children (RuleSpec.kind)
 CALL = 0  # build the node: the method named `name`, with the kept children
@@ -103,7 +113,7 @@ def decode_tables(raw: bytes) -> dict[str, Any] | None:
     """The tables' data from a cache file's bytes, or None when they are not whole: another
     layout, a truncated or damaged file (the checksum), or data of another shape."""
     head = len(_MAGIC) + 4
-    if raw[: len(_MAGIC)] != _MAGIC or int.from_bytes(raw[len(_MAGIC):head], "little") != zlib.crc32(raw[head:]):
+    if raw[: len(_MAGIC)] != _MAGIC or int.from_bytes(raw[len(_MAGIC) : head], "little") != zlib.crc32(raw[head:]):
         return None
     data = marshal.loads(raw[head:])
     if not isinstance(data, dict) or any(not isinstance(data.get(key), kind) for key, kind in _SHAPE.items()):
@@ -239,9 +249,7 @@ def _rule_spec(rule: Any) -> tuple[Any, ...]:
 def _from_data(data: dict[str, Any]) -> Tables:
     if data.get("format") != FORMAT:
         raise ValueError("tables of another format")
-    contexts = tuple(
-        LexContext(frozenset(order), retype, tuple(order)) for order, retype in data["contexts"]
-    )
+    contexts = tuple(LexContext(frozenset(order), retype, tuple(order)) for order, retype in data["contexts"])
     return Tables(
         actions=data["actions"],
         rules=tuple(RuleSpec(*r) for r in data["rules"]),

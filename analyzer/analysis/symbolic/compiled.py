@@ -41,8 +41,15 @@ def _cc_shr(a: int, b: int) -> int:
     return a >> b
 
 
-_CC_GLOBALS = {"_div": _cc_div, "_mod": _cc_mod, "_shl": _cc_shl, "_shr": _cc_shr, "min": min, "max": max,
-               "__builtins__": {}}
+_CC_GLOBALS = {
+    "_div": _cc_div,
+    "_mod": _cc_mod,
+    "_shl": _cc_shl,
+    "_shr": _cc_shr,
+    "min": min,
+    "max": max,
+    "__builtins__": {},
+}
 _CC_INFIX = {"&": "&", "|": "|", "^": "^", "*": "*"}
 _CC_COMPARE = {"<": "<", "<=": "<=", "==": "==", "!=": "!="}
 _CC_CALL = {"/": "_div", "%": "_mod", "<<": "_shl", ">>": "_shr", "min": "min", "max": "max"}

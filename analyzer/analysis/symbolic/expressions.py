@@ -122,12 +122,7 @@ class Term(Atom):
     def __eq__(self, other):
         if self is other:
             return True
-        return (
-            other.__class__ is Term
-            and self._hash == other._hash
-            and self.op == other.op
-            and self.args == other.args
-        )
+        return other.__class__ is Term and self._hash == other._hash and self.op == other.op and self.args == other.args
 
     def __hash__(self) -> int:
         return self._hash

@@ -133,14 +133,16 @@ def logical_not(a) -> Expr:
     return compare("==", a, 0)
 
 
-REBUILD.update({
-    "min": minimum,
-    "max": maximum,
-    "select": select,
-    "<": lambda a, b: compare("<", a, b),
-    "<=": lambda a, b: compare("<=", a, b),
-    "==": lambda a, b: compare("==", a, b),
-    "!=": lambda a, b: compare("!=", a, b),
-    "&&": logical_and,
-    "||": logical_or,
-})
+REBUILD.update(
+    {
+        "min": minimum,
+        "max": maximum,
+        "select": select,
+        "<": lambda a, b: compare("<", a, b),
+        "<=": lambda a, b: compare("<=", a, b),
+        "==": lambda a, b: compare("==", a, b),
+        "!=": lambda a, b: compare("!=", a, b),
+        "&&": logical_and,
+        "||": logical_or,
+    }
+)

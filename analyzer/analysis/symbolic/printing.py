@@ -9,11 +9,21 @@ from __future__ import annotations
 from analyzer.analysis.symbolic.expressions import Atom, Expr, Symbol, Term, Unknown, single_atom
 
 _PREC = {  # C precedence level: lower binds tighter
-    "*": 3, "/": 3, "%": 3,
-    "<<": 5, ">>": 5,
-    "<": 6, "<=": 6,
-    "==": 7, "!=": 7,
-    "&": 8, "^": 9, "|": 10, "&&": 11, "||": 12, "select": 13,
+    "*": 3,
+    "/": 3,
+    "%": 3,
+    "<<": 5,
+    ">>": 5,
+    "<": 6,
+    "<=": 6,
+    "==": 7,
+    "!=": 7,
+    "&": 8,
+    "^": 9,
+    "|": 10,
+    "&&": 11,
+    "||": 12,
+    "select": 13,
 }
 _FUNCTION_LIKE = frozenset({"min", "max", "unknown"})
 
@@ -74,9 +84,7 @@ def format_expr(e: Expr) -> str:
         elif len(m) == 1 and mag == 1:
             a = m[0]
             # one atom alone: bare if it is the whole expression, or a / % term in a sum
-            bare = (single and not neg) or (
-                a.__class__ is Term and _PREC.get(a.op, 99) <= 3 and not (neg and i == 0)
-            )
+            bare = (single and not neg) or (a.__class__ is Term and _PREC.get(a.op, 99) <= 3 and not (neg and i == 0))
             body = _fmt_atom(a, bare)
         else:
             body = "*".join(_fmt_atom(a, False) for a in m)

@@ -207,9 +207,15 @@ def _term_bounds(t: Term):
     if op == ">>":
         return (0, ha) if la is not None and la >= 0 else (None, None)
     if op == "min":
-        return (None if la is None or lb is None else min(la, lb), hb if ha is None else ha if hb is None else min(ha, hb))
+        return (
+            None if la is None or lb is None else min(la, lb),
+            hb if ha is None else ha if hb is None else min(ha, hb),
+        )
     if op == "max":
-        return (lb if la is None else la if lb is None else max(la, lb), None if ha is None or hb is None else max(ha, hb))
+        return (
+            lb if la is None else la if lb is None else max(la, lb),
+            None if ha is None or hb is None else max(ha, hb),
+        )
     if op == "*":
         if la is None or lb is None or la < 0 or lb < 0:
             return (None, None)
