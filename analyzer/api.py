@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from analyzer import records
 from analyzer.arch import DEFAULT_ARCH, Architecture, get_arch
@@ -26,13 +27,13 @@ from analyzer.source.files import MAX_FILE_BYTES, looks_binary, text_file_proble
 
 __all__ = [
     "CUDA_SUFFIXES",
-    "FileReport",
     "INPUT_ERROR",
     "INTERNAL_ERROR",
     "MAX_FILE_BYTES",
     "NO_CUDA_FILES",
-    "Options",
     "TOOL_ERRORS",
+    "FileReport",
+    "Options",
     "check_file",
     "check_paths",
     "check_source",
@@ -328,7 +329,7 @@ def _suppress(report: FileReport, comments: Sequence[Any], options: Options, tex
     severities. Runs on resolved positions, so a comment in a header covers the findings
     that resolve into that header. A failure here keeps the unsuppressed report."""
     try:
-        from analyzer.rules.registry import is_selected, RULES, DIAGNOSTIC_CODES
+        from analyzer.rules.registry import DIAGNOSTIC_CODES, RULES, is_selected
         from analyzer.suppressions import parse_suppressions, unused
 
         found = parse_suppressions(comments, _line_reader(report.path, text))
@@ -468,8 +469,8 @@ def _analyze_kernel(
 ) -> None:
     """One kernel for each of its launch configurations (under the running meter); not at all
     when it declares or moves something larger than CUDA allows (WL907)."""
-    from analyzer.analysis.launch import launch_configs
     from analyzer.analysis.kernel import analyze_kernel
+    from analyzer.analysis.launch import launch_configs
     from analyzer.analysis.limits import kernel_limit_problems
 
     launches: list[Any] = []
@@ -751,7 +752,7 @@ def _simulations(
         try:
             with metered(analysis):
                 sim = _simulated(module, kernel, launch, options, sim_options, allowance, diagnostics)
-        except (Exception, RecursionError) as err:  # noqa: BLE001 - handed to `failed`
+        except (Exception, RecursionError) as err:  # handed to `failed` (re-raised when there is none)
             if failed is None:
                 raise
             failed(kernel, err)
@@ -821,9 +822,9 @@ def _lowered(
     """preprocess -> parse -> lower one file (or `text` standing for it), for `check` and the
     simulator: `(preprocessed, parsed, module)`, with `report.linemap` set and every stage's
     diagnostics added to `diagnostics` (and the comments to `comments`, for suppressions)."""
+    from analyzer.ir.lower import lower
     from analyzer.source.preprocess import preprocess, preprocess_file
     from analyzer.syntax.parse import parse
-    from analyzer.ir.lower import lower
 
     limits = options.budget
     with metered(Meter("preprocess", limits.preprocess)):

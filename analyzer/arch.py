@@ -15,7 +15,6 @@ import math
 
 from analyzer.records import record
 
-
 __all__ = [
     "ARCHITECTURES",
     "DEFAULT_ARCH",

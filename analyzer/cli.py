@@ -17,7 +17,8 @@ import argparse
 import os
 import re
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from analyzer import __version__
 from analyzer.arch import DEFAULT_ARCH
@@ -32,7 +33,7 @@ from analyzer.launch_limits import (
     param_problem,
 )
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main"]
 
 COMMANDS = ("check", "explain", "rules", "version", "server", "show", "simulate")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

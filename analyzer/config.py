@@ -18,7 +18,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from analyzer import records
 from analyzer.launch_limits import (
@@ -36,11 +37,11 @@ from analyzer.records import field, record
 __all__ = [
     "CONFIG_NAMES",
     "ConfigError",
+    "Resolver",
     "Settings",
     "find_config",
     "load_config",
     "options_for",
-    "Resolver",
 ]
 
 CONFIG_NAMES = ("warplint.toml", "pyproject.toml")  # in one folder, the first wins
@@ -236,7 +237,7 @@ def _string_end(text: str, i: int, quote: str) -> int:
 class _Where:
     """Where the keys of the warplint table are, for error messages."""
 
-    locate: "_Locator"
+    locate: _Locator
     prefix: str  # "tool.warplint" or "" (top level of warplint.toml)
 
     def error(self, key: str, message: str, value: str | None = None) -> ConfigError:

@@ -18,7 +18,7 @@ class Span:
     start: int  # offset of the first character in the preprocessed text
     end: int  # offset one past the last character
 
-    def cover(self, other: "Span") -> "Span":
+    def cover(self, other: Span) -> Span:
         return Span(min(self.start, other.start), max(self.end, other.end))
 
 

@@ -36,9 +36,10 @@ from __future__ import annotations
 
 import operator
 import sys
+from collections.abc import Callable
 from operator import attrgetter
 from types import MappingProxyType
-from typing import Any, Callable
+from typing import Any
 
 if sys.version_info >= (3, 11):
     from typing import dataclass_transform
@@ -48,7 +49,7 @@ else:  # Python 3.10: only type checkers read the marker, and they know it from 
         return lambda decorator: decorator
 
 
-__all__ = ["record", "field", "fields", "replace", "Field"]
+__all__ = ["Field", "field", "fields", "record", "replace"]
 
 
 class _Missing:
@@ -63,7 +64,7 @@ _EMPTY: MappingProxyType = MappingProxyType({})
 class Field:
     """One field: its name, its default (or default factory) and its metadata."""
 
-    __slots__ = ("name", "default", "default_factory", "metadata", "repr", "compare")
+    __slots__ = ("compare", "default", "default_factory", "metadata", "name", "repr")
 
     def __init__(
         self,
@@ -198,7 +199,7 @@ def _with_methods(cls: type, namespace: dict[str, Any]) -> type:
 class _Params:
     """``__dataclass_params__``: the options, as a dataclass built on a record reads them."""
 
-    __slots__ = ("init", "repr", "eq", "order", "unsafe_hash", "frozen")
+    __slots__ = ("eq", "frozen", "init", "order", "repr", "unsafe_hash")
 
     def __init__(self, eq: bool, order: bool, frozen: bool) -> None:
         self.init = self.repr = True

@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from analyzer.api import FileReport, Options
 
@@ -151,7 +152,7 @@ def document_diagnostics(report: FileReport, text: str, uri: str) -> list[FixedD
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def code_description(code: str) -> str | None:
     """The first reference of a rule's documentation (its `## References` section: the
     CUDA guide section that explains the cost), for LSP's codeDescription link."""

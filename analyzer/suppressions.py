@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from analyzer.diagnostics import Diagnostic, Location, Severity
 from analyzer.records import record

@@ -33,14 +33,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analyzer.ir import types as T  # noqa: E402
-from analyzer.ir import nodes as N  # noqa: E402
-from analyzer.ir.call_graph import build_call_graph  # noqa: E402
-from analyzer.ir.lower import Lowerer  # noqa: E402
-from analyzer.ir.nodes import walk_statements  # noqa: E402
-from analyzer.source.preprocess import preprocess_file  # noqa: E402
-from analyzer.syntax import ast as A  # noqa: E402
-from analyzer.syntax.parse import cuda_tables, parse  # noqa: E402
+from analyzer.ir import nodes as N
+from analyzer.ir import types as T
+from analyzer.ir.call_graph import build_call_graph
+from analyzer.ir.lower import Lowerer
+from analyzer.ir.nodes import walk_statements
+from analyzer.source.preprocess import preprocess_file
+from analyzer.syntax import ast as A
+from analyzer.syntax.parse import cuda_tables, parse
 
 ERROR_CODES = ("WL900", "WL901")
 _KERNEL_DEFINITION = re.compile(r"\b__global__\b[^;{}]*\)\s*(?:const\s*)?\{")

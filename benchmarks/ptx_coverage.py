@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analyzer.ptx.dataflow import evaluate  # noqa: E402
-from analyzer.ptx.parse import parse_ptx, ptx_parser  # noqa: E402
+from analyzer.ptx.dataflow import evaluate
+from analyzer.ptx.parse import parse_ptx, ptx_parser
 
 
 def main(argv: list[str] | None = None) -> int:

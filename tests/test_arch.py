@@ -10,7 +10,6 @@ from analyzer.api import Options, check_source
 from analyzer.arch import (
     ARCHITECTURES,
     DEFAULT_ARCH,
-    Architecture,
     UnknownArchitecture,
     get_arch,
 )

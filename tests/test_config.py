@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from analyzer import cli
-from analyzer.config import ConfigError, Settings, find_config, load_config, options_for
 from analyzer.api import Options
+from analyzer.config import ConfigError, Settings, find_config, load_config, options_for
 
 # line 5: a 4-way bank conflict (WL101, col 5) and a stride-2 global load (WL201, col 19);
 # line 6: tile[t * s], whose conflict depends on the parameter `s` (WL101, col 14)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.analysis.launch import launch_configs
 from analyzer.analysis.assumptions import AssumptionKind, MayVectorize
 from analyzer.analysis.kernel import analyze_kernel
+from analyzer.analysis.launch import launch_configs
 from analyzer.arch import get_arch
 from analyzer.ir.lower import lower
 from analyzer.source.preprocess import preprocess

@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 import pytest
 
@@ -83,7 +84,7 @@ def modules() -> dict[str, Path]:
     return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def is_module(dotted: str) -> bool:
     relative = Path(*dotted.split(".")[1:]) if "." in dotted else Path()
     return (PACKAGE / relative).with_suffix(".py").is_file() or (PACKAGE / relative / "__init__.py").is_file()
@@ -98,7 +99,7 @@ def absolute(importer: str, path: Path, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def syntax_tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"), str(path))
 
@@ -163,12 +164,12 @@ def layer_of(module: str) -> int | None:
     return None if best is None else best[1]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def every_import() -> tuple[Import, ...]:
     return tuple(found for name, path in modules().items() for found in imports_of(name, path))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def private_uses() -> frozenset[tuple[str, str, str]]:
     """(importer, module, name) of every private name one module takes from another."""
     found = {(i.importer, i.module, i.name) for i in every_import() if i.name and is_private(i.name)}

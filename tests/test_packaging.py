@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]

@@ -8,9 +8,11 @@ reported once (WL902, naming it) and the rest of the kernel is still parsed.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
+
 from analyzer import records
 from analyzer.diagnostics import Span
 from analyzer.syntax import ast as A

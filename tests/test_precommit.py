@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from kernel_texts import CLEAN_KERNEL  # tests/kernel_texts.py
 
 pytest.importorskip("pre_commit", reason="pre-commit is not installed (pip install '.[test]')")

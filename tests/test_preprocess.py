@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from analyzer.diagnostics import Location, Severity, Span
-from analyzer.source.linemap import NEWLINES, VERBATIM
 from analyzer.source.directives import MAX_INCLUDE_DEPTH
+from analyzer.source.linemap import NEWLINES, VERBATIM
 from analyzer.source.preprocess import (
     Comment,
     Preprocessed,

@@ -42,7 +42,7 @@ NOT_KEPT: dict[str, set[Key]] = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def reports(sample: str) -> tuple[FileReport, FileReport]:
     path = str(Path(__file__).resolve().parents[1] / "samples" / sample)
     return check_file(path, Options()), check_file(path, Options(via_ptx=True))

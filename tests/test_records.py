@@ -9,6 +9,7 @@ import pickle
 import sys
 
 import pytest
+
 from analyzer.records import field, fields, record, replace
 
 

@@ -32,7 +32,7 @@ MARK_BACKGROUND = (0xFF, 0xB3, 0xB3)  # <mark>, the finding's span in the source
 class Node:
     tag: str
     attrs: dict[str, str]
-    children: list["Node | str"] = field(default_factory=list)
+    children: list[Node | str] = field(default_factory=list)
 
     @property
     def classes(self) -> set[str]:
@@ -41,7 +41,7 @@ class Node:
     def text(self) -> str:
         return "".join(c if isinstance(c, str) else c.text() for c in self.children)
 
-    def all(self, tag: str | None = None, cls: str | None = None) -> list["Node"]:
+    def all(self, tag: str | None = None, cls: str | None = None) -> list[Node]:
         found = []
         for c in self.children:
             if isinstance(c, Node):

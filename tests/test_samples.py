@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +137,7 @@ def _kinds(cell: str) -> frozenset[tuple[str, str]]:
     return frozenset((m[1], m[2]) for m in re.finditer(r"\b(shared|global) (load|store)s?\b", cell))
 
 
-@lru_cache(maxsize=None)
+@cache
 def verdict_rows() -> tuple[Row, ...]:
     rows = []
     for cells in _table_after(README.read_text(encoding="utf-8"), "## Verdict table"):
@@ -159,7 +159,7 @@ def verdict_rows() -> tuple[Row, ...]:
     return tuple(rows)
 
 
-@lru_cache(maxsize=None)
+@cache
 def file_rows() -> tuple[FileRow, ...]:
     out = []
     for cells in _table_after(README.read_text(encoding="utf-8"), "## Files"):
@@ -185,7 +185,7 @@ def literal_launch(launch_cell: str) -> tuple[int, int] | None:
 # ---------------------------------------------------------------------- running warplint
 
 
-@lru_cache(maxsize=None)
+@cache
 def report(file: str) -> dict[str, Any]:
     """The JSON document of one sample, as `warplint check --format json` prints it."""
     from analyzer.api import check_file

@@ -3,6 +3,7 @@ Content-Length framing on the server's stdin and stdout."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import queue
@@ -11,8 +12,6 @@ import sys
 import threading
 from pathlib import Path
 from typing import Any
-
-import importlib.util
 
 import pytest
 

@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analyzer.analysis.launch import launch_configs
+import test_lanes
 from analyzer.analysis.kernel import analyze_kernel
+from analyzer.analysis.launch import launch_configs
 from analyzer.api import Options, check_file, simulate_file
 from analyzer.arch import get_arch
 from analyzer.cli import main
@@ -27,8 +28,6 @@ from analyzer.sim.run import SimOptions, sample_blocks, simulate_kernel
 from analyzer.sim.verify import compare
 from analyzer.source.preprocess import preprocess
 from analyzer.syntax.parse import parse
-
-import test_lanes
 
 ARCH = get_arch("sm_90")
 REPO = Path(__file__).resolve().parents[1]

@@ -549,7 +549,7 @@ def test_simplified_expressions_evaluate_like_c_for_non_negative_index_arithmeti
             a, b = fa(env), fb(env)
             if a < 0 or b < 0:
                 raise ArithmeticError  # outside the contract: index arithmetic is non-negative
-            if op in ("/", "%") and b == 0 or op in ("<<", ">>") and b > 8:
+            if (op in ("/", "%") and b == 0) or (op in ("<<", ">>") and b > 8):
                 raise ArithmeticError
             return {
                 "+": a + b,

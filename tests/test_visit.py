@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.arch import get_arch
+from analyzer.analysis import symbolic as S
 from analyzer.analysis.interpret import Ctx, Interpreter
 from analyzer.analysis.results import LaunchConfig
-from analyzer.analysis import symbolic as S
+from analyzer.arch import get_arch
 from analyzer.diagnostics import Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T

@@ -226,7 +226,7 @@ def _row(kernel: str, base: int, d: dict[str, str]) -> SassRow:
     )
 
 
-def parse_cuda_sass_csv(text: str) -> list["MeasuredAccess"]:
+def parse_cuda_sass_csv(text: str) -> list[MeasuredAccess]:
     """Memory instructions from `ncu --page source --csv --print-source cuda,sass`.
 
     That view lists each CUDA line ("Line No" set) followed by its SASS instructions

@@ -66,7 +66,7 @@ def _dims_problem(v: Value, block: bool) -> str | None:
 def _launch_problem(stmt: N.LaunchStmt, kernel: str, grid: Value, block: Value, check_grid: bool) -> Diagnostic | None:
     """WL907 at a host launch whose grid or block CUDA refuses (the launch is not analysed)."""
     for i, (what, value) in enumerate((("grid", grid), ("block", block))):
-        if i == 0 and not check_grid or i >= len(stmt.config):
+        if (i == 0 and not check_grid) or i >= len(stmt.config):
             continue
         problem = _dims_problem(value, block=i == 1)
         if problem is not None:

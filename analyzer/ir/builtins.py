@@ -23,11 +23,11 @@ from analyzer.records import record
 
 __all__ = [
     "BUILTINS",
+    "VARIABLE_KINDS",
     "BuiltinKind",
     "BuiltinSpec",
     "MemoryEffect",
     "ResultType",
-    "VARIABLE_KINDS",
     "call_result_varies",
     "fixed_type",
     "is_barrier_statement",

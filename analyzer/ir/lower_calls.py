@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from analyzer.diagnostics import Span
 from analyzer.ir import builtins
 from analyzer.ir import nodes as N
-from analyzer.ir.builtins import BuiltinKind, MemoryEffect
 from analyzer.ir import types as T
+from analyzer.ir.builtins import BuiltinKind, MemoryEffect
 from analyzer.ir.lower_expressions import ExpressionLowering
 from analyzer.ir.lower_scopes import LoweringError, Scope
 from analyzer.ir.nodes import OpaqueKind

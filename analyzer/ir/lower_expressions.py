@@ -11,7 +11,8 @@ A layer of `analyzer.ir.lower.Lowerer` over `ScopesAndTypes` (see `lower_scopes`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from analyzer.diagnostics import Span
 from analyzer.ir import builtins

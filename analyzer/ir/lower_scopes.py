@@ -18,7 +18,8 @@ in an `if TYPE_CHECKING:` block.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from analyzer.diagnostics import Diagnostic, Severity, Span
 from analyzer.ir import nodes as N

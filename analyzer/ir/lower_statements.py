@@ -12,7 +12,8 @@ A layer of `analyzer.ir.lower.Lowerer` over `CallLowering` (see `lower_scopes` f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from analyzer.ir import builtins
 from analyzer.ir import nodes as N

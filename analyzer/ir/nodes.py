@@ -8,8 +8,9 @@ read only this IR, never the AST.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from analyzer.diagnostics import Diagnostic, Span
 from analyzer.ir.types import CType
@@ -131,7 +132,7 @@ class Cast(Expr):
 
 @record(frozen=False, eq=False)
 class Load(Expr):
-    access: "Access"
+    access: Access
     type: CType
     span: Span
 
@@ -144,7 +145,7 @@ class Call(Expr):
     args: tuple[Expr, ...]
     type: CType
     span: Span
-    atomic: "Access | None" = None  # atomicAdd(&a[i], v): the memory access it makes
+    atomic: Access | None = None  # atomicAdd(&a[i], v): the memory access it makes
 
 
 class OpaqueKind(StrEnum):
@@ -356,7 +357,7 @@ class Module:
 _NOT_CHILDREN = frozenset({"type", "span", "var", "access"})
 
 
-def sub_expressions(e: "Expr") -> Iterator["Expr"]:
+def sub_expressions(e: Expr) -> Iterator[Expr]:
     """The expressions directly inside `e` (operands, arguments, fields), not the access
     of a `Load` (its address is `e.access.address`) nor variables' declarations."""
     for slot in getattr(type(e), "__slots__", ()):

@@ -20,7 +20,8 @@ chains and per-module dicts this replaced.
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from analyzer.ir import nodes as N
 

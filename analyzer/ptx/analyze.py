@@ -14,8 +14,9 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_right
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from analyzer.analysis.results import KernelAnalysis, LaunchConfig
 from analyzer.arch import Architecture

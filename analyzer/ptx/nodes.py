@@ -9,8 +9,9 @@ Sequences are tuples so that a parsed module cannot be changed in place.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator, NamedTuple, Union
+from typing import NamedTuple, Union
 
 from analyzer.diagnostics import Diagnostic
 

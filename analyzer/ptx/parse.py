@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 import re
 import struct
-from functools import lru_cache
+from functools import cache
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
@@ -81,7 +81,7 @@ class PtxSyntaxError(Exception):
 # ---------------------------------------------------------------- the parser
 
 
-@lru_cache(maxsize=None)
+@cache
 def ptx_parser(strict: bool = False, tree: bool = False) -> Lark:
     """The LALR parser for PTX, built once per process and cached on disk by the grammar's hash.
 
@@ -178,7 +178,7 @@ SPECIAL_REGISTERS = (
         %clock %clock_hi %clock64 %globaltimer %globaltimer_lo %globaltimer_hi
         %total_smem_size %aggr_smem_size %dynamic_smem_size %current_graph_exec
         %reserved_smem_offset_begin %reserved_smem_offset_end %reserved_smem_offset_cap
-        %reserved_smem_offset_0 %reserved_smem_offset_1""".split()
+        %reserved_smem_offset_0 %reserved_smem_offset_1""".split()  # noqa: SIM905 - a word list reads best as one string
     )
     | frozenset(f"%pm{i}" for i in range(8))
     | frozenset(f"%pm{i}_64" for i in range(8))
@@ -255,7 +255,7 @@ def _array_size(dims: tuple) -> int | None:
 class _Insn:
     """An instruction before its function knows which `.loc` is in effect."""
 
-    __slots__ = ("opcode", "predicate", "operands", "line")
+    __slots__ = ("line", "opcode", "operands", "predicate")
 
     def __init__(self, opcode, predicate, operands, line):
         self.opcode = opcode
@@ -265,7 +265,7 @@ class _Insn:
 
 
 class _Loc:
-    __slots__ = ("loc", "inlined_at", "function_name")
+    __slots__ = ("function_name", "inlined_at", "loc")
 
     def __init__(self, loc, inlined_at, function_name):
         self.loc = loc

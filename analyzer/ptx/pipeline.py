@@ -20,15 +20,16 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any, Iterator
+from typing import Any
 
 from analyzer.arch import Architecture
 from analyzer.diagnostics import Diagnostic, Location, Severity
 
 __all__ = [
-    "EntryFailure",
     "NVCC_TIMEOUT",
+    "EntryFailure",
     "NvccProblem",
     "ParsedPtx",
     "PtxSource",

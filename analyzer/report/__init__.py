@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from analyzer.arch import DEFAULT_ARCH
 from analyzer.records import record

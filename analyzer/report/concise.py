@@ -8,7 +8,8 @@ Paths are those of the text report (relative to the current folder when below it
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from analyzer.report import Record, display_path, records
 

@@ -13,7 +13,8 @@ and `%2C`, since they separate properties.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from analyzer.report import Record, display_path, records, repository_root, source_path
 

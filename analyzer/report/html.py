@@ -14,7 +14,8 @@ from __future__ import annotations
 import html
 import os
 from collections import defaultdict
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from analyzer.report import display_path, finding_detail, kernel_name, severity_name
 

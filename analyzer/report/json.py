@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import analyzer
 from analyzer.arch import DEFAULT_ARCH

@@ -13,7 +13,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from analyzer.report import Record, display_path, records
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 from urllib.parse import quote
 
 import analyzer

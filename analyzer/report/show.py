@@ -15,8 +15,9 @@ show adds up to the reported cost. Colour (ANSI) only when asked for.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from analyzer.report import display_path
 
@@ -60,8 +61,7 @@ def accesses_at(report: Any, line: int, column: int | None = None) -> list[Shown
                 continue
             if column is not None and not (
                 loc.column <= column < max(loc.end_column, loc.column + 1)
-                or loc.end_line > loc.line
-                and column >= loc.column
+                or (loc.end_line > loc.line and column >= loc.column)
             ):
                 continue
             key = (cost.span, cost.via, cost.op, cost.lane_addresses, cost.per_request, analysis.launch.block)

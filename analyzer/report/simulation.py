@@ -7,7 +7,8 @@ before the reporters and never imports them.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from analyzer.report import display_path, kernel_name
 

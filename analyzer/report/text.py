@@ -14,7 +14,8 @@ current folder when the file lies below it.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from analyzer.report import display_path, finding_detail, kernel_name, severity_name
 

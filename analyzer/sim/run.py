@@ -30,8 +30,8 @@ from analyzer.arch import Architecture
 from analyzer.budget import SIMULATION_FLOOR, Budget
 from analyzer.diagnostics import Span
 from analyzer.ir import nodes as N
-from analyzer.ir.nodes import Space
 from analyzer.ir import types as T
+from analyzer.ir.nodes import Space
 from analyzer.sim.memory import Memory
 from analyzer.sim.warp import BarrierProblem, BlockInterpreter, StepBudgetExceeded
 
@@ -40,7 +40,7 @@ DEFAULT_BUDGET = Budget().simulation  # steps per launch before the run is stopp
 BATCH_THREADS = 8192  # threads simulated together (several blocks at once when they are small)
 COSTED = ("shared", "global")
 
-__all__ = ["SimOptions", "Simulation", "simulate_kernel", "sample_blocks"]
+__all__ = ["SimOptions", "Simulation", "sample_blocks", "simulate_kernel"]
 
 
 @dataclass

@@ -15,8 +15,9 @@ toward zero, and a division by zero gives 0 instead of a trap.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -81,7 +81,7 @@ def looks_binary(probe: bytes) -> bool:
 class SplicedFile:
     """One original file: its text with line splices removed, and how to map back."""
 
-    __slots__ = ("path", "key", "index", "original", "text", "splices", "removed", "source")
+    __slots__ = ("index", "key", "original", "path", "removed", "source", "splices", "text")
 
     def __init__(self, path: str, key: str, text: str) -> None:
         if text.startswith("\ufeff"):
@@ -126,7 +126,7 @@ class SplicedFile:
 class OpenConditional:
     """One open `#if` group."""
 
-    __slots__ = ("taken", "else_seen", "start", "end", "name")
+    __slots__ = ("else_seen", "end", "name", "start", "taken")
 
     def __init__(self, taken: bool, start: int, end: int, name: str) -> None:
         self.taken = taken  # some branch of the group has been (or is being) taken
@@ -137,7 +137,7 @@ class OpenConditional:
 class FileContext:
     """A file being read: position, open conditionals, include-guard detection."""
 
-    __slots__ = ("file", "pos", "conds", "guard", "guard_name", "guard_end")
+    __slots__ = ("conds", "file", "guard", "guard_end", "guard_name", "pos")
 
     def __init__(self, file: SplicedFile) -> None:
         self.file = file

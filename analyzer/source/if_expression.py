@@ -9,7 +9,7 @@ An invalid expression raises `ExpressionError`, which the caller reports.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from analyzer.source.tokens import CHR, ID, NUM, PUNCT, PPToken
 

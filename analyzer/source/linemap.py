@@ -20,8 +20,8 @@ segments, never to the number of characters (pycodestyle maps logical lines the 
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from itertools import accumulate
-from typing import Sequence
 
 from analyzer.diagnostics import Location, Span
 from analyzer.records import record
@@ -40,7 +40,7 @@ class SourceFile:
     length: int  # number of characters in the file
 
     @classmethod
-    def from_text(cls, path: str, text: str) -> "SourceFile":
+    def from_text(cls, path: str, text: str) -> SourceFile:
         lengths = [len(line) + 1 for line in text.split("\n")]
         lengths.pop()
         return cls(path, tuple(accumulate(lengths, initial=0)), len(text))
@@ -61,7 +61,7 @@ class SourceFile:
 class LineMap:
     """Resolves offsets into one preprocessed text to positions in the original files."""
 
-    __slots__ = ("_files", "_starts", "_file", "_orig", "_kind", "_end", "_length")
+    __slots__ = ("_end", "_file", "_files", "_kind", "_length", "_orig", "_starts")
 
     def __init__(
         self,
@@ -87,7 +87,7 @@ class LineMap:
         self._length = length
 
     @classmethod
-    def identity(cls, text: str, path: str = "<input>") -> "LineMap":
+    def identity(cls, text: str, path: str = "<input>") -> LineMap:
         """The map of a text that was not preprocessed: every offset maps to itself."""
         files = [SourceFile.from_text(path, text)]
         if not text:

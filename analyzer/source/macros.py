@@ -12,7 +12,8 @@ It is a mixin of `analyzer.source.preprocess.Preprocessor` (see `PreprocessorSta
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from analyzer import budget
 from analyzer.diagnostics import Severity
@@ -60,7 +61,7 @@ OBJECT, FUNCTION, DYNAMIC, OPERATOR = "object", "function", "dynamic", "operator
 class Macro:
     """A macro definition. `body` holds (kind, text, ws, parameter index or -1)."""
 
-    __slots__ = ("name", "kind", "params", "variadic", "body", "expand", "plain", "origin", "_text")
+    __slots__ = ("_text", "body", "expand", "kind", "name", "origin", "params", "plain", "variadic")
 
     def __init__(self, name, kind, params=(), variadic=False, body=(), origin=None):
         self.name = name
@@ -99,7 +100,7 @@ class Macro:
         location = self.origin[0].location(self.origin[1], self.origin[2])
         return f"{location.path}:{location.line}:{location.column}"
 
-    def same_as(self, other: "Macro") -> bool:
+    def same_as(self, other: Macro) -> bool:
         def shape(m: Macro):
             return (m.kind, m.params, m.variadic, [(k, t, ws and i > 0) for i, (k, t, ws, _) in enumerate(m.body)])
 
@@ -120,9 +121,9 @@ class ExpansionTooLarge(Exception):
 class _Job:
     """One expansion in progress: the top-level one, or the pre-expansion of an argument."""
 
-    __slots__ = ("stack", "out", "reader", "wait")
+    __slots__ = ("out", "reader", "stack", "wait")
 
-    def __init__(self, stack: list[PPToken], reader: "ArgumentReader | None") -> None:
+    def __init__(self, stack: list[PPToken], reader: ArgumentReader | None) -> None:
         self.stack = stack  # pending tokens, next one last
         self.out: list[PPToken] = []
         self.reader = reader
@@ -132,7 +133,7 @@ class _Job:
 class _Wait:
     """A function-like macro invocation waiting for its arguments' pre-expansion."""
 
-    __slots__ = ("macro", "args", "needed", "k", "results", "hide", "ws")
+    __slots__ = ("args", "hide", "k", "macro", "needed", "results", "ws")
 
     def __init__(self, macro, args, needed, hide, ws):
         self.macro, self.args, self.needed, self.hide, self.ws = macro, args, needed, hide, ws
@@ -143,9 +144,9 @@ class _Wait:
 class ArgumentReader:
     """Tokens read on from a file's text while collecting a macro use's arguments."""
 
-    __slots__ = ("pp", "context", "pos", "last_end")
+    __slots__ = ("context", "last_end", "pos", "pp")
 
-    def __init__(self, pp: "Preprocessor", context: FileContext, pos: int) -> None:
+    def __init__(self, pp: Preprocessor, context: FileContext, pos: int) -> None:
         self.pp = pp
         self.context = context
         self.pos = pos

@@ -30,8 +30,8 @@ This module is the driver and the entry points; the rest of the stage lives besi
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Callable, Mapping, Sequence
 
 from analyzer import budget
 from analyzer.diagnostics import Diagnostic, Location, Severity
@@ -61,7 +61,7 @@ from analyzer.source.tokens import (
     needs_space,
 )
 
-__all__ = ["Comment", "Preprocessed", "preprocess", "preprocess_file", "PREDEFINED_MACROS"]
+__all__ = ["PREDEFINED_MACROS", "Comment", "Preprocessed", "preprocess", "preprocess_file"]
 
 #: Object-like macros defined before the first line (nvcc's device pass for sm_90).
 PREDEFINED_MACROS: Mapping[str, str] = MappingProxyType(
@@ -131,7 +131,7 @@ class Preprocessor(DirectiveRunner, MacroExpander):
             if value is None:
                 name, eq, value = name.partition("=")
                 value = value if eq else "1"
-            lines.append(f"#define {name.strip()} {str(value)}".replace("\n", " ").replace("\r", " "))
+            lines.append(f"#define {name.strip()} {value!s}".replace("\n", " ").replace("\r", " "))
         self._run_directives("<command-line>", "\n".join(lines))
         self.quiet = False
 

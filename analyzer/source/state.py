@@ -14,7 +14,8 @@ the whole state around or reach back into the driver, and the hot loops keep rea
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import TYPE_CHECKING, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from analyzer.diagnostics import Diagnostic, Location, Severity
 from analyzer.source.files import FileContext, SplicedFile, read_text_file

@@ -10,7 +10,7 @@ arguments), the `PPToken` they give, and how tokens are spelled back as text
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 _HWS = r"[ \t\f\v\r]"
 _BLOCK = r"/\*[^*]*\*+(?:[^/*][^*]*\*+)*/|/\*[\s\S]*"  # the second alternative: unterminated
@@ -63,7 +63,7 @@ SPLICE = re.compile(r"\\[ \t\f\v]*\r?\n")
 ID, NUM, STR, CHR, PUNCT, OTHER, PLACEMARKER = "id", "num", "str", "chr", "punct", "other", "pm"
 KIND_OF_GROUP = {"id": ID, "num": NUM, "str": STR, "raw": STR, "chr": CHR, "punct": PUNCT, "other": OTHER}
 
-_PASTES = frozenset("++ -- += -= *= /= %= &= |= ^= -> << >> <= >= == != && || :: ## .. // /* .* %: <: :> <% %>".split())
+_PASTES = frozenset("++ -- += -= *= /= %= &= |= ^= -> << >> <= >= == != && || :: ## .. // /* .* %: <: :> <% %>".split())  # noqa: SIM905 - one string of tokens reads best
 
 
 _NEUTRAL = frozenset(" \t\n\r\f\v()[]{},;~?")
@@ -85,7 +85,7 @@ def needs_space(a: str, b: str) -> bool:
 class PPToken:
     """A preprocessing token. `ws`: whitespace before it; `hide`: its hide set."""
 
-    __slots__ = ("kind", "text", "ws", "hide", "pos")
+    __slots__ = ("hide", "kind", "pos", "text", "ws")
 
     def __init__(self, kind: str, text: str, ws: bool = False, hide: frozenset = frozenset(), pos: int = -1):
         self.kind = kind

@@ -7,7 +7,8 @@ preprocessed text). Fields marked with `child()` hold sub-nodes; the others are 
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from analyzer.diagnostics import Span
 from analyzer.records import field, fields, record
@@ -24,7 +25,7 @@ def child(default: Any = ...) -> Any:
 class Node:
     span: Span
 
-    def children(self) -> Iterator[tuple[str, "Node"]]:
+    def children(self) -> Iterator[tuple[str, Node]]:
         for f in fields(self):  # type: ignore[arg-type]
             if not f.metadata.get("child"):
                 continue
@@ -36,7 +37,7 @@ class Node:
                     if isinstance(item, Node):
                         yield f"{f.name}[{i}]", item
 
-    def walk(self) -> Iterator["Node"]:
+    def walk(self) -> Iterator[Node]:
         """This node and every node below it, depth first, in source order."""
         stack: list[Node] = [self]
         while stack:
@@ -61,7 +62,7 @@ class Node:
 # ----------------------------------------------------------------------------- types
 @record
 class Alignment(Node):
-    value: "Expr" = child()
+    value: Expr = child()
     span: Span = field(default=Span(0, 0))
 
 
@@ -71,9 +72,9 @@ class TypeSpec(Node):
 
     names: tuple[str, ...]  # keywords or a type name, e.g. ("unsigned", "int") or ("float3",)
     span: Span
-    struct: "StructDef | None" = child(None)
-    enum: "EnumDef | None" = child(None)
-    template_args: tuple["Node", ...] = child(())
+    struct: StructDef | None = child(None)
+    enum: EnumDef | None = child(None)
+    template_args: tuple[Node, ...] = child(())
 
     @property
     def text(self) -> str:
@@ -87,7 +88,7 @@ class DeclSpecs(Node):
     type: TypeSpec = child()
     span: Span = field(default=Span(0, 0))
     alignments: tuple[Alignment, ...] = child(())
-    launch_bounds: tuple["Expr", ...] = child(())
+    launch_bounds: tuple[Expr, ...] = child(())
 
 
 @record
@@ -104,11 +105,11 @@ class Declarator(Node):
     ]  # ("pointer", quals) ("reference", ()) ("array", Expr|None) ("function", params)
     span: Span
     alignments: tuple[Alignment, ...] = child(())
-    constructor_args: tuple["Expr", ...] = child(())
-    array_sizes: tuple["Expr | None", ...] = ()
+    constructor_args: tuple[Expr, ...] = child(())
+    array_sizes: tuple[Expr | None, ...] = ()
 
     @property
-    def params(self) -> tuple["Param", ...] | None:
+    def params(self) -> tuple[Param, ...] | None:
         for kind, value in self.derivations:
             if kind == "function":
                 return value
@@ -138,7 +139,7 @@ class Param(Node):
 @record
 class InitDeclarator(Node):
     declarator: Declarator = child()
-    init: "Expr | None" = child(None)
+    init: Expr | None = child(None)
     span: Span = field(default=Span(0, 0))
 
 
@@ -161,7 +162,7 @@ class StructDef(Node):
 @record
 class Enumerator(Node):
     name: str
-    value: "Expr | None" = child(None)
+    value: Expr | None = child(None)
     span: Span = field(default=Span(0, 0))
 
 
@@ -185,7 +186,7 @@ class TemplateParam(Node):
 class FunctionDef(Node):
     specs: DeclSpecs = child()
     declarator: Declarator = child()
-    body: "Compound" = child()
+    body: Compound = child()
     span: Span = field(default=Span(0, 0))
     template_params: tuple[TemplateParam, ...] = child(())
 
@@ -211,13 +212,13 @@ class ExplicitInstantiation(Node):
     `name` is instantiated with `template_args`."""
 
     name: str = ""
-    template_args: tuple["Node", ...] = child(())
+    template_args: tuple[Node, ...] = child(())
     span: Span = field(default=Span(0, 0))
 
 
 @record
 class StaticAssert(Node):
-    condition: "Expr" = child()
+    condition: Expr = child()
     span: Span = field(default=Span(0, 0))
 
 
@@ -249,7 +250,7 @@ class Compound(Stmt):
 
 @record
 class ExprStmt(Stmt):
-    expr: "Expr | None" = child(None)
+    expr: Expr | None = child(None)
     span: Span = field(default=Span(0, 0))
 
 
@@ -261,7 +262,7 @@ class DeclStmt(Stmt):
 
 @record
 class If(Stmt):
-    cond: "Expr" = child()
+    cond: Expr = child()
     then: Stmt = child()
     otherwise: Stmt | None = child(None)
     span: Span = field(default=Span(0, 0))
@@ -270,15 +271,15 @@ class If(Stmt):
 @record
 class For(Stmt):
     init: Stmt | None = child(None)
-    cond: "Expr | None" = child(None)
-    step: "Expr | None" = child(None)
+    cond: Expr | None = child(None)
+    step: Expr | None = child(None)
     body: Stmt = child(None)
     span: Span = field(default=Span(0, 0))
 
 
 @record
 class While(Stmt):
-    cond: "Expr" = child()
+    cond: Expr = child()
     body: Stmt = child()
     span: Span = field(default=Span(0, 0))
 
@@ -286,26 +287,26 @@ class While(Stmt):
 @record
 class DoWhile(Stmt):
     body: Stmt = child()
-    cond: "Expr" = child()
+    cond: Expr = child()
     span: Span = field(default=Span(0, 0))
 
 
 @record
 class Switch(Stmt):
-    expr: "Expr" = child()
+    expr: Expr = child()
     body: Compound = child()
     span: Span = field(default=Span(0, 0))
 
 
 @record
 class CaseLabel(Stmt):
-    value: "Expr | None" = child(None)  # None for default
+    value: Expr | None = child(None)  # None for default
     span: Span = field(default=Span(0, 0))
 
 
 @record
 class Return(Stmt):
-    value: "Expr | None" = child(None)
+    value: Expr | None = child(None)
     span: Span = field(default=Span(0, 0))
 
 

@@ -177,9 +177,7 @@ class ToAst:
                 bounds = value
             else:
                 type_span = span if type_span is None else type_span.cover(span)
-                if kind == "basic":
-                    names.append(value)
-                elif kind == "named":
+                if kind == "basic" or kind == "named":
                     names.append(value)
                 elif kind == "template":
                     names.append(value.name)
@@ -544,7 +542,7 @@ class ToAst:
     inc_op = unary_op = assign_op = alignof = _op
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ast_methods() -> dict[str, Any]:
     """Rule name -> the plain function of `ToAst` that builds its node."""
     methods = {}

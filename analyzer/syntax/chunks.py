@@ -55,19 +55,19 @@ class _Splitter:
     (the significant tokens before its first `{`) of the declaration being read."""
 
     __slots__ = (
-        "text",
-        "chunks",
-        "diags",
-        "depth",
-        "paren",
-        "open_scopes",
         "base",
-        "chunk_start",
-        "head",
         "body_is_function",
         "body_open_depth",
-        "prev",
+        "chunk_start",
+        "chunks",
+        "depth",
+        "diags",
+        "head",
         "head_assigns",
+        "open_scopes",
+        "paren",
+        "prev",
+        "text",
         "too_deep",
     )
 

@@ -19,7 +19,8 @@ positions with lark's parser.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from analyzer.syntax.tables import INLINE, PASS, LexContext, RuleSpec, Tables
 
@@ -33,7 +34,7 @@ class Token(str):
     start_pos: int
     end_pos: int
 
-    def __new__(cls, type_: str, value: str, start_pos: int, end_pos: int) -> "Token":
+    def __new__(cls, type_: str, value: str, start_pos: int, end_pos: int) -> Token:
         tok = str.__new__(cls, value)
         tok.type = type_
         tok.value = value
@@ -42,7 +43,7 @@ class Token(str):
         return tok
 
     @classmethod
-    def new_borrow_pos(cls, type_: str, value: str, borrow: "Token") -> "Token":
+    def new_borrow_pos(cls, type_: str, value: str, borrow: Token) -> Token:
         return cls(type_, value, borrow.start_pos, borrow.end_pos)
 
     def __repr__(self) -> str:
@@ -69,7 +70,7 @@ class Meta:
     as lark's `Meta` with propagated positions: the first kept or dropped symbol's start to the
     last one's end; `empty` for a rule that matched nothing)."""
 
-    __slots__ = ("start_pos", "end_pos", "empty")
+    __slots__ = ("empty", "end_pos", "start_pos")
 
     def __init__(self, start_pos: int | None, end_pos: int | None) -> None:
         self.start_pos = start_pos

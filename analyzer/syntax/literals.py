@@ -7,7 +7,6 @@ separators (`1'000`) are dropped here; the type a suffix gives is lowering's bus
 
 from __future__ import annotations
 
-
 INT_BITS = 64  # the widest integer type: a literal wider than this keeps its low 64 bits
 
 

@@ -53,19 +53,19 @@ LARGE_INITIALIZER_CHARS = 64_000
 # ----------------------------------------------------------------------------- grammar loading
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cuda_tables() -> parse_tables.Tables:
     """The LALR tables of cuda.lark: loaded from the cache, or built with lark once and cached."""
     return parse_tables.load("cuda.lark", CudaPostLexer.always_accept)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _driver() -> Parser:
     return Parser(cuda_tables(), with_extents=OPERATOR_CHAINS)
 
 
-@functools.lru_cache(maxsize=None)
-def cuda_parser(strict: bool = False) -> "Lark":
+@functools.cache
+def cuda_parser(strict: bool = False) -> Lark:
     """lark's own LALR parser for cuda.lark, with positions and the postlexer: what the tests
     check the grammar with (strict mode) and compare the table driver with. `parse` does not
     use it; `analyzer.syntax.tables` builds its tables with lark on its own."""

@@ -12,7 +12,8 @@ buffering tokens, so the contextual lexer stays in step with the parser.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from analyzer.records import field, record
 from analyzer.syntax.lalr import Token
@@ -25,7 +26,7 @@ KEYWORDS = frozenset(
     static_cast reinterpret_cast const_cast dynamic_cast alignas alignof decltype explicit mutable
     noexcept override final static_assert __global__ __device__ __host__ __shared__ __constant__
     __managed__ __forceinline__ __noinline__ __restrict__ __restrict __inline__ __align__
-    __launch_bounds__ __attribute__ __alignof__ _Bool""".split()
+    __launch_bounds__ __attribute__ __alignof__ _Bool""".split()  # noqa: SIM905 - a word list reads best as one string
 )
 
 _BUILTIN_TYPES = frozenset(
@@ -33,7 +34,7 @@ _BUILTIN_TYPES = frozenset(
     int64_t uint64_t uint ushort uchar ulong dim3 cudaError_t cudaStream_t cudaEvent_t __half half
     __half2 half2 __nv_bfloat16 __nv_bfloat162 nv_bfloat16 cudaDeviceProp cudaEvent cudaArray
     cudaTextureObject_t cudaSurfaceObject_t cudaChannelFormatDesc cudaExtent cudaPitchedPtr
-    cudaMemcpy3DParms FILE clock_t time_t va_list""".split()
+    cudaMemcpy3DParms FILE clock_t time_t va_list""".split()  # noqa: SIM905 - a word list reads best as one string
 )
 _VECTOR_BASES = (
     "char",
@@ -79,16 +80,16 @@ class _Declaration:
     """What the post-lexer remembers while one top-level declaration goes by."""
 
     __slots__ = (
-        "local_types",
         "depth_at_start",
-        "prev",
         "in_template_params",
+        "local_types",
+        "paren_depth",
+        "prev",
+        "struct_paren",
+        "struct_pending",
+        "template_entity_pending",
         "typedef_depth",
         "typedef_last",
-        "struct_pending",
-        "struct_paren",
-        "template_entity_pending",
-        "paren_depth",
     )
 
     def __init__(self, local_types: set[str], depth_at_start: int) -> None:
@@ -146,13 +147,8 @@ class CudaPostLexer:
         """An identifier: TYPE_NAME, TEMPLATE_NAME, or left as it is; a name declared as a type
         (`struct S`, `using S =`, a typedef's name) is added to the table."""
         prev = state.prev
-        if (
-            prev is not None
-            and prev.value in ("struct", "class", "union", "enum")
-            and prev.type != "IDENTIFIER"
-            or (
-                state.struct_pending and state.paren_depth == state.struct_paren  # not a name inside `alignas(double2)`
-            )
+        if (prev is not None and prev.value in ("struct", "class", "union", "enum") and prev.type != "IDENTIFIER") or (
+            state.struct_pending and state.paren_depth == state.struct_paren  # not a name inside `alignas(double2)`
         ):
             return self._tag_name(tok, state)
         value = tok.value
@@ -260,7 +256,7 @@ class CudaPostLexer:
 
     def _followed_by_member_access(self, tok: Token) -> bool:
         m = NEXT_CHAR.match(self.text, tok.end_pos)
-        return bool(m and (m.group(1) == "-" and m.group(2) == ">" or m.group(1) == "." and m.group(2) != "."))
+        return bool(m and ((m.group(1) == "-" and m.group(2) == ">") or (m.group(1) == "." and m.group(2) != ".")))
 
     def _followed_by_identifier(self, tok: Token) -> bool:
         m = _WORD.match(self.text, tok.end_pos)

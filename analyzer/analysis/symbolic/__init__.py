@@ -36,6 +36,9 @@ are the interface; the modules are how it is built):
 - `compiled`: `compile_values`, many expressions evaluated by one generated function.
 """
 
+from analyzer.analysis.symbolic.bits import bitand, bitor, bitxor, shl, shr
+from analyzer.analysis.symbolic.compiled import compile_values
+from analyzer.analysis.symbolic.division import floordiv, mod
 from analyzer.analysis.symbolic.expressions import (
     MAX_DEPTH,
     MAX_MONOMIALS,
@@ -52,9 +55,6 @@ from analyzer.analysis.symbolic.expressions import (
     sym,
     unknown,
 )
-from analyzer.analysis.symbolic.bits import bitand, bitor, bitxor, shl, shr
-from analyzer.analysis.symbolic.compiled import compile_values
-from analyzer.analysis.symbolic.division import floordiv, mod
 from analyzer.analysis.symbolic.logic import (
     compare,
     logical_and,
@@ -75,40 +75,40 @@ from analyzer.analysis.symbolic.queries import (
 )
 
 __all__ = [
-    "Expr",
+    "MAX_DEPTH",
+    "MAX_MONOMIALS",
     "Atom",
+    "Expr",
+    "Origin",
     "Symbol",
     "Term",
-    "Unknown",
-    "Origin",
     "UnboundSymbol",
+    "Unknown",
     "UnknownValue",
-    "const",
-    "sym",
-    "unknown",
-    "floordiv",
-    "mod",
-    "shl",
-    "shr",
+    "affine_in",
     "bitand",
     "bitor",
     "bitxor",
-    "minimum",
-    "maximum",
-    "select",
-    "compare",
-    "logical_and",
-    "logical_or",
-    "logical_not",
-    "is_unknown",
-    "unknowns",
-    "single_atom",
-    "conjuncts",
-    "affine_in",
-    "residues",
-    "coefficient_gcd",
     "bounds",
+    "coefficient_gcd",
+    "compare",
     "compile_values",
-    "MAX_MONOMIALS",
-    "MAX_DEPTH",
+    "conjuncts",
+    "const",
+    "floordiv",
+    "is_unknown",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "maximum",
+    "minimum",
+    "mod",
+    "residues",
+    "select",
+    "shl",
+    "shr",
+    "single_atom",
+    "sym",
+    "unknown",
+    "unknowns",
 ]

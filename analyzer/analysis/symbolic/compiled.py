@@ -8,7 +8,7 @@ address costs a call instead of a walk over the expression.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from analyzer.analysis.symbolic.expressions import MAX_SHIFT, Atom, Expr, Symbol, Term, c_div, c_mod
 
@@ -95,7 +95,7 @@ def _cc_atom(a: Atom, args: Mapping[str, str]) -> str:
     raise _NotCompilable(op)
 
 
-def compile_values(exprs: Sequence["Expr | None"], names: Sequence[str]) -> Callable[..., tuple]:
+def compile_values(exprs: Sequence[Expr | None], names: Sequence[str]) -> Callable[..., tuple]:
     """A function of ``names`` (positional ints) returning the value of every expression
     in ``exprs`` with C semantics, as `evaluate` would, but without building expressions:
     for the inner loops that evaluate the same lane expressions for many values of a few

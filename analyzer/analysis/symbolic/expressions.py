@@ -17,8 +17,8 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+from collections.abc import Callable, Mapping
 from enum import StrEnum
-from typing import Callable, Mapping
 
 from analyzer.budget import spend as _spend
 
@@ -65,7 +65,7 @@ def c_mod(a: int, b: int) -> int:
 class Atom:
     """A factor of a monomial.  `key` is a total, deterministic order; `free` the symbol names."""
 
-    __slots__ = ("key", "free", "depth")
+    __slots__ = ("depth", "free", "key")
     key: tuple
     free: frozenset[str]
     depth: int
@@ -82,9 +82,9 @@ class Symbol(Atom):
 
     __slots__ = ("name",)
     name: str
-    _table: dict[str, "Symbol"] = {}
+    _table: dict[str, Symbol] = {}
 
-    def __new__(cls, name: str) -> "Symbol":
+    def __new__(cls, name: str) -> Symbol:
         s = cls._table.get(name)
         if s is None:
             if not isinstance(name, str) or not name:
@@ -113,7 +113,7 @@ class Symbol(Atom):
 class Term(Atom):
     """An opaque operation ``op(args)``; built only through the module's constructors."""
 
-    __slots__ = ("op", "args", "_hash", "_bnd")
+    __slots__ = ("_bnd", "_hash", "args", "op")
     op: str
     args: tuple[Expr, ...]
     _hash: int
@@ -133,7 +133,7 @@ class Term(Atom):
     def __repr__(self) -> str:
         return f"Term({self.op!r}, {self.args!r})"
 
-    def subs(self, mapping: Mapping[str, "int | Expr"]) -> "Expr":
+    def subs(self, mapping: Mapping[str, int | Expr]) -> Expr:
         new = [a.subs(mapping) for a in self.args]
         if all(n is o for n, o in zip(new, self.args)):
             return new_expr({(self,): 1})
@@ -185,7 +185,7 @@ class Unknown(Term):
     `tag`: the text it prints as; `origin`: where it comes from; `lane_varying`: whether it
     may differ between the lanes of a warp (a value read at an address that does)."""
 
-    __slots__ = ("tag", "uid", "origin", "lane_varying")
+    __slots__ = ("lane_varying", "origin", "tag", "uid")
     tag: str
     uid: int
     origin: Origin
@@ -227,14 +227,14 @@ _EVAL_BINARY: dict[str, Callable[[int, int], int]] = {
 #: The constructor of each opaque operation, by its op: `Term.subs` rebuilds a term whose
 #: arguments changed with it. The modules that make opaque terms (division, bits, logic) add
 #: theirs when they are imported.
-REBUILD: dict[str, Callable[..., "Expr"]] = {}
+REBUILD: dict[str, Callable[..., Expr]] = {}
 
 _COMMUTATIVE = frozenset({"&", "|", "^", "min", "max", "==", "!=", "&&", "||", "*"})
 BOOLEAN_OPS = frozenset({"<", "<=", "==", "!=", "&&", "||"})
 _KEY = operator.attrgetter("key")
 
 
-def _raw_term(op: str, args: tuple["Expr", ...]) -> Term:
+def _raw_term(op: str, args: tuple[Expr, ...]) -> Term:
     t = object.__new__(Term)
     t.op = op
     t.args = args
@@ -269,7 +269,7 @@ def _raw_unknown(tag: str, uid: int, origin: Origin, lane_varying: bool) -> Unkn
     return u
 
 
-def term(op: str, args: tuple["Expr", ...]) -> "Expr":
+def term(op: str, args: tuple[Expr, ...]) -> Expr:
     """The expression consisting of the single opaque atom ``op(args)``."""
     if op in _COMMUTATIVE and len(args) == 2 and args[1].skey < args[0].skey:
         args = (args[1], args[0])
@@ -285,7 +285,7 @@ def term(op: str, args: tuple["Expr", ...]) -> "Expr":
 class Expr:
     """Immutable, hashable integer expression (canonical polynomial over atoms)."""
 
-    __slots__ = ("_p", "_c", "_h", "_free", "_skey", "_bnd", "_depth", "_str")
+    __slots__ = ("_bnd", "_c", "_depth", "_free", "_h", "_p", "_skey", "_str")
     _p: dict[tuple[Atom, ...], int]  # monomial -> coefficient, no zero coefficient
     _c: int | None  # the value when constant
     # remembered when first asked for: hash, free symbols, sort key, bounds, depth, text
@@ -296,7 +296,7 @@ class Expr:
     _depth: int | None
     _str: str | None
 
-    def __new__(cls, value: "int | Expr" = 0) -> "Expr":
+    def __new__(cls, value: int | Expr = 0) -> Expr:
         """``Expr(5)`` is ``const(5)``; other expressions come from `sym`, the operators and
         the module's functions."""
         return as_expr(value)
@@ -474,7 +474,7 @@ class Expr:
 
     # -- substitution and evaluation
 
-    def subs(self, mapping: Mapping[str, "int | Expr"]) -> "Expr":
+    def subs(self, mapping: Mapping[str, int | Expr]) -> Expr:
         """Replace symbols by ints or expressions and re-simplify."""
         if self._c is not None:
             return self

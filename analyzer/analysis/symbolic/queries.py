@@ -8,7 +8,7 @@ when an operand is known to be small).
 from __future__ import annotations
 
 import math
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from analyzer.analysis.symbolic.expressions import (
     BOOLEAN_OPS,
