@@ -197,10 +197,8 @@ def check_paths(
         else:
             severity = Severity.WARNING if problem == NO_CUDA_FILES else Severity.ERROR
             reports[i] = FileReport(path, [_at_top(path, problem, INPUT_ERROR, severity)])
-    done = 0
-    for i, report in _run_files([(plan[i][0], plan[i][2]) for i in todo], jobs, todo):
+    for done, (i, report) in enumerate(_run_files([(plan[i][0], plan[i][2]) for i in todo], jobs, todo), 1):
         reports[i] = report
-        done += 1
         if progress is not None:
             progress(done, len(todo))
     return [r for r in reports if r is not None]

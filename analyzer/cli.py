@@ -14,6 +14,7 @@ file is checked, so `--help` and `version` start at once.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import sys
@@ -339,10 +340,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     _skip_optional_lark_imports()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(AttributeError, ValueError):
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
-        except (AttributeError, ValueError):
-            pass
     try:
         return _main(args)
     except SystemExit as exit_:  # argparse: --help (0) and usage errors (2)

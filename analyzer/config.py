@@ -147,13 +147,8 @@ def load_config(path: str) -> Settings:
 
 
 def _parse_toml(path: str, text: str) -> dict[str, Any]:
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ImportError:
-            raise ConfigError(path, 1, 1, "reading TOML needs Python 3.11 or the tomli package") from None
+    import tomllib
+
     too_deep = _too_deep(text)
     if too_deep is not None:  # tomllib parses nesting by recursion: refuse it before it overflows
         raise ConfigError(

@@ -8,7 +8,7 @@ line numbers themselves.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 from analyzer.records import field, record
 
@@ -31,7 +31,7 @@ class Location:
     end_column: int  # 1-based, one past the last character
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
     NOTE = "note"

@@ -35,19 +35,10 @@ When to use which:
 from __future__ import annotations
 
 import operator
-import sys
 from collections.abc import Callable
 from operator import attrgetter
 from types import MappingProxyType
-from typing import Any
-
-if sys.version_info >= (3, 11):
-    from typing import dataclass_transform
-else:  # Python 3.10: only type checkers read the marker, and they know it from typing_extensions
-
-    def dataclass_transform(**_: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        return lambda decorator: decorator
-
+from typing import Any, dataclass_transform
 
 __all__ = ["Field", "field", "fields", "record", "replace"]
 
@@ -190,7 +181,7 @@ def _with_methods(cls: type, namespace: dict[str, Any]) -> type:
     for attr, value in namespace.items():
         if attr not in ("__dict__", "__weakref__") and cls.__dict__.get(attr, MISSING) is not value:
             setattr(cls, attr, value)
-    for name in cls.__dict__.get("__annotations__", {}):  # defaults kept as class attributes only
+    for name in cls.__dict__.get("__annotations__", {}):  # noqa: RUF063  (inspect costs start-up)  # defaults kept as class attributes only
         if isinstance(cls.__dict__.get(name), Field):
             delattr(cls, name)
     return cls
@@ -224,7 +215,7 @@ class _DataclassFields:
                 compare=f.compare,
             )
             real.name = f.name
-            real.type = owner.__dict__.get("__annotations__", {}).get(f.name, "")
+            real.type = owner.__dict__.get("__annotations__", {}).get(f.name, "")  # noqa: RUF063  (as above)
             real._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
             real.kw_only = False
             built[f.name] = real

@@ -54,7 +54,7 @@ def run_check(paths: list[str], includes: list[str], jobs: int, cwd: Path) -> di
     for inc in includes:
         cmd += ["-I", inc]
     done = subprocess.run(
-        cmd + ["--", *paths],
+        [*cmd, "--", *paths],
         capture_output=True,
         text=True,
         cwd=cwd,

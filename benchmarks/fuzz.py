@@ -23,6 +23,7 @@ whatever `--jobs` is, so a failure is found again with `--seed S --first N --cou
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -44,7 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from fuzz_inputs import Case, make_case
+from fuzz_inputs import Case, make_case  # noqa: E402  (benchmarks/ is not a package: found through sys.path above)
 
 #: An internal error as each format reports one (not the rule lists of SARIF and `rules`).
 INTERNAL_ERROR = re.compile(
@@ -188,10 +189,8 @@ def run(args: list[bytes], folder: Path, timeout: float, memory_mb: int) -> Outc
 
         def kill() -> None:
             killed.set()
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
 
         timer = threading.Timer(timeout, kill)
         timer.start()

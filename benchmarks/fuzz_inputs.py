@@ -371,7 +371,7 @@ def odd_paths(rng: random.Random, seeds: list[str]) -> Case:
 
 def loop_headers(rng: random.Random, seeds: list[str]) -> Case:
     var = "d"
-    init = rng.choice(NUMBERS[:20] + ("threadIdx.x", "n", "-n", "blockDim.x"))
+    init = rng.choice((*NUMBERS[:20], "threadIdx.x", "n", "-n", "blockDim.x"))
     cond = rng.choice(
         (
             f"{var} > 0",

@@ -133,7 +133,7 @@ def test_an_unclosed_kernel_at_the_end_of_the_file_is_a_diagnostic():
 
 def test_a_stray_closing_brace_costs_nothing_after_it():
     text = "}\n" + KERNEL
-    result, module = front_end(text)
+    _result, module = front_end(text)
     assert kernel_names(module) == ["good"]
 
 
@@ -154,7 +154,7 @@ def test_random_bytes_then_a_kernel():
     junk = rng.randbytes(4096).decode("utf-8", errors="replace")
     junk = junk.replace("{", "").replace("}", "")  # keep the kernel after the junk reachable
     text = junk + ";\n" + KERNEL
-    result, module = front_end(text)
+    _result, module = front_end(text)
     assert "good" in kernel_names(module)
 
 
@@ -172,7 +172,7 @@ def test_binary_bytes_through_the_preprocessor(tmp_path):
     path.write_bytes(bytes(range(256)) * 64 + KERNEL.encode())
     with within(FEW_SECONDS):
         pp = pre.preprocess_file(str(path))
-        result, module = front_end(pp.text)
+        result, _module = front_end(pp.text)
     for d in result.diagnostics:
         where = pp.linemap.resolve_span(d.span)
         assert where.line >= 1 and where.column >= 1
@@ -184,7 +184,7 @@ def test_non_ascii_text_in_comments_strings_and_names():
         '__global__ void k(float *p) { const char *s = "šđč"; p[0] = 1; }\n'
         "__global__ void ключ(float *p) { p[0] = 2; }\n" + KERNEL
     )
-    result, module = front_end(text)
+    _result, module = front_end(text)
     assert "k" in kernel_names(module) and "good" in kernel_names(module)
 
 
@@ -235,7 +235,7 @@ def test_a_10_mb_lookup_table_through_the_preprocessor(tmp_path):
     path.write_text("#define SCALE 2\n" + lookup_table(10 * MB))
     with within(FEW_SECONDS):
         pp = pre.preprocess_file(str(path))
-        result, module = front_end(pp.text)
+        _result, module = front_end(pp.text)
     assert kernel_names(module) == ["lookup", "good"]
     lines = path.read_text().split("\n")
     row = next(i for i, line in enumerate(lines) if "void lookup" in line)
@@ -346,7 +346,7 @@ def test_an_unterminated_comment_is_wl901_at_the_comment():
 
 def test_an_unterminated_comment_inside_a_kernel():
     text = "__global__ void k(float *p) { p[0] = 1; /* oops }\n" + KERNEL
-    result, module = front_end(text)
+    result, _module = front_end(text)
     assert result.diagnostics and result.diagnostics[0].code == "WL901"
     assert result.diagnostics[0].span.start == text.index("/*")
 
@@ -403,7 +403,7 @@ def test_a_syntax_error_in_one_kernel_still_lets_the_next_kernel_be_lowered():
 
 
 def test_many_errors_in_one_kernel_end_in_a_bounded_number_of_diagnostics():
-    body = "\n".join("  x = = %d;" % i for i in range(500))
+    body = "\n".join(f"  x = = {i};" for i in range(500))
     text = "__global__ void k(int *p) {\n  int x;\n" + body + "\n  p[0] = x;\n}\n" + KERNEL
     with within(FEW_SECONDS * 3):
         result, module = front_end(text)

@@ -178,7 +178,7 @@ def test_per_file_ignores_globs_are_relative_to_the_config_folder(project, capsy
 
 def test_per_file_ignores_without_a_slash_match_the_file_name(project, capsys):
     write(project, {"src/k2.cuh": KERNEL, "warplint.toml": '[per-file-ignores]\n"*.cuh" = ["WL1"]\n'})
-    status, lines, _ = run(capsys, "src")
+    _status, lines, _ = run(capsys, "src")
     assert lines == [*ALL_THREE, ALL_THREE[1].replace("k.cu", "k2.cuh")]
 
 

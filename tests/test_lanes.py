@@ -184,7 +184,7 @@ __global__ void k(float* x, float* y) {
     analysis = analyse(src, block=(32, 1, 1))
     loads = [c for c in analysis.costs if c.text == "x[tid]"]
     assert [c.per_request for c in loads] == [4, 1]
-    eight = [c for c in analysis.costs if c.text == "y[tid + 64]"][0]
+    eight = next(c for c in analysis.costs if c.text == "y[tid + 64]")
     assert (eight.per_request, eight.ideal_per_request) == (1, 1)
 
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import tomllib
+from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]

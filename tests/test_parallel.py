@@ -51,7 +51,7 @@ def test_workers_give_the_same_text_report_as_one_process(tree, capsys):
     one = run(capsys, "a", "b", "missing.cu", "-j", "1")
     many = run(capsys, "a", "b", "missing.cu", "-j", "3")
     assert one == many
-    status, out, err = one
+    status, out, _err = one
     assert status == 2  # the binary file and the missing path are tool errors
     assert out.splitlines()[-1] == "missing.cu:1:1: error: no such file or folder [WL910]"
     assert "a/blob.cu:1:1: error: binary file, not CUDA source text [WL910]" in out.splitlines()
@@ -188,7 +188,7 @@ def kernels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_statistics_count_each_code_after_the_report(kernels, capsys):
-    status, out, err = run(capsys, ".", "--statistics", "--format", "concise", "-j", "2")
+    status, out, _err = run(capsys, ".", "--statistics", "--format", "concise", "-j", "2")
     assert status == 1
     assert out.splitlines()[-3:] == [
         "   4  WL101  bank-conflict",
@@ -199,7 +199,7 @@ def test_statistics_count_each_code_after_the_report(kernels, capsys):
 
 
 def test_statistics_go_to_stderr_after_a_json_report(kernels, capsys):
-    status, out, err = run(capsys, "k1.cu", "--statistics", "--format", "json", "-q")
+    _status, out, err = run(capsys, "k1.cu", "--statistics", "--format", "json", "-q")
     assert [f["code"] for f in json.loads(out)["files"][0]["findings"]] == ["WL101", "WL201", "WL101"]
     assert err == "   2  WL101  bank-conflict\n   1  WL201  uncoalesced-access\n"
 

@@ -509,7 +509,7 @@ def test_spans_of_a_ternary_a_cast_and_an_index():
 
 
 def test_integer_and_floating_literals_keep_their_text_and_value():
-    text, expr = expression("f(1u, 1ULL, 0x10, 010, 1'000, 2.5f, 1e3, 'x', true, nullptr, \"s\")")
+    _text, expr = expression("f(1u, 1ULL, 0x10, 010, 1'000, 2.5f, 1e3, 'x', true, nullptr, \"s\")")
     values = [(a.kind, a.value, a.text) for a in expr.args]
     assert values == [
         ("int", 1, "1u"),

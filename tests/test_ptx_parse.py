@@ -145,7 +145,7 @@ def test_reduction_labels_and_predicated_branches_in_order():
     assert labels == [("$L__BB0_2", 45), ("$L__BB0_3", 55), ("$L__BB0_5", 66), ("$L__BB0_6", 72), ("$L__BB0_8", 82)]
     bra = at_line(k, 38)
     assert (bra.opcode, bra.predicate, bra.operands) == ("bra", (Reg("%p1"), False), (Sym("$L__BB0_2"),))
-    assert k.labels["$L__BB0_3"] == [i for i, s in enumerate(k.body) if getattr(s, "name", None) == "$L__BB0_3"][0]
+    assert k.labels["$L__BB0_3"] == next(i for i, s in enumerate(k.body) if getattr(s, "name", None) == "$L__BB0_3")
     lines = [s.line for s in k.body]
     assert lines == sorted(lines) and len(set(lines)) == len(lines)
     assert all(s.loc is None for s in k.instructions)  # compiled without -lineinfo

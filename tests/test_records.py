@@ -197,4 +197,4 @@ def test_warplint_check_of_a_cuda_file_builds_no_dataclass():
 
 
 def test_record_is_marked_as_a_dataclass_transform_for_type_checkers():
-    assert getattr(record, "__dataclass_transform__", None) is not None or sys.version_info < (3, 11)
+    assert getattr(record, "__dataclass_transform__", None) is not None

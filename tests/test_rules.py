@@ -117,18 +117,18 @@ def cost_of(
 ) -> AccessCost:
     shared = acc.space == "shared"
     size = acc.element.size or 4
-    values: dict[str, object] = dict(
-        access=acc,
-        kernel=kernel_name,
-        space=acc.space,
-        op=acc.op,
-        bytes=min(size, 16) if T.is_natural_access(acc.element) else 4,
-        element_bytes=size,
-        pieces=1,
-        unit="wavefronts" if shared else "sectors",
-        per_request=per_request,
-        ideal_per_request=ideal,
-    )
+    values: dict[str, object] = {
+        "access": acc,
+        "kernel": kernel_name,
+        "space": acc.space,
+        "op": acc.op,
+        "bytes": min(size, 16) if T.is_natural_access(acc.element) else 4,
+        "element_bytes": size,
+        "pieces": 1,
+        "unit": "wavefronts" if shared else "sectors",
+        "per_request": per_request,
+        "ideal_per_request": ideal,
+    }
     values.update(extra)
     return AccessCost(**values)  # type: ignore[arg-type]
 
@@ -295,7 +295,7 @@ def tile_analysis() -> tuple[KernelAnalysis, AccessCost]:
 
 
 def test_padding_search_skips_a_padding_that_makes_another_access_worse() -> None:
-    analysis, column = tile_analysis()
+    analysis, _column = tile_analysis()
     # p = 1 fixes the column read but makes the row store 2-way; p = 2 fixes it cleanly
     fake = FakeReanalysis(analysis, {1: {2: 1, 1: 2}, 2: {2: 1, 1: 1}})
     f = only(run(BankConflict(), analysis, fake))
@@ -797,6 +797,6 @@ def test_explain_prints_a_header_line_then_the_docstring() -> None:
 def test_rules_table_lists_rules_and_optionally_the_diagnostic_codes() -> None:
     assert rules_table() == [(c, r.name, r.summary) for c, r in RULES.items()]
     full = rules_table(include_diagnostics=True)
-    assert [row[0] for row in full] == ["WL101", "WL201", "WL301"] + sorted(DIAGNOSTIC_CODES)
+    assert [row[0] for row in full] == ["WL101", "WL201", "WL301", *sorted(DIAGNOSTIC_CODES)]
     assert {"WL900", "WL901", "WL902", "WL903", "WL904", "WL905", "WL906"} <= set(DIAGNOSTIC_CODES)
     assert not set(DIAGNOSTIC_CODES) & set(RULES)

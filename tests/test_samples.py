@@ -98,7 +98,7 @@ def _table_after(text: str, heading: str) -> list[list[str]]:
             rows.append(_cells(line))
         elif started:
             break
-    return [r for r in rows[2:]]
+    return list(rows[2:])
 
 
 def _lines(cell: str) -> tuple[str, tuple[int, ...]]:

@@ -77,7 +77,7 @@ def test_bare_ignore_silences_every_rule_on_its_line_and_the_next(check):
 
 
 def test_ignore_two_lines_above_does_not_reach(check):
-    status, lines = check(source("    // warplint: ignore", "", LOAD, STORE))
+    _status, lines = check(source("    // warplint: ignore", "", LOAD, STORE))
     assert lines == [f"7:5: {B4}", f"7:19: {G2}", f"8:14: {B8}"]
 
 
@@ -99,7 +99,7 @@ def test_nolint_with_a_code(check):
 
 
 def test_nolintnextline_with_a_name(check):
-    status, lines = check(source(LOAD, "    // NOLINTNEXTLINE(bank-conflict)", STORE))
+    _status, lines = check(source(LOAD, "    // NOLINTNEXTLINE(bank-conflict)", STORE))
     assert lines == [f"5:5: {B4}", f"5:19: {G2}"]
 
 
@@ -111,7 +111,7 @@ def test_nolintbegin_end_covers_the_lines_between(check):
 def test_nolint_glob_and_other_tools_checks(check):
     assert check(source(LOAD + " // NOLINT(WL1*)", STORE))[1] == [f"5:19: {G2}", f"6:14: {B8}"]
     # clang-tidy's own checks are not warplint's business: no effect, no complaint
-    status, lines = check(source(LOAD + " // NOLINT(bugprone-narrowing)", STORE), "--report-unused-suppressions")
+    _status, lines = check(source(LOAD + " // NOLINT(bugprone-narrowing)", STORE), "--report-unused-suppressions")
     assert lines == [f"5:5: {B4}", f"5:19: {G2}", f"6:14: {B8}"]
 
 

@@ -95,7 +95,7 @@ def test_is_const_and_value():
     assert const(7).is_const
     assert not tx.is_const
     with pytest.raises(ValueError):
-        tx.value
+        _ = tx.value
 
 
 def test_truth_value_of_a_symbolic_expression_is_an_error():

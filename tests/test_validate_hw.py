@@ -65,7 +65,7 @@ def test_source_csv_rows_carry_the_counters_of_each_instruction():
 
 def test_atomic_without_access_operation_is_read_from_its_opcode():
     rows = vh.parse_source_csv(_read("hw_data_dependent_atomic.src_sass.csv"))
-    red = [r for r in rows if r.opcode == "REDG"][0]
+    red = next(r for r in rows if r.opcode == "REDG")
     assert (red.space, red.op, red.offset, red.sectors) == ("global", "atomic", 0x90, 1)
 
 

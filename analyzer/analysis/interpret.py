@@ -534,7 +534,7 @@ class Interpreter(Visitor):
             loop_env[var_uid] = S.unknown("modified in loop", Origin.LOOP_CARRIED, var_uid in per_lane)
         loop_ctx = self.bind_inductions(s, uid, found, env, loop_env, ctx)
         inner = ctx.child(ctx.mask)
-        inner.loops = ctx.loops + (loop_ctx,)
+        inner.loops = (*ctx.loops, loop_ctx)
         body_env = dict(loop_env)
         self.block(s.body, body_env, inner)
         for st in s.step:

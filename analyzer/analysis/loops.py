@@ -92,13 +92,22 @@ def inductions(stmts: list[N.Stmt], writes: dict[int, N.Variable]) -> Inductions
         v = s.value
         if isinstance(v, N.PtrAdd) and isinstance(v.base, N.VarRef) and v.base.var is s.var:
             off = v.offset
-            if isinstance(off, N.Binary) and off.op == "*" and isinstance(off.right, N.Const):
-                if not mentions(off.left, writes):
-                    found[s.var] = ("+", off.left)
+            if (
+                isinstance(off, N.Binary)
+                and off.op == "*"
+                and isinstance(off.right, N.Const)
+                and not mentions(off.left, writes)
+            ):
+                found[s.var] = ("+", off.left)
             continue
-        if isinstance(v, N.Binary) and isinstance(v.left, N.VarRef) and v.left.var is s.var:
-            if v.op in ("+", "-", "*", "/", "<<", ">>") and not mentions(v.right, writes):
-                found[s.var] = (v.op, v.right)
+        if (
+            isinstance(v, N.Binary)
+            and isinstance(v.left, N.VarRef)
+            and v.left.var is s.var
+            and v.op in ("+", "-", "*", "/", "<<", ">>")
+            and not mentions(v.right, writes)
+        ):
+            found[s.var] = (v.op, v.right)
     return found
 
 

@@ -29,7 +29,7 @@ def build_call_graph(module: N.Module) -> Any:
         module.diagnostics.append(
             Diagnostic(
                 Severity.WARNING,
-                f"recursion through {' -> '.join(cycle + [cycle[0]])}: calls on the cycle are not inlined",
+                f"recursion through {' -> '.join([*cycle, cycle[0]])}: calls on the cycle are not inlined",
                 "WL905",
                 span,
             )

@@ -91,7 +91,7 @@ class ExpressionLowering(ScopesAndTypes):
             base_t = self.type_of(e.base)
             elem = T.element_type(base_t)
             if elem is None:
-                if isinstance(base_t, T.StructType) or isinstance(base_t, T.UnknownType):
+                if isinstance(base_t, (T.StructType, T.UnknownType)):
                     raise LoweringError(f"indexing a value of type {base_t} (operator[] is not modelled)", e.span)
                 raise LoweringError(f"indexing a value of type {base_t}", e.span)
             base_ptr = self.pointer_value(e.base)
@@ -152,7 +152,7 @@ class ExpressionLowering(ScopesAndTypes):
                 var = self.lookup(e.name)
                 if isinstance(var, N.Variable):
                     return N.VarRef(var, T.PointerType(t.element), e.span)
-            addr, elem, _ = self.address(e)
+            addr, _elem, _ = self.address(e)
             return N.Cast(addr, T.PointerType(t.element), e.span)
         return self.rvalue(e)
 
@@ -369,9 +369,7 @@ class ExpressionLowering(ScopesAndTypes):
         if isinstance(e, A.Identifier):
             var = self.lookup(e.name)
             return isinstance(var, N.Variable) and var.kind in ("local", "param") and not var.is_reference
-        if isinstance(e, A.Call):
-            return True
-        return False
+        return isinstance(e, A.Call)
 
     def load(self, e: A.Expr) -> N.Expr:
         addr, elem, array = self.address(e)

@@ -280,5 +280,5 @@ def _field_path(e: A.Expr) -> list[str] | None:
         path.append(e.name)
         e = e.base
     if isinstance(e, A.Identifier):
-        return [e.name] + list(reversed(path))
+        return [e.name, *reversed(path)]
     return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 from analyzer.diagnostics import Diagnostic
 
@@ -115,7 +115,7 @@ class ParamList:
     items: tuple[Operand, ...]
 
 
-Operand = Union[Reg, SpecialReg, Imm, Sym, Sink, Vec, Addr, AddrList, RegPair, Not, ParamList]
+Operand = Reg | SpecialReg | Imm | Sym | Sink | Vec | Addr | AddrList | RegPair | Not | ParamList
 
 
 # ---------------------------------------------------------------- statements
@@ -157,7 +157,7 @@ class PtxInstruction:
         return ".".join((self.opcode, *self.modifiers))
 
 
-Statement = Union[PtxLabel, PtxInstruction]
+Statement = PtxLabel | PtxInstruction
 
 
 # ---------------------------------------------------------------- declarations

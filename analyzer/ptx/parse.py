@@ -90,7 +90,7 @@ def ptx_parser(strict: bool = False, tree: bool = False) -> Lark:
     shift/reduce conflict or a terminal collision an error.
     """
     grammar = grammar_path(GRAMMAR).read_text(encoding="utf-8")
-    options: dict = dict(parser="lalr", lexer="contextual", maybe_placeholders=False)
+    options: dict = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": False}
     if strict:
         options["strict"] = True
     else:
@@ -452,19 +452,19 @@ class _Builder(Transformer):
                 elif tag == "body":
                     body = value
         directives = dict(perf)
-        fields = dict(
-            name=str(name),
-            is_entry=kind.type == "ENTRY",
-            params=params,
-            line=kind.line,
-            returns=returns,
-            linkage=linkage,
-            maxntid=directives.get("maxntid"),
-            reqntid=directives.get("reqntid"),
-            minnctapersm=_first(directives.get("minnctapersm")),
-            maxnreg=_first(directives.get("maxnreg")),
-            directives=tuple(perf),
-        )
+        fields = {
+            "name": str(name),
+            "is_entry": kind.type == "ENTRY",
+            "params": params,
+            "line": kind.line,
+            "returns": returns,
+            "linkage": linkage,
+            "maxntid": directives.get("maxntid"),
+            "reqntid": directives.get("reqntid"),
+            "minnctapersm": _first(directives.get("minnctapersm")),
+            "maxnreg": _first(directives.get("maxnreg")),
+            "directives": tuple(perf),
+        }
         return _tag("function", (fields, body))
 
     def body(self, *stmts):

@@ -210,6 +210,6 @@ def collapse_copies(findings: list[Any], linemap: Any) -> list[Any]:
         first = group[0]
         if len(group) > 1:
             note = f"nvcc emits {len(group)} instructions for this access (an unrolled loop or an inlined call); one finding stands for them"
-            first = replace(first, detail=tuple(first.detail) + (note,))
+            first = replace(first, detail=(*first.detail, note))
         out.append(first)
     return out

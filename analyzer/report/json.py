@@ -79,7 +79,7 @@ def _launch(launch: Any) -> dict[str, Any]:
         "grid": list(launch.grid) if launch.grid is not None else None,
         "origin": launch.origin,
         "assumed": bool(getattr(launch, "assumed", False)),
-        "params": {name: value for name, value in getattr(launch, "params", ())},
+        "params": dict(getattr(launch, "params", ())),
     }
 
 

@@ -11,6 +11,7 @@ the target's folder renamed over it, so that the old report stays whole until th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
@@ -64,10 +65,8 @@ def write_file(path: str, data: bytes) -> None:
         os.chmod(temporary, stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask())
         os.replace(temporary, target)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(temporary)
-        except OSError:
-            pass
         raise
 
 

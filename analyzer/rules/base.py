@@ -240,7 +240,7 @@ def loads_text(size: int, align: int) -> str:
 def soa_text(t: T.StructType) -> str:
     names = [f.name + "[]" for f in t.fields if f.name]
     if len(names) > 4:
-        names = names[:3] + ["…"]
+        names = [*names[:3], "…"]
     return f"a structure of arrays ({', '.join(names)})" if names else "a structure of arrays"
 
 

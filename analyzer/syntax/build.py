@@ -408,7 +408,7 @@ class ToAst:
     # ---- expressions
     def comma(self, meta, left, right):
         items = left.exprs if isinstance(left, A.Comma) else (left,)
-        return A.Comma(items + (right,), self._span(meta))
+        return A.Comma((*items, right), self._span(meta))
 
     def assignment(self, meta, target, op, value):
         return A.Assign(op, target, value, self._span(meta))

@@ -73,14 +73,14 @@ def cuda_parser(strict: bool = False) -> Lark:
     from lark import Token as LarkToken
 
     text = grammar_path("cuda.lark").read_text()
-    options: dict[str, Any] = dict(
-        parser="lalr",
-        lexer="contextual",
-        propagate_positions=True,
-        maybe_placeholders=True,
-        postlex=CudaPostLexer(LarkToken),
-        strict=strict,
-    )
+    options: dict[str, Any] = {
+        "parser": "lalr",
+        "lexer": "contextual",
+        "propagate_positions": True,
+        "maybe_placeholders": True,
+        "postlex": CudaPostLexer(LarkToken),
+        "strict": strict,
+    }
     if not strict:
         cache = cache_file("cuda", text)
         if cache is not None:

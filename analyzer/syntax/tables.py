@@ -12,6 +12,7 @@ wrote it, a file copied over it) is built again and replaced, never used.
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 import re
@@ -128,10 +129,8 @@ def _write(path: str, data: Any) -> None:
             f.write(encode_tables(data))
         os.replace(tmp, path)  # whole or not at all, also with two warplints starting at once
     except OSError:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
 
 
 def build_data(grammar: str, always_accept: tuple[str, ...]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ address costs a call instead of a walk over the expression.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 
 from analyzer.analysis.symbolic.expressions import MAX_SHIFT, Atom, Expr, Symbol, Term, c_div, c_mod
@@ -109,10 +110,8 @@ def compile_values(exprs: Sequence[Expr | None], names: Sequence[str]) -> Callab
     for e in exprs:
         item = "None"
         if e is not None:
-            try:
+            with contextlib.suppress(_NotCompilable):
                 item = _cc_expr(e, args)
-            except _NotCompilable:
-                pass
         items.append(item)
         compiled.append(item != "None")
     params = ", ".join(args[n] for n in names)

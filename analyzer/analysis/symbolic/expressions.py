@@ -19,6 +19,7 @@ import math
 import operator
 from collections.abc import Callable, Mapping
 from enum import StrEnum
+from typing import ClassVar
 
 from analyzer.budget import spend as _spend
 
@@ -82,7 +83,7 @@ class Symbol(Atom):
 
     __slots__ = ("name",)
     name: str
-    _table: dict[str, Symbol] = {}
+    _table: ClassVar[dict[str, Symbol]] = {}
 
     def __new__(cls, name: str) -> Symbol:
         s = cls._table.get(name)

@@ -190,7 +190,7 @@ def _term_bounds(t: Term):
             hi = max(hb - 1, 0) if hi is None else min(hi, max(hb - 1, 0))
         return (0, None if hi is None else max(hi, 0))
     if op == "&":
-        his = [h for (l, h) in ((la, ha), (lb, hb)) if l is not None and l >= 0 and h is not None]
+        his = [h for (lo, h) in ((la, ha), (lb, hb)) if lo is not None and lo >= 0 and h is not None]
         if his:
             return (0, min(his))
         if la is not None and la >= 0 and lb is not None and lb >= 0:
