@@ -5,6 +5,10 @@ silenced a result. Each test runs the command of the reproducer and states what 
 out: the exact code, line and column, and the exit status; and that no file was changed and
 no traceback printed. Inputs that cannot be files of the repository (a file name that is not
 UTF-8, an unreadable folder, a 21 MB header) are made by the test.
+
+No test here times itself: what ends a heavy input is a budget counted in steps, so the
+assertions are on the WL940 it gives; how long inputs take is measured by
+`benchmarks/fuzz.py` (README: Robustness).
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -26,7 +29,6 @@ from analyzer.cli import main
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "robustness"
 LINE = re.compile(r"^(?P<path>.*?):(?P<line>\d+):(?P<column>\d+): (?P<code>WL\d+) (?P<message>.*)$")
-FEW_SECONDS = 10
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[tuple[str, int, int, str]], str]:
@@ -82,9 +84,7 @@ def unchanged(folder: Path) -> bool:
     ],
 )
 def test_each_reproducer_gives_its_diagnostic_and_exit_status(capsys, repro, name, expected, status):
-    start = time.monotonic()
     got_status, found, _ = run(capsys, "check", name, "--report-unused-suppressions")
-    assert time.monotonic() - start < FEW_SECONDS
     assert (got_status, codes(found)) == (status, expected)
     assert unchanged(repro)
 
@@ -92,9 +92,7 @@ def test_each_reproducer_gives_its_diagnostic_and_exit_status(capsys, repro, nam
 def test_an_integer_literal_of_any_length_is_read_in_linear_time(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Path("k.cu").write_text("int x = " + "9" * 200_000 + ";\n__global__ void k(float *p) { p[threadIdx.x] = 1; }\n")
-    start = time.monotonic()
     assert run(capsys, "check", "k.cu")[:2] == (0, [])
-    assert time.monotonic() - start < FEW_SECONDS
 
 
 @pytest.mark.parametrize(
@@ -178,14 +176,10 @@ def test_a_shared_array_over_48_kib_is_a_diagnostic_and_its_kernel_not_analysed(
 
 @pytest.mark.slow
 def test_the_simulator_stops_an_endless_loop_within_its_budget(capsys, repro):
-    start = time.monotonic()
     status, found, _ = run(capsys, "check", "--verify", "verify_infinite_loop.cu")
     assert (status, codes(found)) == (0, [(3, 3, "WL940")])
-    assert time.monotonic() - start < FEW_SECONDS
-    start = time.monotonic()
     assert main(["simulate", "verify_infinite_loop.cu"]) == 0
     assert "stopped at line 3" in capsys.readouterr().out
-    assert time.monotonic() - start < FEW_SECONDS
 
 
 @pytest.mark.slow
@@ -211,9 +205,7 @@ def test_simulate_refuses_a_negative_seed(capsys, repro):
 )
 def test_a_small_analysis_budget_cuts_a_heavy_kernel_short_with_wl940(capsys, repro, name, kernel_line):
     Path("warplint.toml").write_text("[budget]\nanalysis = 20000\n")
-    start = time.monotonic()
     status, found, _ = run(capsys, "check", name)
-    assert time.monotonic() - start < FEW_SECONDS
     assert status in (0, 1) and [line for line, _, code in codes(found) if code == "WL940"] == [kernel_line]
 
 
@@ -232,9 +224,7 @@ EXPONENTIAL = "#define A0 x\n" + "".join(f"#define A{i} A{i - 1} A{i - 1}\n" for
 def test_an_exponential_macro_is_left_unexpanded_and_the_file_goes_on(tmp_path):
     path = tmp_path / "k.cu"
     path.write_text(EXPONENTIAL + "int v = A21;\n__global__ void k(float *p) { p[threadIdx.x * 2] = 1; }\n")
-    start = time.monotonic()
     report = api.check_file(str(path))
-    assert time.monotonic() - start < FEW_SECONDS
     assert [(d.code, d.location.line) for d in report.diagnostics] == [("WL901", 23)]
     assert [(f.code, report.locate(f.span).line) for f in report.findings] == [("WL201", 24)]
 
@@ -243,9 +233,7 @@ def test_an_exponential_macro_is_left_unexpanded_and_the_file_goes_on(tmp_path):
 def test_a_spent_preprocess_budget_stops_the_file_where_it_is(tmp_path):
     path = tmp_path / "k.cu"
     path.write_text(EXPONENTIAL + "".join(f"int v{i} = A21;\n" for i in range(40)) + "int last;\n")
-    start = time.monotonic()
     report = api.check_file(str(path))
-    assert time.monotonic() - start < FEW_SECONDS
     (stop,) = [d for d in report.diagnostics if d.code == "WL940"]
     assert "preprocessing stopped here" in stop.message and 22 < stop.location.line < 62
     assert stop.notes == (
