@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from analyzer import records
 from analyzer.arch import DEFAULT_ARCH, Architecture, get_arch
@@ -342,7 +342,7 @@ def _suppress(report: FileReport, comments: Sequence[Any], options: Options, tex
         findings = [
             f for f in report.findings if str(f.code) in exempt or not silenced(str(f.code), report.locate(f.span))
         ]
-        diagnostics = [d for d in report.diagnostics if d.code in exempt or not silenced(d.code, d.location)]
+        diagnostics = [d for d in report.diagnostics if d.code in exempt or not silenced(d.code, _location(d))]
         extra = list(found.problems)
         if options.report_unused_suppressions:
             reportable = [c for c in (*RULES, *DIAGNOSTIC_CODES) if is_selected(c, options.select, options.ignore)]
@@ -355,9 +355,7 @@ def _suppress(report: FileReport, comments: Sequence[Any], options: Options, tex
             or (d.code == "WL920" and is_selected(d.code, None, options.ignore))
         ]
         report.findings = findings
-        report.diagnostics = sorted(
-            diagnostics + extra, key=lambda d: (d.location.path != report.path, d.location.line, d.location.column)
-        )
+        report.diagnostics = sorted(diagnostics + extra, key=_source_order(report.path))
     except (Exception, RecursionError) as err:  # noqa: BLE001 - suppressions must not lose the report
         report.diagnostics.append(_internal_error(report.path, err, "while applying suppression comments"))
     if options.severity:
@@ -640,7 +638,7 @@ def _resolved(diagnostics: Iterable[Diagnostic], report: FileReport) -> list[Dia
             d = records.replace(d, span=None, location=report.locate(d.span))
         key = (d.location, d.code, d.message, d.severity)
         out.setdefault(key, d)
-    return sorted(out.values(), key=lambda d: (d.location.path != report.path, d.location.line, d.location.column))
+    return sorted(out.values(), key=_source_order(report.path))
 
 
 # ----------------------------------------------------------------------------- the simulator
@@ -885,3 +883,18 @@ def _verify_findings(module: Any, analyses: list[Any], options: Options, diagnos
                 )
             )
     return out
+
+
+def _location(d: Diagnostic) -> Location:
+    """A diagnostic's location: every diagnostic of a report has one (`FileReport` locates them)."""
+    return cast(Location, d.location)
+
+
+def _source_order(path: str) -> Callable[[Diagnostic], tuple[bool, int, int]]:
+    """Sort key of a report's diagnostics: its own file's first, then by line and column."""
+
+    def key(d: Diagnostic) -> tuple[bool, int, int]:
+        at = _location(d)
+        return (at.path != path, at.line, at.column)
+
+    return key

@@ -19,7 +19,7 @@ import fnmatch
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from analyzer import records
 from analyzer.launch_limits import (
@@ -552,7 +552,8 @@ class _Locator:
                     match = re.match(key_pattern, self.lines[i])
                     if match:
                         text = self.lines[i]
-                        return self._value(i, len(text) - len(text.lstrip()), value, stop)
+                        at = self._value(i, len(text) - len(text.lstrip()), value, stop)
+                        return cast(tuple[int, int], at)  # not across keys: the key's position at least
             sub = f"{prefix}.{key}" if prefix else key
             if key and name == sub:
                 found = self._value(start + 1, 0, value, stop, across_keys=True) if value else None

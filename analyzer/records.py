@@ -206,8 +206,8 @@ class _DataclassFields:
         import dataclasses
 
         built = {}
-        for f in owner.__record_fields__:
-            real = dataclasses.field(
+        for f in owner.__record_fields__:  # type: ignore[attr-defined]  # set by @record
+            real: Any = dataclasses.field(
                 default=dataclasses.MISSING if f.default is MISSING else f.default,
                 default_factory=dataclasses.MISSING if f.default_factory is MISSING else f.default_factory,
                 metadata=dict(f.metadata) or None,

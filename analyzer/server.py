@@ -235,7 +235,7 @@ def serve(options: Options | None = None) -> int:
 
         publish_v2 = True
     except ImportError:  # pygls 1.x
-        from pygls.server import LanguageServer  # type: ignore[no-redef]
+        from pygls.server import LanguageServer  # type: ignore[attr-defined, no-redef, unused-ignore]
 
         publish_v2 = False
     from pygls.uris import to_fs_path

@@ -25,6 +25,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
 
 from analyzer.diagnostics import Diagnostic, Location, Severity
 from analyzer.records import record
@@ -49,6 +50,13 @@ _DIRECTIVE = re.compile(
 )
 _CODES_WITHOUT_BRACKETS = re.compile(r"\s*[(:=]|\s+(?:WL\d|[a-z]+-[a-z]+\b)", re.IGNORECASE)
 _OUR_CODE = re.compile(r"WL\d+\Z", re.IGNORECASE)
+
+
+class SourceComment(Protocol):
+    """What a suppression is read from: the preprocessor's `Comment` (text, delimiters included)."""
+
+    text: str
+    location: Location
 
 
 @record
@@ -109,7 +117,9 @@ class Suppressions:
         return [(i, selector) for i, s in enumerate(self.items) if s.covers(location) for selector in s.matching(code)]
 
 
-def parse_suppressions(comments: Iterable[object], line_text: Callable[[str, int], str] | None = None) -> Suppressions:
+def parse_suppressions(
+    comments: Iterable[SourceComment], line_text: Callable[[str, int], str] | None = None
+) -> Suppressions:
     """Suppressions from the preprocessor's comments (`Comment(text, location)`).
 
     `line_text(path, line)` gives a line of a source file; with it, a `warplint: ignore`

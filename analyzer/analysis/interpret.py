@@ -125,9 +125,9 @@ class Interpreter(Visitor):
         architecture's warp size, else its symbol (`threadIdx.x`, `blockIdx.y`)."""
         spec = builtins.BUILTINS[name]
         kind, axis = spec.kind, spec.axis
-        if kind is BuiltinKind.BLOCK_SIZE and self.launch.block is not None:
+        if kind is BuiltinKind.BLOCK_SIZE and self.launch.block is not None and axis is not None:
             return S.const(self.launch.block[axis])
-        if kind is BuiltinKind.GRID_SIZE and self.launch.grid is not None:
+        if kind is BuiltinKind.GRID_SIZE and self.launch.grid is not None and axis is not None:
             return S.const(self.launch.grid[axis])
         if kind is BuiltinKind.WARP_SIZE:
             return S.const(self.arch.warp_size)

@@ -406,8 +406,8 @@ def launch_configs(
         return found
     if kernel.launch_bounds:
         n = kernel.launch_bounds[0]
-        problem = dims_problem([n], MAX_BLOCK, MAX_BLOCK_THREADS)
-        if problem is None:
+        too_big = dims_problem([n], MAX_BLOCK, MAX_BLOCK_THREADS)
+        if too_big is None:
             return [
                 LaunchConfig((n, 1, 1), grid, f"__launch_bounds__({n}) (assumed a 1-D block of that size)", True, given)
             ]
@@ -415,7 +415,7 @@ def launch_configs(
             problems.append(
                 Diagnostic(
                     Severity.ERROR,
-                    f"__launch_bounds__({n}) of `{kernel.display_name}`: {problem}; the bound is not used",
+                    f"__launch_bounds__({n}) of `{kernel.display_name}`: {too_big}; the bound is not used",
                     "WL907",
                     kernel.name_span,
                 )

@@ -9,6 +9,8 @@ measures, so that both count the requests nvcc makes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from analyzer.analysis.assumptions import (
     FieldsLoadedTogether,
     MovedByWideLoad,
@@ -55,7 +57,7 @@ def merge_costs(costs: list[AccessCost]) -> list[AccessCost]:
     return [by_uid[u] for u in order]
 
 
-def merge_struct_fields(costs: list[AccessCost]) -> None:
+def merge_struct_fields(costs: Sequence[AccessCost]) -> None:
     """Loads of several fields of one naturally aligned struct element in one statement are
     one wide load (what nvcc emits): charge the first as the whole element, mark the others.
     Fields are grouped by the element they read (`indexing.element_field`), read from the IR."""

@@ -335,7 +335,7 @@ def _affine_lanes(
         diffs = tuple(None if m is None or first is None else S.const(m - first) for m in moved)
         done = (first, diffs)
         remember(_WARP_MEMO, key, done)
-    return done  # type: ignore[return-value]
+    return done
 
 
 def per_lane(e: S.Expr | None, lanes: tuple[Lane, ...], where: Where) -> tuple[S.Expr | None, ...]:

@@ -24,8 +24,8 @@ def build_call_graph(module: N.Module) -> Any:
         for callee in fn.calls:
             graph.add_edge(name, callee)
     for cycle in nx.simple_cycles(graph):
-        fn = module.functions.get(cycle[0])
-        span = fn.name_span if fn else Span(0, 0)
+        first = module.functions.get(cycle[0])
+        span = first.name_span if first else Span(0, 0)
         module.diagnostics.append(
             Diagnostic(
                 Severity.WARNING,

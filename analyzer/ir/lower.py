@@ -24,6 +24,7 @@ from analyzer.ir.call_graph import build_call_graph, may_recurse
 from analyzer.ir.lower_calls import is_mutable_reference
 from analyzer.ir.lower_scopes import LoweringError, Scope
 from analyzer.ir.lower_statements import StatementLowering
+from analyzer.ir.nodes import Space
 from analyzer.syntax import ast as A
 
 MAX_INSTANTIATION_DEPTH = 64  # nested device-function instantiations lowered at once
@@ -141,7 +142,7 @@ class Lowerer(StatementLowering):
                 if value is not None and "__device__" not in specs.storage and "__constant__" not in specs.storage:
                     self.globals.names[d.declarator.name] = N.Const(value, t, d.declarator.span)
                     continue
-            space = (
+            where = (
                 "shared"
                 if "__shared__" in specs.storage
                 else "constant"
@@ -150,12 +151,14 @@ class Lowerer(StatementLowering):
                 if ("__device__" in specs.storage or "__managed__" in specs.storage)
                 else "host"
             )
-            if space == "shared":
+            # a host variable named in device code is no device memory: not costed, as a local
+            space = Space.LOCAL if where == "host" else Space(where)
+            if space == Space.SHARED:
                 t = self.padded(d.declarator.name, t)
             var = N.Variable(
                 d.declarator.name,
                 t,
-                space if space != "host" else "global",
+                "global" if where == "host" else where,
                 d.declarator.span,
                 space=space,
                 uid=self.new_uid(),
@@ -218,7 +221,7 @@ class Lowerer(StatementLowering):
                 # so reads and writes of `x` are accesses to the caller's memory
                 var.is_reference = mutable_reference
                 if kind == "global" and isinstance(pt, T.PointerType):
-                    var.points_to = "global"
+                    var.points_to = Space.GLOBAL
                 params.append(var)
                 self.declare(var, name_)
             bounds = tuple(b for b in (self.const_int(x) for x in fd.specs.launch_bounds) if b is not None)

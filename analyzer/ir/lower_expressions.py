@@ -12,14 +12,14 @@ A layer of `analyzer.ir.lower.Lowerer` over `ScopesAndTypes` (see `lower_scopes`
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from analyzer.diagnostics import Span
 from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.ir.lower_scopes import LoweringError, ScopesAndTypes
-from analyzer.ir.nodes import OpaqueKind
+from analyzer.ir.nodes import AccessOp, OpaqueKind, Space
 from analyzer.syntax import ast as A
 
 
@@ -35,7 +35,7 @@ class ExpressionLowering(ScopesAndTypes):
         acc = N.Access(
             self.new_uid(),
             self.static_space(addr),
-            op,
+            AccessOp(op),
             elem,
             addr,
             span,
@@ -48,7 +48,7 @@ class ExpressionLowering(ScopesAndTypes):
             self.current.accesses.append(acc)
         return acc
 
-    def static_space(self, e: N.Expr) -> str:
+    def static_space(self, e: N.Expr) -> Space:
         """The memory space a pointer-valued IR expression points into, when lowering can tell."""
         while True:
             if isinstance(e, (N.PtrAdd,)):
@@ -57,7 +57,7 @@ class ExpressionLowering(ScopesAndTypes):
                 e = e.operand
             elif isinstance(e, N.Select):
                 a, b = self.static_space(e.then), self.static_space(e.otherwise)
-                return a if a == b else "unknown"
+                return a if a == b else Space.UNKNOWN
             else:
                 break
         if isinstance(e, N.VarRef):
@@ -81,9 +81,9 @@ class ExpressionLowering(ScopesAndTypes):
                 and self.current is not None
                 and self.current.kind == "global"
             ):
-                return "global"
-            return "unknown"
-        return "unknown"
+                return Space.GLOBAL
+            return Space.UNKNOWN
+        return Space.UNKNOWN
 
     def address(self, e: A.Expr) -> tuple[N.Expr, T.CType, str]:
         """The address of an lvalue in memory, its element type, and the array it derives from."""
@@ -207,7 +207,7 @@ class ExpressionLowering(ScopesAndTypes):
     def arith(self, op: str, a: N.Expr, b: N.Expr, span: Span) -> N.Expr:
         if isinstance(a.type, T.PointerType) and op in ("+", "-") and not isinstance(b.type, T.PointerType):
             size = a.type.pointee.size or 1
-            off = N.Binary("*", b, N.Const(size, T.LONG, span), T.LONG, span)
+            off: N.Expr = N.Binary("*", b, N.Const(size, T.LONG, span), T.LONG, span)
             if op == "-":
                 off = N.Unary("-", off, T.LONG, span)
             return N.PtrAdd(a, off, a.type, span)
@@ -263,11 +263,8 @@ class ExpressionLowering(ScopesAndTypes):
             base_t = self.type_of(e.base)
             if self.in_registers(e.base):
                 base = self.rvalue(e.base)
-                ft = (
-                    base_t.field(e.name).type
-                    if isinstance(base_t, T.StructType) and base_t.field(e.name)
-                    else T.UnknownType(e.name)
-                )
+                member = base_t.field(e.name) if isinstance(base_t, T.StructType) else None
+                ft = member.type if member else T.UnknownType(e.name)
                 if isinstance(base, N.StructValue) and e.name in base.fields:
                     return base.fields[e.name]
                 return N.FieldRef(base, e.name, ft, e.span)
@@ -333,7 +330,7 @@ class ExpressionLowering(ScopesAndTypes):
         if isinstance(e.operand, A.TypeName):
             t = self.type_of_typename(e.operand)
         else:
-            t = self.type_of(e.operand)
+            t = self.type_of(cast(A.Expr, e.operand))  # the parser's SizeOf holds a TypeName or an Expr
         v = t.size if e.op == "sizeof" else t.align
         if v is None:
             return N.Opaque(OpaqueKind.VALUE, f"{e.op} of {t}", T.ULONG, e.span)

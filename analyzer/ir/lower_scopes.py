@@ -340,13 +340,13 @@ class ScopesAndTypes:
             return self._const(e.then if c else e.otherwise)
         if isinstance(e, A.Cast):
             v = self._const(e.expr)
-            t = self.type_of_typename(e.to)
+            t: T.CType | None = self.type_of_typename(e.to)
             if v is not None and isinstance(t, T.ScalarType) and not t.is_float:
                 return int(v)
             return v
         if isinstance(e, A.SizeOf):
             t = self.type_of_typename(e.operand) if isinstance(e.operand, A.TypeName) else None
-            if t is None and isinstance(e.operand, A.Expr):
+            if t is None:  # `sizeof expr`: not folded here
                 return None
             return t.size if e.op == "sizeof" else t.align
         return None

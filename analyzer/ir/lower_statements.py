@@ -20,6 +20,7 @@ from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.ir.lower_calls import CallLowering, callee_name
 from analyzer.ir.lower_scopes import LoweringError, Scope
+from analyzer.ir.nodes import Space
 from analyzer.syntax import ast as A
 
 
@@ -74,7 +75,7 @@ class StatementLowering(CallLowering):
             self.scopes.append(Scope())
             try:
                 init = self.lower_stmt(s.init) if s.init is not None else []
-                cond = self.rvalue(s.cond) if s.cond is not None else None
+                test = self.rvalue(s.cond) if s.cond is not None else None
                 step = self.lower_expr_stmt(s.step) if s.step is not None else []
                 body = self.lower_block([s.body])
                 var = next((st.var for st in init if isinstance(st, N.Assign)), None)
@@ -82,7 +83,7 @@ class StatementLowering(CallLowering):
                     var = step[-1].var
             finally:
                 self.scopes.pop()
-            return [N.Loop(init, cond, step, body, s.span, True, var)]
+            return [N.Loop(init, test, step, body, s.span, True, var)]
         if isinstance(s, A.While):
             return [N.Loop([], self.rvalue(s.cond), [], self.lower_block([s.body]), s.span, True)]
         if isinstance(s, A.DoWhile):
@@ -168,7 +169,7 @@ class StatementLowering(CallLowering):
                     t,
                     "shared",
                     dec.span,
-                    space="shared",
+                    space=Space.SHARED,
                     uid=self.new_uid(),
                     extern="extern" in specs.storage,
                 )
@@ -191,7 +192,7 @@ class StatementLowering(CallLowering):
             elif dec.constructor_args:
                 args = [self.rvalue(a) for a in dec.constructor_args]
                 init_expr = self.construct(t, args, dec.span)
-            var = N.Variable(dec.name, t, "local", dec.span, space="local", uid=self.new_uid())
+            var = N.Variable(dec.name, t, "local", dec.span, space=Space.LOCAL, uid=self.new_uid())
             if isinstance(t, T.PointerType) and init_expr is not None:
                 var.points_to = self.static_space(init_expr)
             if (
@@ -244,7 +245,7 @@ class StatementLowering(CallLowering):
                     value = self.arith(e.op[:-1], N.VarRef(var, var.type, target.span), value, e.span)
                 if isinstance(var.type, T.PointerType):
                     space = self.static_space(value)
-                    var.points_to = space if var.points_to in ("unknown", space) else "unknown"
+                    var.points_to = space if var.points_to in (Space.UNKNOWN, space) else Space.UNKNOWN
                 return [N.Assign(var, value, e.span)]
         if isinstance(target, A.Member) and not target.arrow:
             path = _field_path(target)

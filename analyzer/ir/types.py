@@ -6,6 +6,8 @@ The numbers follow the CUDA ABI on 64-bit Linux (LP64): what `nvcc` gives for `s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from analyzer.records import field, record
 
 
@@ -104,7 +106,8 @@ class ArrayType(CType):
         return self.element.align
 
     def __str__(self) -> str:  # C order: the outermost dimension first, `float[32][33]`
-        dims, inner = [], self
+        dims: list[str] = []
+        inner: CType = self
         while isinstance(inner, ArrayType):
             dims.append(f"[{'' if inner.length is None else inner.length}]")
             inner = inner.element
@@ -126,7 +129,7 @@ def _align_up(value: int, align: int) -> int:
 
 def layout_struct(
     name: str,
-    members: list[tuple[str, CType]],
+    members: Sequence[tuple[str, CType]],
     *,
     is_union: bool = False,
     explicit_align: int | None = None,

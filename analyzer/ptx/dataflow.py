@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.results import LaunchConfig
@@ -142,7 +142,7 @@ class Dataflow:
     entry_env: dict[int, dict[str, Value]]  # registers at each block's start
     exit_env: dict[int, dict[str, Value]]  # registers at each block's end
     masks: dict[int, S.Expr]  # the condition under which a lane runs each block
-    loops: dict[int, LoopCtx]  # by header block
+    loops: dict[int, LoopCtx | None]  # by header block (None: a loop whose counter is not known)
     notes: list[str] = field(default_factory=list)
 
 
@@ -547,7 +547,7 @@ def evaluate(
 
     loops = {lp.header: _loop_ctx(cfg, ev, lp, loop_ctx_parts.get(lp.header), exit_env) for lp in cfg.loops}
     for acc in accesses:
-        acc.loops = tuple(loops[h] for h in acc.loop_headers if loops.get(h) is not None)
+        acc.loops = tuple(ctx for h in acc.loop_headers if (ctx := loops.get(h)) is not None)
     return Dataflow(fn, cfg, accesses, entry_env, exit_env, masks, loops, ev.notes)
 
 
@@ -585,7 +585,7 @@ def _join(
                         env[r] = (
                             v.subs({parts.counter: last})
                             if isinstance(v, S.Expr)
-                            else Ptr(v.region, v.space, v.offset.subs({parts.counter: last}), v.align)
+                            else _moved(cast(Ptr, v), parts.counter, last)  # an induction holds a value
                         )
                     else:
                         env[r] = S.unknown("value after a loop", Origin.LOOP_CARRIED)
@@ -856,3 +856,8 @@ def _bounded(cond: S.Expr, counter: str) -> S.Expr:
     if affine is None or affine[0][0] == 0:
         return cond
     return S.compare("<" if affine[0][0] > 0 else ">", diff, S.const(0))
+
+
+def _moved(p: Ptr, counter: str, last: S.Expr) -> Ptr:
+    """A pointer induction's value with the loop counter at `last`."""
+    return Ptr(p.region, p.space, p.offset.subs({counter: last}), p.align)

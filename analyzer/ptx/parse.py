@@ -20,7 +20,9 @@ from __future__ import annotations
 import bisect
 import re
 import struct
+from collections.abc import Callable
 from functools import cache
+from typing import Any, cast
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
@@ -111,6 +113,7 @@ def ptx_parser(strict: bool = False, tree: bool = False) -> Lark:
 # What the scanner must see to find the end of a top-level item.
 _SCAN = re.compile(r'//[^\n]*|/\*[\s\S]*?\*/|"(?:[^"\\\n]|\\.)*"|[{};]')
 _SKIP = re.compile(r"(?:\s+|//[^\n]*|/\*[\s\S]*?\*/)*")
+_SKIP_AT = cast("Callable[..., re.Match[str]]", _SKIP.match)  # every part optional: never None
 # Directives that end at the end of their line (no `;`).
 _LINE_DIRECTIVE = re.compile(r"\.(?:version|target|address_size|file)\b[^\n]*")
 _SECTION = re.compile(r"\.section\b[^{;]*\{[^}]*\}?")
@@ -123,7 +126,7 @@ def _split(text: str) -> list[tuple[int, int]]:
     """Top-level items as (start, end) offsets; `.section` blocks are left out."""
     items: list[tuple[int, int]] = []
     n = len(text)
-    pos = _SKIP.match(text, 0).end()
+    pos = _SKIP_AT(text, 0).end()
     while pos < n:
         start = pos
         if text.startswith(".section", pos) and (m := _SECTION.match(text, pos)):
@@ -145,13 +148,13 @@ def _split(text: str) -> list[tuple[int, int]]:
                 elif c == "}":
                     depth -= 1
                     if depth <= 0:
-                        after = _SKIP.match(text, m.end()).end()
+                        after = _SKIP_AT(text, m.end()).end()
                         if after >= n or text[after] != ";":  # `= {1, 2};` goes on to its `;`
                             end = m.end()
                             break
             pos = end
             items.append((start, end))
-        pos = _SKIP.match(text, pos).end()
+        pos = _SKIP_AT(text, pos).end()
     return items
 
 
@@ -661,7 +664,9 @@ def parse_ptx(text: str, path: str = "<ptx>", *, recover: bool = False) -> PtxMo
     return _module(items, [], [], text, path)
 
 
-def _parse_items(parser: Lark, text: str, path: str, spans: list[tuple[int, int]]):
+def _parse_items(
+    parser: Lark, text: str, path: str, spans: list[tuple[int, int]]
+) -> tuple[list, list[Diagnostic], list[str]]:
     """Parse each top-level item on its own; -> (items, diagnostics, failed functions)."""
     items: list = []
     diagnostics: list[Diagnostic] = []
@@ -684,7 +689,7 @@ def _parse_items(parser: Lark, text: str, path: str, spans: list[tuple[int, int]
     return items, diagnostics, failed
 
 
-def _parse(parser: Lark, text: str, path: str, first_line: int = 1) -> list:
+def _parse(parser: Lark, text: str, path: str, first_line: int = 1) -> Any:
     try:
         return parser.parse(text)
     except UnexpectedInput as e:
@@ -703,7 +708,8 @@ def _module(items: list, diagnostics: list, failed: list, text: str, path: str) 
     debug_strings = _debug_strings(text) if "function_name" in text else {}
     for tag, value in items:
         if tag == "function":
-            fn = _assemble(*value, debug_strings)
+            fields, body = value
+            fn = _assemble(fields, body, debug_strings)
             (functions if fn.defined else declarations).append(fn)
         elif tag == "decls":
             globals_.extend(value)
@@ -761,7 +767,7 @@ def _syntax_error(e: UnexpectedInput, text: str, path: str) -> PtxSyntaxError:
             path,
         )
     if isinstance(e, UnexpectedCharacters):
-        message = f"unexpected character {text[e.pos_in_stream]!r}"
+        message = f"unexpected character {text[e.pos_in_stream or 0]!r}"
     elif isinstance(e, UnexpectedToken):
         tok = e.token
         message = f"unexpected {_describe(tok.type)} {str(tok)!r}"

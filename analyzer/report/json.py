@@ -125,7 +125,8 @@ def _access(report: Any, cost: Any, path: str, by_uid: dict[int, Any] | None = N
     via = getattr(cost, "via", None)
     if via:
         out["via"] = via
-    holder = (by_uid or {}).get(getattr(cost, "reuses", None))
+    reuses = getattr(cost, "reuses", None)
+    holder = (by_uid or {}).get(reuses) if reuses is not None else None
     if holder is not None:  # a load whose value the thread holds: no request of its own
         where = report.locate(holder.span)
         out["reuses"] = {"line": where.line, "column": where.column, "text": holder.text}

@@ -236,7 +236,7 @@ def _lane_list(lanes: Sequence[int]) -> str:
     """`0, 8, 16 and 24`; runs of 3 or more as `0-15`."""
     parts: list[str] = []
     run: list[int] = []
-    for lane in [*lanes, None]:  # type: ignore[list-item]
+    for lane in [*lanes, None]:
         if run and (lane is None or lane != run[-1] + 1):
             parts.append(f"{run[0]}-{run[-1]}" if len(run) > 2 else ", ".join(map(str, run)))
             run = []

@@ -30,7 +30,7 @@ def render(reports: Sequence[Any], *, color: bool = False) -> str:
     """Every diagnostic and finding of `reports`, file by file, in source order."""
     lines: list[str] = []
     for report in reports:
-        entries = []
+        entries: list[tuple[Any, str, str, str, list[str], Any, tuple[tuple[Any, str], ...]]] = []
         for d in report.diagnostics:
             loc = report.locate(None) if d.location is None else d.location
             notes = list(d.notes)

@@ -136,7 +136,7 @@ class BankConflict(Rule):
                 detail.append(f"and {len(cost.collisions) - 2} more conflicting phases")
             detail += context_lines(cost, analysis)
             var = analysis.shared_arrays.get(array)
-            related = ()
+            related: tuple[Related, ...] = ()
             if var is not None and getattr(var, "span", None) is not None:
                 related = (Related(var.span, f"`{array}` declared here"),)
             finding = self.finding(

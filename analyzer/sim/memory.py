@@ -151,7 +151,7 @@ class Memory:
             name,
             space,
             window << WINDOW_BITS,
-            MAX_GROWABLE_BYTES if growable else size,
+            MAX_GROWABLE_BYTES if size is None else size,
             fill or self.fill,
             fill_scalar(element),
             self.seed,
@@ -174,7 +174,7 @@ class Memory:
             parts = [(int(first), np.arange(len(addrs)))]
         else:
             parts = [(int(w), np.nonzero(windows == w)[0]) for w in np.unique(windows)]
-        out = []
+        out: list[tuple[Region | None, np.ndarray, np.ndarray]] = []
         for w, idx in parts:
             region = self.regions.get(w)
             if region is None:

@@ -25,7 +25,7 @@ import numpy as np
 from analyzer.analysis.assumptions import SpaceNotCosted
 from analyzer.analysis.cost import global_cost, shared_cost, split_access
 from analyzer.analysis.launch import DEFAULT_BLOCKS as ASSUMED_BLOCKS  # by number of dimensions
-from analyzer.analysis.results import AccessCost, KernelAnalysis, LaunchConfig
+from analyzer.analysis.results import AccessCost, KernelAnalysis, LaunchConfig, Unit
 from analyzer.arch import Architecture
 from analyzer.budget import SIMULATION_FLOOR, Budget
 from analyzer.diagnostics import Span
@@ -40,7 +40,7 @@ DEFAULT_BUDGET = Budget().simulation  # steps per launch before the run is stopp
 BATCH_THREADS = 8192  # threads simulated together (several blocks at once when they are small)
 COSTED = ("shared", "global")
 
-__all__ = ["SimOptions", "Simulation", "sample_blocks", "simulate_kernel"]
+__all__ = ["SimOptions", "SimulatedCost", "Simulation", "sample_blocks", "simulate_kernel"]
 
 
 @dataclass
@@ -65,6 +65,14 @@ class _Site:
     worst_addresses: tuple[int | None, ...] = ()
     collisions: tuple = ()
     lane_accesses: int = 0
+
+
+@dataclass
+class SimulatedCost(AccessCost):
+    """An `AccessCost` measured by running the kernel: also the mean of its requests' costs
+    (None where no request was made, or a field another access's wide load moves)."""
+
+    mean_per_request: float | None = None
 
 
 @dataclass
@@ -303,8 +311,8 @@ def _charge_reused_loads(
         holder = reused.get(c.access.uid)
         if holder is not None and c.op == "load":
             mark_reused(c, holder)
-            if hasattr(c, "mean_per_request"):
-                c.mean_per_request = None  # type: ignore[attr-defined]
+            if isinstance(c, SimulatedCost):
+                c.mean_per_request = None
 
 
 def _costs(kernel: N.Function, module: N.Module, recorder: SiteRecorder, sim: Simulation) -> list[AccessCost]:
@@ -331,12 +339,12 @@ def _costs(kernel: N.Function, module: N.Module, recorder: SiteRecorder, sim: Si
             seen.add(uid)
             sites.append(site.access)
     scale = sim.total_blocks / len(sim.simulated_blocks) if sim.scaled and sim.simulated_blocks else 1
-    costs = []
+    costs: list[SimulatedCost] = []
     for acc in sorted(sites, key=lambda a: (a.span.start, a.uid)):
         s = recorder.sites.get(acc.uid) or recorder.site(acc)
-        space = s.space if s.space != "unknown" else acc.space
+        space = Space(s.space) if s.space != Space.UNKNOWN else acc.space
         size = acc.element.size or 0
-        c = AccessCost(
+        c = SimulatedCost(
             acc,
             kernel.display_name,
             space,
@@ -344,7 +352,7 @@ def _costs(kernel: N.Function, module: N.Module, recorder: SiteRecorder, sim: Si
             s.pieces[0][1] if s.pieces else size,
             size,
             max(1, len(s.pieces)),
-            "wavefronts" if space == "shared" else "sectors",
+            Unit.WAVEFRONTS if space == Space.SHARED else Unit.SECTORS,
             s.worst if space in COSTED else None,
             s.worst_ideal if space in COSTED else None,
         )
@@ -358,13 +366,9 @@ def _costs(kernel: N.Function, module: N.Module, recorder: SiteRecorder, sim: Si
         c.exact = sim.stopped is None and not sim.scaled and costed
         c.lane_addresses = s.worst_addresses
         if not costed:
-            c.assumptions.append(SpaceNotCosted(Space(space)))
+            c.assumptions.append(SpaceNotCosted(space))
         costs.append(c)
     merge_struct_fields(costs)
     for c in costs:  # after merging: a field moved by another access's wide load has no request
-        c.mean_per_request = (
-            round(c.total / c.requests, 3)  # type: ignore[attr-defined]
-            if c.requests and c.total is not None
-            else None
-        )
-    return costs
+        c.mean_per_request = round(c.total / c.requests, 3) if c.requests and c.total is not None else None
+    return [*costs]

@@ -20,16 +20,17 @@ from analyzer.source.macros import ExpansionTooLarge
 from analyzer.source.state import PreprocessorState
 from analyzer.source.tokens import (
     BLOCK_COMMENT,
-    DIRECTIVE_NAME,
+    DIRECTIVE_NAME_AT,
     EMPTY_HIDE_SET,
     HEADER_NAME,
     ID,
     KIND_OF_GROUP,
     NUM,
     SKIPPED_SCAN,
-    SPACES,
+    SPACES_AT,
     STR,
     TOKEN,
+    TOKEN_AT,
     PPToken,
     is_punct,
     join_tokens,
@@ -78,7 +79,7 @@ class DirectiveRunner(PreprocessorState):
                     tokens.append(PPToken(KIND_OF_GROUP[kind], m.group(), ws, EMPTY_HIDE_SET, m.start()))
                     ws = False
             return tokens, eol
-        match = TOKEN.match
+        match = TOKEN_AT
         while pos < n:
             m = match(text, pos)
             kind = m.lastgroup
@@ -169,7 +170,7 @@ class DirectiveRunner(PreprocessorState):
         cond = OpenConditional(taken, self.hash_pos, head.end, name)
         context.conds.append(cond)
         guard = include_guard_name(name, args)
-        if guard and context.guard is None and SPACES.match(file.text, 0, start).end() == start:
+        if guard and context.guard is None and SPACES_AT(file.text, 0, start).end() == start:
             context.guard = cond  # only blanks and comments before it: maybe an include guard
             context.guard_name = guard
         if taken:
@@ -238,7 +239,7 @@ class DirectiveRunner(PreprocessorState):
         for m in SKIPPED_SCAN.finditer(text, pos - 1 if pos and text[pos - 1] == "\n" else pos):
             kind = m.lastgroup
             if kind == "dir":
-                name = DIRECTIVE_NAME.match(text, m.end()).group(1)
+                name = DIRECTIVE_NAME_AT(text, m.end()).group(1)
                 if name in _CONDITIONALS:
                     depth += 1
                 elif name == "endif":

@@ -13,7 +13,7 @@ It is a mixin of `analyzer.source.preprocess.Preprocessor` (see `PreprocessorSta
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from analyzer import budget
 from analyzer.diagnostics import Severity
@@ -28,9 +28,10 @@ from analyzer.source.tokens import (
     NUM,
     PLACEMARKER,
     PUNCT,
-    SPACES,
+    SPACES_AT,
     STR,
     TOKEN,
+    TOKEN_AT,
     PPToken,
     is_punct,
     join_tokens,
@@ -154,7 +155,7 @@ class ArgumentReader:
 
     def lparen_follows(self) -> bool:
         text = self.context.file.text
-        p = SPACES.match(text, self.pos).end()
+        p = SPACES_AT(text, self.pos).end()
         return p < len(text) and text[p] == "("
 
     def next(self) -> PPToken | None:
@@ -164,7 +165,7 @@ class ArgumentReader:
         pos = self.pos
         ws = False
         while pos < n:
-            m = TOKEN.match(text, pos)
+            m = TOKEN_AT(text, pos)
             kind = m.lastgroup
             end = m.end()
             if kind == "nl":
@@ -231,7 +232,7 @@ class MacroExpander(PreprocessorState):
                     return job.out
                 jobs.pop()
                 parent = jobs[-1]
-                wait = parent.wait
+                wait = cast(_Wait, parent.wait)  # a parent pushes a job only while it waits for it
                 wait.results[wait.needed[wait.k]] = job.out
                 wait.k += 1
                 if wait.k < len(wait.needed):
@@ -471,7 +472,7 @@ class MacroExpander(PreprocessorState):
         context = self.site[0] if self.site else None
         if name == "__LINE__":
             line = 1
-            if self.site is not None:
+            if self.site is not None and context is not None:
                 line = context.file.location(self.site[1], self.site[1]).line
             return PPToken(NUM, str(line), tok.ws)
         if name == "__COUNTER__":

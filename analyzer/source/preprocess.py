@@ -54,7 +54,7 @@ from analyzer.source.state import CODE
 from analyzer.source.tokens import (
     DIRECTIVE,
     ID,
-    SPACES,
+    SPACES_AT,
     TEXT_SCAN,
     PPToken,
     join_tokens,
@@ -194,7 +194,7 @@ class Preprocessor(DirectiveRunner, MacroExpander):
         if (
             context.guard is not None
             and context.guard_end >= 0
-            and SPACES.match(file.text, context.guard_end).end() == len(file.text)
+            and SPACES_AT(file.text, context.guard_end).end() == len(file.text)
         ):
             self.guards[file.key] = context.guard_name
         if len(self.stack) > 1 and self.parts and not self.parts[-1].endswith("\n"):
@@ -229,7 +229,7 @@ class Preprocessor(DirectiveRunner, MacroExpander):
                         continue
                     start, end = m.span(kind)
                     if macro.kind in (FUNCTION, OPERATOR):
-                        p = SPACES.match(text, end).end()
+                        p = SPACES_AT(text, end).end()
                         if p >= n or text[p] != "(":
                             continue
                     self._verbatim(file, run, start)

@@ -10,7 +10,8 @@ arguments), the `PPToken` they give, and how tokens are spelled back as text
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import cast
 
 _HWS = r"[ \t\f\v\r]"
 _BLOCK = r"/\*[^*]*\*+(?:[^/*][^*]*\*+)*/|/\*[\s\S]*"  # the second alternative: unterminated
@@ -59,9 +60,28 @@ LITERAL_SUFFIX = re.compile(rf"(?:{_STRING}|{_CHAR}){_IDENT}")
 HEADER_NAME = re.compile(rf'{_HWS}*(?:"([^"\n]*)"|<([^>\n]*)>)')
 SPLICE = re.compile(r"\\[ \t\f\v]*\r?\n")
 
+
+def _always(pattern: re.Pattern[str]) -> Callable[..., re.Match[str]]:
+    """`pattern.match`, typed as never None: for a pattern that matches wherever it is tried
+    (every part of it optional, or a catch-all alternative tried before the end of the text)."""
+    return cast("Callable[..., re.Match[str]]", pattern.match)
+
+
+SPACES_AT = _always(SPACES)
+TOKEN_AT = _always(TOKEN)  # before the end of the text: `other` takes any character
+DIRECTIVE_NAME_AT = _always(DIRECTIVE_NAME)
+
 # Token kinds.
 ID, NUM, STR, CHR, PUNCT, OTHER, PLACEMARKER = "id", "num", "str", "chr", "punct", "other", "pm"
-KIND_OF_GROUP = {"id": ID, "num": NUM, "str": STR, "raw": STR, "chr": CHR, "punct": PUNCT, "other": OTHER}
+KIND_OF_GROUP: dict[str | None, str] = {
+    "id": ID,
+    "num": NUM,
+    "str": STR,
+    "raw": STR,
+    "chr": CHR,
+    "punct": PUNCT,
+    "other": OTHER,
+}
 
 _PASTES = frozenset("++ -- += -= *= /= %= &= |= ^= -> << >> <= >= == != && || :: ## .. // /* .* %: <: :> <% %>".split())  # noqa: SIM905 - one string of tokens reads best
 

@@ -26,7 +26,7 @@ class Node:
     span: Span
 
     def children(self) -> Iterator[tuple[str, Node]]:
-        for f in fields(self):  # type: ignore[arg-type]
+        for f in fields(self):
             if not f.metadata.get("child"):
                 continue
             value = getattr(self, f.name)
@@ -47,7 +47,7 @@ class Node:
 
     def dump(self, indent: int = 0) -> str:
         attrs = []
-        for f in fields(self):  # type: ignore[arg-type]
+        for f in fields(self):
             if f.metadata.get("child") or f.name == "span":
                 continue
             attrs.append(f"{f.name}={getattr(self, f.name)!r}")

@@ -10,7 +10,7 @@ from rule name to method, and `OPERATOR_CHAINS` the rules whose children are a f
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, cast
 
 from analyzer.diagnostics import Span
 from analyzer.syntax import ast as A
@@ -67,13 +67,13 @@ class ToAst:
         method = self.methods[rule.name]
         if extents is not None:
             offset = self.offset
-            return method(self, meta, *children, extents=[(s + offset, e + offset) for s, e in extents])
+            return method(self, meta, *children, extents=[_shifted(s, e, offset) for s, e in extents])
         return method(self, meta, *children)
 
     def _span(self, meta: Meta) -> Span:
         if meta.empty:
             return Span(self.offset, self.offset)
-        return Span(meta.start_pos + self.offset, meta.end_pos + self.offset)
+        return Span(cast(int, meta.start_pos) + self.offset, cast(int, meta.end_pos) + self.offset)  # not empty
 
     def _tok_span(self, tok: Token) -> Span:
         return Span(tok.start_pos + self.offset, tok.end_pos + self.offset)
@@ -554,3 +554,8 @@ def ast_methods() -> dict[str, Any]:
             continue
         methods[name] = attr
     return methods
+
+
+def _shifted(start: int | None, end: int | None, offset: int) -> tuple[int, int]:
+    """A child's extent moved by `offset` (a child always has one when extents are asked for)."""
+    return cast(int, start) + offset, cast(int, end) + offset

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from analyzer.syntax.tables import INLINE, PASS, LexContext, RuleSpec, Tables
 
@@ -131,7 +131,8 @@ class Lexer:
                     token = None
                     if m is not None:  # a terminal of another context: name it (as lark does)
                         value = m.group()
-                        token = Token(tables.retype.get(kind, {}).get(value, kind), value, pos, pos + len(value))
+                        name = cast(str, kind)  # `m` matched: it has a group
+                        token = Token(tables.retype.get(name, {}).get(value, name), value, pos, pos + len(value))
                     raise ParseError(pos, token, context.allowed - ignore)
                 m = mine
                 kind = m.lastgroup
@@ -215,7 +216,8 @@ class Parser:
                     child_starts = child_ends = []
                     start = stop = None
                 if rule.kind == INLINE:
-                    value = Inlined(*_kept(rule, children, child_starts, child_ends, True))
+                    kept, extents = _kept(rule, children, child_starts, child_ends, True)
+                    value = Inlined(kept, extents or [])  # with_extents: never None
                 else:
                     wants = rule.name in with_extents
                     kept, extents = _kept(rule, children, child_starts, child_ends, wants)

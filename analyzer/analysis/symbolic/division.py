@@ -166,8 +166,8 @@ def _divmod_symbolic(a: Expr, b: Expr, want_div: bool) -> Expr:
         for m, c in a._p.items():
             rest = _mono_div(m, mb)
             if rest is None:
-                if c < 0:
-                    q = None
+                if c < 0:  # R would have a negative coefficient: no split
+                    q = {}
                     break
                 r[m] = c
             else:

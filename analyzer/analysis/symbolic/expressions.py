@@ -240,7 +240,7 @@ def _raw_term(op: str, args: tuple[Expr, ...]) -> Term:
     t.op = op
     t.args = args
     t.key = (1, op, tuple(a.skey for a in args))
-    free = frozenset()
+    free: frozenset[str] = frozenset()
     depth = 0
     for a in args:
         free = free | a.free_symbols
@@ -489,7 +489,7 @@ class Expr:
         out: dict = {}
         extra = None
         for mono, coef in self._p.items():
-            kept = []
+            kept: list[Atom] = []
             factors = None
             resort = False
             for atom in mono:
@@ -606,7 +606,7 @@ def _from_items(items) -> Expr:
     return new_expr({m: c for m, c in items if c})
 
 
-_CONSTS = {}
+_CONSTS: dict[int, Expr] = {}
 
 
 def const(n: int) -> Expr:

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from analyzer.analysis.symbolic.expressions import Atom, Expr, Symbol, Term, Unknown, single_atom
 
 _PREC = {  # C precedence level: lower binds tighter
@@ -39,7 +41,7 @@ def _is_primary(e: Expr) -> bool:
     if c is not None:
         return c >= 0
     a = single_atom(e)
-    return a is not None and (a.__class__ is Symbol or a.op in _FUNCTION_LIKE)
+    return a is not None and (a.__class__ is Symbol or cast(Term, a).op in _FUNCTION_LIKE)
 
 
 def _fmt_arg(e: Expr) -> str:
@@ -52,7 +54,7 @@ def format_atom(a: Atom) -> str:
         return a.name
     if a.__class__ is Unknown:
         return a.tag
-    op, args = a.op, a.args
+    op, args = cast(Term, a).op, cast(Term, a).args
     if op in ("min", "max"):
         return f"{op}({args[0]}, {args[1]})"
     if op == "select":
@@ -64,7 +66,7 @@ def format_atom(a: Atom) -> str:
 
 def _fmt_atom(a: Atom, bare: bool) -> str:
     s = format_atom(a)
-    if bare or a.__class__ is Symbol or a.op in _FUNCTION_LIKE:
+    if bare or a.__class__ is Symbol or cast(Term, a).op in _FUNCTION_LIKE:
         return s
     return f"({s})"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from typing import cast
 
 from analyzer.analysis.symbolic.expressions import (
     BOOLEAN_OPS,
@@ -150,7 +151,8 @@ def _expr_bounds(e: Expr):
 
 
 def _mono_bounds(m: tuple):
-    lo, hi = 1, 1
+    lo = 1
+    hi: int | None = 1
     for a in m:
         al, ah = _atom_bounds(a)
         if al is None or al < 0:
@@ -165,9 +167,10 @@ def _mono_bounds(m: tuple):
 def _atom_bounds(a: Atom):
     if a.__class__ is Symbol:
         return (0, None)
-    b = a._bnd
+    t = cast(Term, a)  # every other atom is a Term (a test of the class is faster than isinstance)
+    b = t._bnd
     if b is None:
-        b = a._bnd = _term_bounds(a)
+        b = t._bnd = _term_bounds(t)
     return b
 
 
