@@ -443,3 +443,15 @@ def test_simulate_a_file_without_kernels_says_so_and_exits_0(tmp_path, capsys):
     assert main(["simulate", str(source)]) == 0
     out, err = capsys.readouterr()
     assert out == "" and err == f"warplint: no kernel to simulate in {source}\n"
+
+
+def test_a_host_variable_named_in_device_code_is_costed_by_neither_check_nor_simulate(capsys, tmp_path):
+    """nvcc refuses it; warplint leaves it uncosted in both (the simulator once charged it as global memory)."""
+    path = tmp_path / "k.cu"
+    path.write_text("float h[64];\n__global__ void k(float *p) { p[threadIdx.x] = h[threadIdx.x]; }\n")
+    spaces = {}
+    for command in ("check", "simulate"):
+        main([command, str(path), "--format", "json", *(["--exit-zero"] if command == "check" else [])])
+        accesses = json.loads(capsys.readouterr().out)["files"][0]["kernels"][0]["accesses"]
+        spaces[command] = [(a["text"], a["space"], a["per_request"]) for a in accesses]
+    assert spaces["check"] == spaces["simulate"] == [("p[threadIdx.x]", "global", 4), ("h[threadIdx.x]", "local", None)]
