@@ -10,18 +10,21 @@ from analyzer.api import Options, check_source
 from analyzer.arch import (
     ARCHITECTURES,
     DEFAULT_ARCH,
+    AssumedRules,
     UnknownArchitecture,
+    assumption,
     get_arch,
 )
 
 VOLTA_TO_HOPPER = ("sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90")
+BLACKWELL = ("sm_100", "sm_101", "sm_103", "sm_120", "sm_121")
 
 
-def test_table_holds_volta_to_hopper():
-    assert set(ARCHITECTURES) == set(VOLTA_TO_HOPPER)
+def test_table_holds_volta_to_blackwell():
+    assert set(ARCHITECTURES) == set(VOLTA_TO_HOPPER) | set(BLACKWELL)
 
 
-@pytest.mark.parametrize("name", VOLTA_TO_HOPPER)
+@pytest.mark.parametrize("name", VOLTA_TO_HOPPER + BLACKWELL)
 def test_each_entry_is_named_by_its_key_and_described(name):
     arch = ARCHITECTURES[name]
     assert arch.name == name
@@ -54,10 +57,53 @@ def test_the_address_period_is_a_whole_row_of_banks_and_a_whole_number_of_sector
     assert dataclasses.replace(get_arch("sm_90"), **changes).address_period == period
 
 
-@pytest.mark.parametrize("name", VOLTA_TO_HOPPER)
+@pytest.mark.parametrize("name", VOLTA_TO_HOPPER + BLACKWELL)
 def test_every_generation_charges_by_the_same_rules(name):
-    other = dataclasses.replace(ARCHITECTURES[name], name="sm_90", description="")
-    assert other == dataclasses.replace(get_arch("sm_90"), description="")
+    """Everything but the name, the description, the opt-in shared memory (which the cost
+    model does not read) and whether the rules were measured is Hopper's."""
+    unread = {"description": "", "shared_memory_per_block_opt_in": 0, "assumed_like": None}
+    other = dataclasses.replace(ARCHITECTURES[name], name="sm_90", **unread)
+    assert other == dataclasses.replace(get_arch("sm_90"), **unread)
+
+
+# the CUDA Programming Guide's "Compute Capabilities" table, "Maximum amount of shared memory
+# per thread block" (the opt-in limit), in KiB
+OPT_IN_KIB = {
+    "sm_70": 96,
+    "sm_72": 96,
+    "sm_75": 64,
+    "sm_80": 163,
+    "sm_86": 99,
+    "sm_87": 163,
+    "sm_89": 99,
+    "sm_90": 227,
+    "sm_100": 227,
+    "sm_101": 227,
+    "sm_103": 227,
+    "sm_120": 99,
+    "sm_121": 99,
+}
+
+
+def test_the_opt_in_shared_memory_per_block_is_the_programming_guides():
+    assert {name: arch.shared_memory_per_block_opt_in // 1024 for name, arch in ARCHITECTURES.items()} == OPT_IN_KIB
+    # what a block may declare statically is 48 KiB on every generation, Blackwell included
+    assert {arch.shared_memory_per_block for arch in ARCHITECTURES.values()} == {48 * 1024}
+
+
+@pytest.mark.parametrize("name", BLACKWELL)
+def test_blackwell_follows_hoppers_measured_rules_as_an_assumption(name):
+    assert ARCHITECTURES[name].assumed_like == "sm_90"
+    assert assumption(name) == AssumedRules(arch=name, like="sm_90")
+    assert assumption(name).message == (  # type: ignore[union-attr]
+        f"{name} is costed with the rules measured on sm_90 (32 banks of 4 bytes, 32-byte sectors): "
+        f"assumed, not measured on {name}"
+    )
+
+
+@pytest.mark.parametrize("name", (*VOLTA_TO_HOPPER, "sm_35"))
+def test_a_generation_of_the_hardware_model_or_an_unknown_one_has_no_assumption_note(name):
+    assert assumption(name) is None
 
 
 @pytest.mark.parametrize(
@@ -110,9 +156,9 @@ def test_a_new_generation_is_one_more_record(monkeypatch):
     """A GPU with other numbers is one more entry in the table, no new code: its name is
     accepted, and check charges with its numbers (64 banks: words 0, 4, ..., 124 fall two
     to a bank, 2 wavefronts instead of sm_90's 4)."""
-    future = dataclasses.replace(get_arch("sm_90"), name="sm_100", description="a future GPU", shared_banks=64)
-    monkeypatch.setitem(ARCHITECTURES, "sm_100", future)
-    assert get_arch("sm_100") is future
+    future = dataclasses.replace(get_arch("sm_90"), name="sm_200", description="a future GPU", shared_banks=64)
+    monkeypatch.setitem(ARCHITECTURES, "sm_200", future)
+    assert get_arch("sm_200") is future
 
     def wavefronts(arch: str) -> int | None:
         report = check_source("stride_4.cu", STRIDE_4, Options(arch=arch, block=(32, 1, 1)))
@@ -120,9 +166,39 @@ def test_a_new_generation_is_one_more_record(monkeypatch):
         return cost.per_request
 
     assert wavefronts("sm_90") == 4
-    assert wavefronts("sm_100") == 2
+    assert wavefronts("sm_200") == 2
 
 
 def test_an_architecture_record_is_taken_where_a_name_is():
     banks_16 = dataclasses.replace(get_arch("sm_90"), shared_banks=16)
     assert get_arch(banks_16) is banks_16
+
+
+def test_check_with_a_blackwell_arch_says_in_text_and_json_that_its_rules_are_assumed(tmp_path, capsys, monkeypatch):
+    import json
+
+    from analyzer import cli
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "k.cu").write_text(STRIDE_4)
+    assert cli.main(["check", "-q", "--isolated", "--block", "32", "--arch", "sm_120", "k.cu"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("k.cu:3:5: warning: 4-way bank conflict on `s`")  # the costs are Hopper's
+    assert lines[-1] == (
+        "warplint: note: sm_120 is costed with the rules measured on sm_90 (32 banks of 4 bytes, "
+        "32-byte sectors): assumed, not measured on sm_120"
+    )
+    cli.main(["check", "-q", "--isolated", "--block", "32", "--arch", "sm_100", "--format", "json", "k.cu"])
+    document = json.loads(capsys.readouterr().out)
+    assert document["arch"] == "sm_100"
+    assert document["notes"] == [
+        {
+            "kind": "architecture-assumed",
+            "arch": "sm_100",
+            "like": "sm_90",
+            "message": "sm_100 is costed with the rules measured on sm_90 (32 banks of 4 bytes, 32-byte sectors): "
+            "assumed, not measured on sm_100",
+        }
+    ]
+    cli.main(["check", "-q", "--isolated", "--block", "32", "--arch", "sm_90", "--format", "json", "k.cu"])
+    assert "notes" not in json.loads(capsys.readouterr().out)

@@ -23,12 +23,13 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from analyzer.arch import DEFAULT_ARCH
+from analyzer.arch import DEFAULT_ARCH, AssumedRules, assumption
 from analyzer.records import record
 
 __all__ = [
     "FORMATS",
     "Record",
+    "arch_notes",
     "display_path",
     "finding_detail",
     "kernel_name",
@@ -60,10 +61,17 @@ def render(reports: Sequence[Any], format: str = "text", *, arch: str = DEFAULT_
     # imported on use: `warplint --help` must not pay for json or hashlib
     module = importlib.import_module(f"analyzer.report.{_MODULES[format]}")
     if format == "text":
-        return module.render(reports, color=color)
-    if format == "json":
+        return module.render(reports, color=color, arch=arch)
+    if format in ("json", "html"):
         return module.render(reports, arch=arch)
     return module.render(reports)
+
+
+def arch_notes(arch: str) -> list[AssumedRules]:
+    """What a report says about the architecture itself: that its rules are assumed, for a
+    generation costed by another's measured table (Blackwell by Hopper's)."""
+    note = assumption(arch)
+    return [note] if note is not None else []
 
 
 @record

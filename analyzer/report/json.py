@@ -13,7 +13,7 @@ from typing import Any
 
 import analyzer
 from analyzer.arch import DEFAULT_ARCH
-from analyzer.report import display_path, finding_detail, kernel_name, severity_name
+from analyzer.report import arch_notes, display_path, finding_detail, kernel_name, severity_name
 
 __all__ = ["VERSION", "document", "render"]
 
@@ -37,12 +37,16 @@ def render(reports: Sequence[Any], *, arch: str = DEFAULT_ARCH) -> str:
 
 def document(reports: Sequence[Any], *, arch: str = DEFAULT_ARCH) -> dict[str, Any]:
     """The report as plain JSON-ready data."""
-    return {
+    out: dict[str, Any] = {
         "version": VERSION,
         "tool": {"name": "warplint", "version": analyzer.__version__},
         "arch": arch,
-        "files": [_file(report) for report in reports],
     }
+    notes = arch_notes(arch)
+    if notes:  # only when there is something to say: version 1 grows by optional fields
+        out["notes"] = [{"kind": n.kind, "arch": n.arch, "like": n.like, "message": n.message} for n in notes]
+    out["files"] = [_file(report) for report in reports]
+    return out
 
 
 def _file(report: Any) -> dict[str, Any]:

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from analyzer.report import display_path, finding_detail, kernel_name, severity_name
+from analyzer.arch import DEFAULT_ARCH
+from analyzer.report import arch_notes, display_path, finding_detail, kernel_name, severity_name
 
 __all__ = ["render", "summary"]
 
@@ -26,8 +27,9 @@ _RESET = "\x1b[0m"
 _STYLE = {"error": "\x1b[1;31m", "warning": "\x1b[1;35m", "note": "\x1b[1;36m", "path": "\x1b[1m", "code": "\x1b[2m"}
 
 
-def render(reports: Sequence[Any], *, color: bool = False) -> str:
-    """Every diagnostic and finding of `reports`, file by file, in source order."""
+def render(reports: Sequence[Any], *, color: bool = False, arch: str = DEFAULT_ARCH) -> str:
+    """Every diagnostic and finding of `reports`, file by file, in source order, then a
+    `warplint: note:` line for an architecture whose rules are assumed."""
     lines: list[str] = []
     for report in reports:
         entries: list[tuple[Any, str, str, str, list[str], Any, tuple[tuple[Any, str], ...]]] = []
@@ -63,6 +65,8 @@ def render(reports: Sequence[Any], *, color: bool = False) -> str:
                 lines.extend(_detail("help", str(fix)))
             for where, message in related:  # gcc's "note: declared here" lines
                 lines.append(_headline(where, "note", message, "", color))
+    # no `path:line:col:` prefix: a problem matcher takes it for no finding
+    lines.extend(f"warplint: note: {note.message}" for note in arch_notes(arch))
     return "".join(line + "\n" for line in lines)
 
 
