@@ -117,7 +117,32 @@ def test_json_lines_is_one_object_per_finding_with_every_field():
         "message": STRIDE4_MESSAGE,
         "fix": STRIDE4_FIX,
         "kernel": "bank_stride4",
+        "args": {
+            "ways": 4,
+            "wavefronts": 4,
+            "ideal": 1,
+            "array": "data",
+            "access": "data[base + 4 * tid]",
+            "stride_bytes": 16,
+        },
+        "detail": ["lanes 0, 8, 16 and 24 hit bank 0 at 4 different words (0, 32, 64 and 96)"],
+        "related": [
+            {
+                "path": STRIDE4,
+                "line": 13,
+                "column": 20,
+                "end_line": 13,
+                "end_column": 29,
+                "message": "`data` declared here",
+            }
+        ],
+        "fingerprint": "5f24a151a81c5579f38b205b17132797",
     }
+    # the fingerprint is the SARIF report's, and so are args and detail
+    (sarif_result,) = json.loads(check("sarif", STRIDE4).stdout)["runs"][0]["results"]
+    assert sarif_result["partialFingerprints"] == {"warplintAccess/v1": "5f24a151a81c5579f38b205b17132797"}
+    assert sarif_result["properties"]["args"] == json.loads(lines[0])["args"]
+    assert sarif_result["properties"]["notes"] == json.loads(lines[0])["detail"]
     # the region is the access as written
     source = (REPO / STRIDE4).read_text().splitlines()[22]
     assert source[18 - 1 : 38 - 1] == "data[base + 4 * tid]"
@@ -127,6 +152,8 @@ def test_json_lines_reports_a_syntax_error_as_an_error_without_kernel(tmp_path):
     (tmp_path / "bad.cu").write_text(SYNTAX_ERROR)
     result = check("json-lines", "bad.cu", cwd=tmp_path)
     assert result.returncode == 1
+    (sarif_result,) = json.loads(check("sarif", "bad.cu", cwd=tmp_path).stdout)["runs"][0]["results"]
+    sarif_fingerprint = sarif_result["partialFingerprints"]["warplintAccess/v1"]
     assert [json.loads(line) for line in result.stdout.splitlines()] == [
         {
             "path": "bad.cu",
@@ -140,6 +167,10 @@ def test_json_lines_reports_a_syntax_error_as_an_error_without_kernel(tmp_path):
             "message": "syntax error: unexpected ';'",
             "fix": None,
             "kernel": None,
+            "args": {},
+            "detail": [],
+            "related": [],
+            "fingerprint": sarif_fingerprint,
         }
     ]
 

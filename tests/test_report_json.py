@@ -1,8 +1,10 @@
 """The JSON report: real output validated against docs/schema-v1.json (draft 2020-12).
 
-Every field the report can emit is in the schema (which forbids unknown fields) and is
-documented in README.md; positions are 1-based with `end_column` one past the end, so
-the source text between them is the access as written.
+The schema lets version 1 grow (no object forbids additional properties), so real output is
+validated twice: against the schema, and against a strict copy of it in which every object
+forbids what it does not name, so that every field the report can emit is in the schema (and
+documented in README.md). Positions are 1-based with `end_column` one past the end, so the
+source text between them is the access as written.
 """
 
 from __future__ import annotations
@@ -23,6 +25,21 @@ from analyzer.report import render  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((REPO / "docs" / "schema-v1.json").read_text())
+
+
+def _strict(node: object) -> object:
+    """The schema with `additionalProperties: false` on every object that names its properties."""
+    if isinstance(node, list):
+        return [_strict(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _strict(value) for key, value in node.items()}
+    if "properties" in node and "additionalProperties" not in node:
+        out["additionalProperties"] = False
+    return out
+
+
+STRICT = _strict(SCHEMA)
 
 
 KERNELS = """\
@@ -49,6 +66,7 @@ int main()
 
 def validate(document: dict) -> None:
     jsonschema.Draft202012Validator(SCHEMA).validate(document)
+    jsonschema.Draft202012Validator(STRICT).validate(document)  # every field emitted is named
 
 
 def analysed_report(path: Path) -> api.FileReport:
@@ -92,6 +110,53 @@ def analysed_report(path: Path) -> api.FileReport:
 def test_the_schema_is_valid_draft_2020_12():
     assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+def test_the_schema_has_an_id_and_lets_version_1_grow():
+    assert SCHEMA["$id"] == "urn:warplint:report:v1"
+    assert '"additionalProperties": false' not in json.dumps(SCHEMA)
+    grown = {"version": 1, "tool": {"name": "warplint", "version": "9"}, "arch": "sm_90", "files": [], "new": 1}
+    jsonschema.Draft202012Validator(SCHEMA).validate(grown)  # a field version 1 adds later
+    with pytest.raises(jsonschema.ValidationError, match="'files' is a required property"):
+        jsonschema.Draft202012Validator(SCHEMA).validate({k: v for k, v in grown.items() if k != "files"})
+    finding = SCHEMA["$defs"]["finding"]
+    assert finding["required"] == [
+        "code",
+        "rule",
+        "severity",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "kernel",
+        "message",
+        "fix",
+    ]
+
+
+def test_the_schema_ships_in_the_package_and_is_the_documents():
+    assert json_report.schema() == SCHEMA
+    assert json_report.schema_text() == (REPO / "docs" / "schema-v1.json").read_text()
+    import tomllib
+
+    setuptools = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert setuptools["package-dir"]["analyzer.schemas"] == "docs"
+    assert "analyzer.schemas" in setuptools["packages"]
+    assert setuptools["package-data"]["analyzer.schemas"] == ["schema-v1.json"]
+
+
+def test_findings_carry_the_sarif_fingerprint(tmp_path, monkeypatch):
+    from analyzer.report import sarif
+
+    monkeypatch.chdir(REPO)
+    reports = api.check_paths(["samples/000_bank_stride4.cu", "samples/004_noncoalesced_float3.cu"])
+    document = json_report.document(reports)
+    validate(document)
+    prints = [f["fingerprint"] for file in document["files"] for f in file["findings"]]
+    results = sarif.document(reports)["runs"][0]["results"]
+    assert prints == [r["partialFingerprints"][sarif.FINGERPRINT] for r in results]
+    assert prints[0] == "5f24a151a81c5579f38b205b17132797"
+    assert len(set(prints)) == len(prints) == 10  # a repeat of one access is counted, not merged
 
 
 def _properties(schema: dict) -> set[str]:

@@ -93,6 +93,7 @@ class Record:
     related: tuple[tuple[Any, str], ...] = ()  # (Location, message): "`tile` declared here"
     args: Any = None  # a finding's typed values (None for a diagnostic)
     is_diagnostic: bool = False  # a problem with the input (WL9xx) rather than a rule's finding
+    source: Any = None  # the Diagnostic or Finding it was made from (JSON keys its fingerprints by it)
 
     @property
     def path(self) -> str:
@@ -126,6 +127,7 @@ def _diagnostic_record(report: Any, d: Any) -> Record:
         message=str(d.message),
         notes=tuple(str(n) for n in d.notes),
         is_diagnostic=True,
+        source=d,
     )
 
 
@@ -143,6 +145,7 @@ def _finding_record(report: Any, f: Any) -> Record:
         notes=tuple(finding_detail(getattr(f, "detail", None))),
         related=tuple((report.locate(r.span), str(r.message)) for r in getattr(f, "related", ()) or ()),
         args=getattr(f, "args", None),
+        source=f,
     )
 
 

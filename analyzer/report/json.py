@@ -1,7 +1,12 @@
 """The JSON report, version 1 (schema: docs/schema-v1.json, fields: README.md).
 
 Lines and columns are 1-based; `end_column` is one past the last character. A kernel
-analysed for several launch configurations appears once per configuration.
+analysed for several launch configurations appears once per configuration. Each finding's
+`fingerprint` is SARIF's `partialFingerprints["warplintAccess/v1"]`, computed by
+`sarif.fingerprints` over the same records.
+
+The schema ships with the package (pyproject maps the package `analyzer.schemas` to `docs/`):
+`schema()` reads it, from the source tree or the installed copy.
 """
 
 from __future__ import annotations
@@ -13,11 +18,20 @@ from typing import Any
 
 import analyzer
 from analyzer.arch import DEFAULT_ARCH
-from analyzer.report import arch_notes, display_path, finding_detail, kernel_name, severity_name
+from analyzer.report import (
+    arch_notes,
+    display_path,
+    finding_detail,
+    kernel_name,
+    records,
+    repository_root,
+    severity_name,
+)
 
-__all__ = ["VERSION", "document", "render"]
+__all__ = ["SCHEMA_FILE", "VERSION", "document", "plain_value", "render", "schema", "schema_text"]
 
 VERSION = 1
+SCHEMA_FILE = "schema-v1.json"
 
 # fields of an AccessCost copied when the analysis provides them
 _EXTRA_ACCESS_FIELDS = (
@@ -45,17 +59,46 @@ def document(reports: Sequence[Any], *, arch: str = DEFAULT_ARCH) -> dict[str, A
     notes = arch_notes(arch)
     if notes:  # only when there is something to say: version 1 grows by optional fields
         out["notes"] = [{"kind": n.kind, "arch": n.arch, "like": n.like, "message": n.message} for n in notes]
-    out["files"] = [_file(report) for report in reports]
+    prints = _fingerprints_by_finding(reports)
+    out["files"] = [_file(report, prints) for report in reports]
     return out
 
 
-def _file(report: Any) -> dict[str, Any]:
+def schema_text() -> str:
+    """The JSON Schema of this format: `docs/schema-v1.json` in a source tree, else the copy
+    installed as package data (`analyzer/schemas/schema-v1.json`)."""
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parents[1]  # analyzer/
+    for candidate in (here.parent / "docs" / SCHEMA_FILE, here / "schemas" / SCHEMA_FILE):
+        if candidate.is_file():
+            return candidate.read_text(encoding="utf-8")
+    import importlib.resources  # (a copy inside a zip file)
+
+    return (importlib.resources.files("analyzer.schemas") / SCHEMA_FILE).read_text(encoding="utf-8")
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of this format, parsed."""
+    parsed: dict[str, Any] = json.loads(schema_text())
+    return parsed
+
+
+def _fingerprints_by_finding(reports: Sequence[Any]) -> dict[int, str]:
+    """id(finding) -> its fingerprint, the one the SARIF report gives the same finding."""
+    from analyzer.report.sarif import fingerprints
+
+    every = records(reports)
+    return {id(r.source): fp for r, fp in zip(every, fingerprints(every, repository_root())) if not r.is_diagnostic}
+
+
+def _file(report: Any, prints: dict[int, str]) -> dict[str, Any]:
     path = display_path(report.path)
     return {
         "path": path,
         "errors": [_error(report, d, path) for d in report.diagnostics],
         "kernels": [_kernel(report, k, path) for k in report.kernels],
-        "findings": [_finding(report, f, path) for f in report.findings],
+        "findings": [_finding(report, f, path, prints.get(id(f))) for f in report.findings],
     }
 
 
@@ -137,7 +180,7 @@ def _access(report: Any, cost: Any, path: str, by_uid: dict[int, Any] | None = N
     return out
 
 
-def _finding(report: Any, finding: Any, path: str) -> dict[str, Any]:
+def _finding(report: Any, finding: Any, path: str, fingerprint: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "code": str(finding.code),
         "rule": str(getattr(finding, "rule", "") or ""),
@@ -151,16 +194,18 @@ def _finding(report: Any, finding: Any, path: str) -> dict[str, Any]:
         fix=str(fix) if fix else None,
     )
     args = getattr(finding, "args", None)
-    out["args"] = {str(k): _plain_tree(v) for k, v in dict(args or {}).items()}
+    out["args"] = {str(k): plain_value(v) for k, v in dict(args or {}).items()}
     out["detail"] = finding_detail(getattr(finding, "detail", None))
     out["related"] = [
         {**_position(report.locate(r.span), path), "message": str(r.message)}
         for r in getattr(finding, "related", ()) or ()
     ]
+    if fingerprint is not None:
+        out["fingerprint"] = fingerprint
     return out
 
 
-def _plain_tree(value: Any) -> Any:
+def plain_value(value: Any) -> Any:
     """A typed argument as JSON data: numbers, strings, booleans, null, lists and objects stay;
     anything else (a symbolic expression, an enum) becomes its text."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -168,10 +213,10 @@ def _plain_tree(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, dict):
-        return {str(k): _plain_tree(v) for k, v in value.items()}
+        return {str(k): plain_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
-        return [_plain_tree(v) for v in items]
+        return [plain_value(v) for v in items]
     return _plain(value)
 
 

@@ -29,7 +29,7 @@ from urllib.parse import quote
 import analyzer
 from analyzer.report import Record, records, repository_root, source_path
 
-__all__ = ["FINGERPRINT", "INFORMATION_URI", "SCHEMA_URI", "document", "fingerprint", "render"]
+__all__ = ["FINGERPRINT", "INFORMATION_URI", "SCHEMA_URI", "document", "fingerprint", "fingerprints", "render"]
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/warplint/"  # the project has no web site of its own yet
@@ -54,8 +54,7 @@ def document(reports: Sequence[Any], cwd: str | None = None) -> dict[str, Any]:
     rules = _rules()
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     all_records = records(reports)
-    fingerprints = _fingerprints(all_records, root)
-    results = [_result(r, index, root, fp) for r, fp in zip(all_records, fingerprints)]
+    results = [_result(r, index, root, fp) for r, fp in zip(all_records, fingerprints(all_records, root))]
     tool_errors = [r for r in all_records if r.code in _TOOL_ERRORS]
     invocation: dict[str, Any] = {"executionSuccessful": not tool_errors}
     if tool_errors:
@@ -236,7 +235,9 @@ def fingerprint(code: str, path: str, kernel: str | None, text: str, occurrence:
     return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]  # (a path's own bytes)
 
 
-def _fingerprints(all_records: Iterable[Record], root: str) -> list[str]:
+def fingerprints(all_records: Iterable[Record], root: str) -> list[str]:
+    """The fingerprint of each record, in order: the repeat counter runs over `all_records`,
+    so pass every record of the run (`records(reports)`), as SARIF and JSON both do."""
     sources = _SourceCache()
     seen: dict[tuple[str, str, str, str], int] = {}
     out = []
