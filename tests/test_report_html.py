@@ -105,7 +105,9 @@ def test_the_page_is_self_contained_and_well_formed() -> None:
     dom, doctype = parse(page)
     assert doctype == "DOCTYPE html"
     assert [n.tag for n in dom.all("style")] == ["style"]
-    assert dom.all("script") == [] and dom.all("link") == [] and dom.all("img") == []
+    (script,) = dom.all("script")  # the filter's, inline
+    assert script.attrs == {} and "filter-rule" in script.text() and "http" not in script.text()
+    assert dom.all("link") == [] and dom.all("img") == []
     for node in dom.all():
         assert "src" not in node.attrs and "style" not in node.attrs
         assert node.attrs.get("href", "#").startswith("#"), node.attrs  # only links inside the page
@@ -147,7 +149,7 @@ def test_every_source_line_is_shown_and_access_lines_carry_their_cost() -> None:
         23: ["`data[base + 4 * tid]` shared load: 4 wavefronts/req (ideal 1)"],
         24: ["`output[tid]` global store: 4 sectors/req (ideal 4)"],
     }
-    assert [c.classes for c in row(dom, 1, 23).all("div", "cost")] == [{"cost", "excess"}]
+    assert [c.classes for c in row(dom, 1, 23).all("div", "cost")] == [{"cost", "excess"}]  # WL101 is there
     assert [c.classes for c in row(dom, 1, 24).all("div", "cost")] == [{"cost"}]
     assert [c.text() for c in row(dom, 2, 10).all("div", "cost")] == [
         "`x[1000*tid]` global store: 32 sectors/req (ideal 4)"
@@ -161,7 +163,13 @@ def test_a_finding_is_highlighted_with_its_message_detail_and_fix() -> None:
     assert [m.text() for m in r.all("mark")] == ["data[base + 4 * tid]"]
     assert source_line(r) == "    int number = data[base + 4 * tid];"
     (finding,) = r.all("div", "finding")
-    assert finding.attrs == {"class": "finding warning", "data-code": "WL101", "data-line": "23", "data-column": "18"}
+    assert finding.attrs == {
+        "class": "finding warning",
+        "data-code": "WL101",
+        "data-severity": "warning",
+        "data-line": "23",
+        "data-column": "18",
+    }
     assert finding.all("span", "code")[0].text() == "WL101"
     assert "4-way bank conflict on `data`: 4 wavefronts per request, ideal 1" in finding.text()
     items = finding.all("li")
@@ -181,6 +189,82 @@ def test_a_finding_is_highlighted_with_its_message_detail_and_fix() -> None:
     assert len(dom.all("div", "finding")) == 1
 
 
+def test_each_finding_carries_the_lanes_picture_that_show_draws() -> None:
+    from analyzer.report.show import accesses_at, render_show
+
+    reports = check_paths([str(STRIDE4), str(ROOT / "samples/004_noncoalesced_float3.cu")])
+    dom, _ = parse(render(reports, "html"))
+    findings = dom.all("div", "finding")
+    assert len(findings) == 10  # 1 + 9: the page shows each finding once
+    for finding in findings:
+        (picture,) = finding.all("pre", "lanes")
+        assert picture.text().splitlines()[0].endswith("(launch at line 34)") or "block 64x1x1" in picture.text()
+    (stride4,) = row(dom, 1, 23).all("pre", "lanes")
+    (report, _) = reports
+    assert stride4.text() == render_show(report, accesses_at(report, 23, 18)).rstrip("\n")
+    assert stride4.text().splitlines()[:2] == [
+        "samples/000_bank_stride4.cu:23:18: shared load `data[base + 4 * tid]` in kernel `bank_stride4`, "
+        "block 32x1x1 (launch at line 34)",
+        "  4-byte accesses; the costliest request: 4 wavefronts, ideal 1",
+    ]
+    assert "  bank 0: lanes 0, 8, 16 and 24 at words 0, 32, 64, 96 (4 wavefronts)" in stride4.text().splitlines()
+
+
+def test_totals_per_rule_and_per_kernel_and_the_filters_choices() -> None:
+    dom, _ = parse(render(check_paths([str(STRIDE4), str(ROOT / "samples/004_noncoalesced_float3.cu")]), "html"))
+
+    def cells(table: Node) -> list[list[str]]:
+        return [[td.text() for td in tr.all("td")] for tr in table.all("tr")[1:]]
+
+    assert cells(dom.all("table", "per-rule")[0]) == [
+        ["WL101", "bank-conflict", "1"],
+        ["WL201", "uncoalesced-access", "7"],
+        ["WL301", "misaligned-struct", "2"],
+    ]
+    assert cells(dom.all("table", "per-kernel")[0]) == [
+        ["samples/000_bank_stride4.cu", "bank_stride4", "1"],
+        ["samples/004_noncoalesced_float3.cu", "noncoalesced_float3_kernel", "9"],
+    ]
+    rule, severity = dom.all("select")
+    assert rule.attrs["id"] == "filter-rule" and severity.attrs["id"] == "filter-severity"
+    assert [(o.attrs["value"], o.text()) for o in rule.all("option")] == [
+        ("", "all"),
+        ("WL101", "WL101 bank-conflict"),
+        ("WL201", "WL201 uncoalesced-access"),
+        ("WL301", "WL301 misaligned-struct"),
+    ]
+    assert [o.attrs["value"] for o in severity.all("option")] == ["", "warning"]
+
+
+def test_only_findings_are_painted_as_problems(tmp_path: Path) -> None:
+    """A cost above its ideal with no finding on it (here the conflict suppressed with a
+    comment, and the reload of a value the thread holds) is shown like any cost."""
+    source = STRIDE4.read_text(encoding="utf-8").replace(
+        "int number = data[base + 4 * tid];", "int number = data[base + 4 * tid];  // warplint: ignore[WL101]"
+    )
+    (tmp_path / "k.cu").write_text(source, encoding="utf-8")
+    dom, _ = parse(render(check_paths([str(tmp_path / "k.cu")]), "html"))
+    assert dom.all("div", "finding") == []
+    assert [c.text() for c in row(dom, 1, 23).all("div", "cost")] == [
+        "`data[base + 4 * tid]` shared load: 4 wavefronts/req (ideal 1)"
+    ]
+    assert [c.classes for c in dom.all("div", "cost") if "excess" in c.classes] == []
+    float3 = parse(render(check_paths([str(ROOT / "samples/004_noncoalesced_float3.cu")]), "html"))[0]
+    assert [(c.text(), c.classes) for c in row(float3, 1, 19).all("div", "cost")] == [
+        ("`out[idx]` global store: 12 sectors/req (ideal 4)", {"cost", "excess"}),
+        ("`in[idx]` global load: 12 sectors/req (ideal 4)", {"cost"}),  # reuses line 15-17's values: no request
+    ]
+
+
+def test_an_assumed_architecture_is_noted_on_the_page() -> None:
+    dom, _ = parse(render(check_paths([str(STRIDE4)]), "html", arch="sm_121"))
+    assert [p.text() for p in dom.all("p", "note")] == [
+        "sm_121 is costed with the rules measured on sm_90 (32 banks of 4 bytes, 32-byte sectors): "
+        "assumed, not measured on sm_121"
+    ]
+    assert parse(render(check_paths([str(STRIDE4)]), "html"))[0].all("p", "note") == []
+
+
 def test_everything_from_the_input_is_escaped(tmp_path: Path) -> None:
     source = (
         "// <script>alert('x')</script> & <b>bold</b> \"quoted\"\n"
@@ -191,10 +275,10 @@ def test_everything_from_the_input_is_escaped(tmp_path: Path) -> None:
     path.write_text(source, encoding="utf-8")
     page = render(check_paths([str(path)]), "html")
     dom, _ = parse(page)
-    assert dom.all("script") == [] and dom.all("b") == []
-    assert [source_line(r) for r in dom.all("tr")] == source.split("\n")[:-1]
-    assert dom.all("h2")[0].text().startswith(str(path) + " (")
-    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert len(dom.all("script")) == 1 and dom.all("b") == []  # the page's own filter script only
+    assert [source_line(r) for r in dom.all("table", "source")[0].all("tr")] == source.split("\n")[:-1]
+    assert dom.all("section", "file")[0].all("h2")[0].text().startswith(str(path) + " (")
+    assert page.count("<script>") == 1 and "<script>alert" not in page and "&lt;script&gt;alert" in page
 
 
 def test_a_path_that_cannot_be_read_is_listed_without_source(tmp_path: Path) -> None:
@@ -202,7 +286,7 @@ def test_a_path_that_cannot_be_read_is_listed_without_source(tmp_path: Path) -> 
     (item,) = dom.all("div", "diagnostic")
     assert item.classes == {"diagnostic", "error"}
     assert item.text().startswith("WL910 error: no such file or folder")
-    assert dom.all("table") == []
+    assert dom.all("table", "source") == []
 
 
 def test_format_html_on_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -256,7 +340,7 @@ def _png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     return width, height, [bytes(r[i : i + 3]) for r in rows for i in range(0, stride, bpp)]
 
 
-def _chromium(page: Path, tmp_path: Path, *mode: str) -> subprocess.CompletedProcess[str]:
+def _chromium(page: Path, tmp_path: Path, *mode: str, query: str = "") -> subprocess.CompletedProcess[str]:
     assert CHROMIUM is not None
     return subprocess.run(
         [
@@ -272,7 +356,7 @@ def _chromium(page: Path, tmp_path: Path, *mode: str) -> subprocess.CompletedPro
             f"--user-data-dir={tmp_path / 'profile'}",
             "--window-size=1200,900",
             *mode,
-            page.as_uri(),
+            page.as_uri() + query,
         ],
         capture_output=True,
         text=True,
@@ -313,3 +397,28 @@ def test_chromium_paints_no_finding_colour_for_a_clean_file(tmp_path: Path) -> N
     _chromium(page, tmp_path, f"--screenshot={shot}")
     _, _, pixels = _png_pixels(shot.read_bytes())
     assert bytes(FINDING_BACKGROUND) not in set(pixels)
+
+
+def _dumped(page: Path, tmp_path: Path, query: str = "") -> Node:
+    dumped = _chromium(page, tmp_path, "--dump-dom", query=query)
+    return parse(dumped.stdout.replace("<!DOCTYPE html>", "", 1) if "<html" in dumped.stdout else dumped.stdout)[0]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_chromium_runs_the_filter_and_shows_a_picture_for_each_finding(tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    reports = check_paths([str(STRIDE4), str(ROOT / "samples/004_noncoalesced_float3.cu")])
+    page.write_text(render(reports, "html"), encoding="utf-8")
+    every = _dumped(page, tmp_path).all("div", "finding")
+    assert len(every) == 10 and all(len(f.all("pre", "lanes")) == 1 for f in every)
+    assert [f.attrs.get("hidden") for f in every] == [None] * 10
+    # the script hides what the filter leaves out (preset from the address)
+    shown = [
+        f.attrs["data-code"]
+        for f in _dumped(page, tmp_path, "?rule=WL301").all("div", "finding")
+        if "hidden" not in f.attrs
+    ]
+    assert shown == ["WL301", "WL301"]
+    both = _dumped(page, tmp_path, "?rule=WL101&severity=warning").all("div", "finding")
+    assert [f.attrs["data-code"] for f in both if "hidden" not in f.attrs] == ["WL101"]
+    assert len([f for f in both if "hidden" in f.attrs]) == 9

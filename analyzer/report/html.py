@@ -1,9 +1,15 @@
-"""`--format html`: one self-contained page (inline CSS, no script, no external resource).
+"""`--format html`: one self-contained page (inline CSS and script, no external resource).
 
-For each checked file: its source, every line with an analysed access annotated by the
-access's cost ("4 wavefronts/req (ideal 1)"), and every finding highlighted where it
-is, with its message, detail and fix. Diagnostics (syntax errors, unreadable paths) are
-listed above the source. Everything taken from the input is escaped.
+At the top: the totals of findings per rule and per kernel, and a filter by rule and by
+severity (a small inline script that hides the other findings; `?rule=WL101&severity=warning`
+in the page's address presets it). For each checked file: its source, every line with an
+analysed access annotated by the access's cost ("4 wavefronts/req (ideal 1)"), and every
+finding highlighted where it is, with its message, detail, fix and the lanes picture that
+`warplint show` draws for its access (`report/show.py`'s drawing, not a copy of it). Only a
+finding is painted as a problem: a cost above its ideal with no finding on it (suppressed,
+deselected, a load the thread already holds) is shown like any other cost. Diagnostics
+(syntax errors, unreadable paths) are listed above the source. Everything taken from the
+input is escaped.
 
 The source is read again from disk to be shown (a reporter does not analyse, but it
 may show the file); a file that cannot be read any more is shown without its source.
@@ -17,7 +23,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from analyzer.report import display_path, finding_detail, kernel_name, severity_name
+from analyzer.arch import DEFAULT_ARCH, get_arch
+from analyzer.report import arch_notes, display_path, finding_detail, kernel_name, rule_name, severity_name
+from analyzer.report.show import accesses_at, render_show
 
 __all__ = ["access_notes", "render"]
 
@@ -44,10 +52,35 @@ mark { background: #ffb3b3; color: inherit; border-bottom: 2px solid #c62828; }
 .cost.excess { color: #8a1c00; background: #ffe3d6; }
 .annotations { white-space: normal; }
 .annotations .finding { margin-left: 2em; font-family: system-ui, sans-serif; }
+pre.lanes { font: 12px/1.25 ui-monospace, monospace; background: #fff; border: 1px solid #ddd; padding: .4em .6em;
+            margin: .3em 0; overflow-x: auto; white-space: pre; }
+table.totals { border-collapse: collapse; margin: .3em 0 1em; } table.totals td, table.totals th {
+  border: 1px solid #ddd; padding: .1em .6em; text-align: left; } table.totals td.n { text-align: right; }
+.filter label { margin-right: 1em; } .note { color: #444; font-style: italic; }
+[hidden] { display: none !important; }
+"""
+
+# hides the findings that the two selects leave out; `?rule=WL101&severity=warning` presets them
+_SCRIPT = """
+(function () {
+  var rule = document.getElementById("filter-rule"), severity = document.getElementById("filter-severity");
+  var asked = new URLSearchParams(window.location.search);
+  if (asked.has("rule")) { rule.value = asked.get("rule"); }
+  if (asked.has("severity")) { severity.value = asked.get("severity"); }
+  function apply() {
+    document.querySelectorAll("div.finding").forEach(function (finding) {
+      finding.hidden = !((!rule.value || finding.dataset.code === rule.value) &&
+                         (!severity.value || finding.dataset.severity === severity.value));
+    });
+  }
+  rule.addEventListener("change", apply);
+  severity.addEventListener("change", apply);
+  apply();
+})();
 """
 
 
-def render(reports: Sequence[Any], **_: Any) -> str:
+def render(reports: Sequence[Any], *, arch: str = DEFAULT_ARCH) -> str:
     """The whole page for `reports`, ending in a newline."""
     findings = sum(len(_unique_findings(r)) for r in reports)
     problems = sum(len(r.diagnostics) for r in reports)
@@ -62,6 +95,8 @@ def render(reports: Sequence[Any], **_: Any) -> str:
         f'<p class="summary">{_count(findings, "finding")} and {_count(problems, "diagnostic")} '
         f"in {_count(files, 'file')}.</p>",
     ]
+    parts.extend(f'<p class="note">{_e(note.message)}</p>' for note in arch_notes(arch))
+    parts.extend(_totals(reports))
     if files > 1:
         parts.append("<nav><ul>")
         for i, report in enumerate(reports):
@@ -71,7 +106,8 @@ def render(reports: Sequence[Any], **_: Any) -> str:
             )
         parts.append("</ul></nav>")
     for i, report in enumerate(reports):
-        parts.append(_file_section(report, i + 1))
+        parts.append(_file_section(report, i + 1, arch))
+    parts.append(f"<script>{_SCRIPT}</script>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
@@ -101,10 +137,12 @@ def _unique_findings(report: Any) -> list[Any]:
     return out
 
 
-def access_notes(report: Any) -> dict[int, list[tuple[str, bool]]]:
-    """line -> `(note, costs more than ideal)` for every analysed access that starts on
-    that line of the report's own file: "`tile[ty][tx]` shared load: 4 wavefronts/req
-    (ideal 1)", with the block when the kernel is analysed for several launches."""
+def access_notes(report: Any, flagged: frozenset[tuple[int, int]] = frozenset()) -> dict[int, list[tuple[str, bool]]]:
+    """line -> `(note, a problem)` for every analysed access that starts on that line of the
+    report's own file: "`tile[ty][tx]` shared load: 4 wavefronts/req (ideal 1)", with the
+    block when the kernel is analysed for several launches. A problem is a cost above its
+    ideal at a `(line, column)` of `flagged`, where a finding is: a worst case no rule
+    reported is not painted as one."""
     found: dict[int, list[tuple[int, str, bool]]] = defaultdict(list)
     blocks: dict[str, set] = defaultdict(set)
     for analysis in report.kernels:
@@ -127,7 +165,7 @@ def access_notes(report: Any) -> dict[int, list[tuple[str, bool]]]:
                 )
             if several and analysis.launch.block:
                 text += f", block {'x'.join(map(str, analysis.launch.block))}"
-            entry = (loc.column, text, bool(cost.excess))
+            entry = (loc.column, text, bool(cost.excess) and (loc.line, loc.column) in flagged)
             if entry not in found[loc.line]:
                 found[loc.line].append(entry)
     # in the order the accesses are written on the line
@@ -145,7 +183,7 @@ def _read_source(path: str) -> list[str] | None:
         return None
 
 
-def _file_section(report: Any, number: int) -> str:
+def _file_section(report: Any, number: int, arch: str = DEFAULT_ARCH) -> str:
     path = display_path(report.path)
     findings = _unique_findings(report)
     out = [
@@ -164,7 +202,7 @@ def _file_section(report: Any, number: int) -> str:
             by_line[loc.line].append(item)
     for f in findings:
         loc = report.locate(f.span)
-        item = _finding_html(report, f, number)
+        item = _finding_html(report, f, number, arch)
         if not _same(loc.path, report.path):
             elsewhere.append(item)
             continue
@@ -179,7 +217,8 @@ def _file_section(report: Any, number: int) -> str:
         return "\n".join(out)
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last line
-    costs = access_notes(report)
+    flagged = frozenset((loc.line, loc.column) for loc in map(report.locate, (f.span for f in findings)))
+    costs = access_notes(report, flagged)
     out.append('<table class="source">')
     for n, text in enumerate(lines, start=1):
         notes = costs.get(n, [])
@@ -236,7 +275,7 @@ def _diagnostic_html(d: Any, loc: Any) -> str:
     )
 
 
-def _finding_html(report: Any, f: Any, number: int) -> str:
+def _finding_html(report: Any, f: Any, number: int, arch: str = DEFAULT_ARCH) -> str:
     severity = severity_name(getattr(f, "severity", "warning"))
     loc = report.locate(f.span)
     detail = []
@@ -252,10 +291,56 @@ def _finding_html(report: Any, f: Any, number: int) -> str:
             detail.append(_e(f"{display_path(rloc.path)}:{rloc.line}: {r.message}"))
     items = "".join(f"<li>{x}</li>" for x in detail)
     fix = getattr(f, "fix", None)
+    picture = _lanes_picture(report, loc, kernel, arch)
     return (
-        f'<div class="finding {severity}" data-code="{_e(f.code)}" data-line="{loc.line}" '
-        f'data-column="{loc.column}"><span class="code">{_e(f.code)}</span> {_e(f.message)}'
+        f'<div class="finding {severity}" data-code="{_e(f.code)}" data-severity="{_e(severity)}" '
+        f'data-line="{loc.line}" data-column="{loc.column}"><span class="code">{_e(f.code)}</span> {_e(f.message)}'
         + (f"<ul>{items}</ul>" if items else "")
         + (f'<p class="fix">{_e(fix)}</p>' if fix else "")
+        + (f'<pre class="lanes">{_e(picture)}</pre>' if picture else "")
         + "</div>"
     )
+
+
+def _lanes_picture(report: Any, loc: Any, kernel: str | None, arch: str) -> str:
+    """What `warplint show FILE:LINE --column C` draws for the access a finding is on (its
+    kernel's launches; every kernel's when none is named); "" when no access starts there."""
+    if not _same(loc.path, report.path):
+        return ""  # show draws the accesses of the file's own lines
+    shown = accesses_at(report, loc.line, loc.column)
+    own = [item for item in shown if kernel_name(item.analysis.kernel) == kernel]
+    return render_show(report, own or shown, arch=get_arch(arch)).rstrip("\n")
+
+
+def _totals(reports: Sequence[Any]) -> list[str]:
+    """The totals of findings per rule and per kernel (each finding once, as on the page),
+    and the filter's two selects, which offer the rules and severities found."""
+    by_rule: dict[str, int] = defaultdict(int)
+    by_kernel: dict[tuple[str, str], int] = defaultdict(int)
+    severities: set[str] = set()
+    for report in reports:
+        for f in _unique_findings(report):
+            by_rule[str(f.code)] += 1
+            by_kernel[(display_path(report.path), kernel_name(getattr(f, "kernel", None)) or "")] += 1
+            severities.add(severity_name(getattr(f, "severity", "warning")))
+    rules = sorted(by_rule)
+    out = ['<h2>Totals</h2><table class="totals per-rule"><tr><th>rule</th><th>name</th><th>findings</th></tr>']
+    out.extend(
+        f'<tr data-code="{_e(c)}"><td>{_e(c)}</td><td>{_e(rule_name(c))}</td><td class="n">{by_rule[c]}</td></tr>'
+        for c in rules
+    )
+    out.append('</table><table class="totals per-kernel"><tr><th>file</th><th>kernel</th><th>findings</th></tr>')
+    out.extend(
+        f'<tr><td>{_e(path)}</td><td>{_e(kernel)}</td><td class="n">{n}</td></tr>'
+        for (path, kernel), n in sorted(by_kernel.items())
+    )
+    out.append('</table><p class="filter"><label>rule <select id="filter-rule"><option value="">all</option>')
+    out.extend(f'<option value="{_e(c)}">{_e(c)} {_e(rule_name(c))}</option>' for c in rules)
+    out.append('</select></label><label>severity <select id="filter-severity"><option value="">all</option>')
+    order = ("error", "warning", "note")
+    out.extend(
+        f'<option value="{s}">{s}</option>'
+        for s in sorted(severities, key=lambda s: (s not in order, order.index(s) if s in order else 0, s))
+    )
+    out.append("</select></label></p>")
+    return out
