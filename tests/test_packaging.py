@@ -23,3 +23,14 @@ def test_grammars_ship_as_package_data():
     assert CONFIG["package-dir"]["analyzer.grammars"] == "grammars"
     assert CONFIG["package-data"]["analyzer.grammars"] == ["*.lark"]
     assert {p.name for p in (REPO / "grammars").glob("*.lark")} == {"cuda.lark", "ptx.lark"}
+
+
+def test_the_metadata_names_the_license_classifiers_and_urls():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["license"] == {"text": "MIT"}
+    assert (REPO / "LICENSE").read_text().startswith("MIT License\n")
+    assert "License :: OSI Approved :: MIT License" in project["classifiers"]
+    assert (
+        f"Programming Language :: Python :: {project['requires-python'].removeprefix('>=')}" in project["classifiers"]
+    )
+    assert set(project["urls"]) == {"Homepage", "Documentation", "Changelog"}

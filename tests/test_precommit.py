@@ -147,3 +147,35 @@ def test_the_manifest_is_valid_and_names_the_hook():
     assert "cuda" in tags_from_filename("kernel.cu")
     assert "cuda" in tags_from_filename("kernel.cuh")
     assert "cuda" not in tags_from_filename("kernel.cpp")
+
+
+def readme_snippet() -> str:
+    """The `.pre-commit-config.yaml` of README.md's pre-commit section, as written there."""
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## pre-commit") :]
+    return section[section.index("```yaml\n") + len("```yaml\n") : section.index("```\n", section.index("```yaml"))]
+
+
+def test_the_readmes_snippet_runs_the_hook_from_its_requirement(hooks_repo, tmp_path):
+    snippet = readme_snippet()
+    requirement = '["warplint==0.1.0"]'
+    assert "repo: local" in snippet and requirement in snippet
+    # PyPI is out of reach here: the requirement becomes a path to this checkout's snapshot
+    config = snippet.replace(requirement, f'["{hooks_repo.as_posix()}"]')
+    repo = user_repo(
+        tmp_path / "user",
+        {".pre-commit-config.yaml": config, "kernels/stride4.cu": STRIDE4.read_text(), "ok.cu": CLEAN_KERNEL},
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "warplint", "--all-files"],
+        cwd=repo,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        stdin=subprocess.DEVNULL,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "kernels/stride4.cu:23:18: warning: 4-way bank conflict on `data`" in output, output
+    assert output.count("[WL101]") == 1 and "ok.cu:" not in output, output
