@@ -115,7 +115,8 @@ class BankConflict(Rule):
 
     def check(self, analysis: KernelAnalysis, ctx: CheckContext) -> Iterator[Finding]:
         uses: ThreadIndexUse | None = None
-        for cost in analysis.costs:
+        for written in analysis.costs:
+            cost = ctx.verdict(written)
             if cost.space != Space.SHARED or cost.unit != Unit.WAVEFRONTS or not known_excess(cost):
                 continue
             assert cost.per_request is not None and cost.ideal_per_request is not None

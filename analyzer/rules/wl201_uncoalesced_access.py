@@ -106,13 +106,9 @@ class UncoalescedAccess(Rule):
 
     def check(self, analysis: KernelAnalysis, ctx: CheckContext) -> Iterator[Finding]:
         uses: ThreadIndexUse | None = None
-        for cost in analysis.costs:
+        for written in analysis.costs:
+            cost = ctx.verdict(written)
             if cost.space != Space.GLOBAL or cost.unit != Unit.SECTORS or not known_excess(cost):
-                continue
-            if cost.only_alignment:
-                # e.g. `A[row * width + col]` with `width` not known: coalesced when the row
-                # length is a multiple of 8 words, as it nearly always is. The JSON keeps the
-                # worst case and says why; a finding here would be noise
                 continue
             assert cost.per_request is not None and cost.ideal_per_request is not None
             if uses is None:
