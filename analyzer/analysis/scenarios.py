@@ -179,6 +179,8 @@ def plan_warp(site: Site, lanes: tuple[Lane, ...], where: Where) -> WarpPlan | N
         for a in m
         if isinstance(a, S.Symbol) and is_loop_counter(a.name)
     }
+    # walked only where its iterations are few enough; else its starts are enumerated
+    moving = {lp.counter for lp in site.loops if lp.counter in moving and _few_iterations(lp, site.known)}
     walk, factor = _loops_to_walk(site, loop_conds, free | moving)
     walked = tuple(site.loops[i] for i in walk)
     counters = {lp.counter for lp in walked}
@@ -243,6 +245,12 @@ def _loops_to_walk(
         elif factor is not None:
             factor *= len(its)
     return walk, factor
+
+
+def _few_iterations(loop: LoopCtx, known: dict[str, int]) -> bool:
+    """The loop's iterations are known and few enough to walk each (`MAX_SCENARIOS`)."""
+    its = iterations(loop, known)
+    return its is not None and len(its) <= MAX_SCENARIOS
 
 
 def _axis(name: str) -> int:
