@@ -54,6 +54,7 @@ class Options:
     """What one run analyses for. Everything has the command line's default."""
 
     arch: str | Architecture = DEFAULT_ARCH  # a name from analyzer.arch.ARCHITECTURES, or a model of one's own
+    assume: str = "typical"  # --assume: the values of unknowns a finding may rest on (analysis/verdict.py)
     block: tuple[int, int, int] | None = None
     grid: tuple[int, int, int] | None = None
     params: dict[str, int] = field(default_factory=dict)  # --param NAME=VALUE
@@ -560,7 +561,9 @@ def _rule_findings(
     from analyzer.rules.registry import check
 
     try:
-        return check(kernels, arch, reanalyze_factory, select=options.select, ignore=options.ignore)
+        return check(
+            kernels, arch, reanalyze_factory, select=options.select, ignore=options.ignore, assume=options.assume
+        )
     except (Exception, RecursionError) as err:  # noqa: BLE001 - keep the analyses
         diagnostics.append(_internal_error(path, err, "while checking the rules"))
         return []

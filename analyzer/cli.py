@@ -206,6 +206,14 @@ def _add_output_options(check: argparse.ArgumentParser) -> None:
 def _add_rule_options(check: argparse.ArgumentParser) -> None:
     rules = check.add_argument_group("rules")
     rules.add_argument(
+        "--assume",
+        choices=("typical", "worst"),
+        default=None,
+        help="the values of unknown sizes and offsets a finding may rest on: those programs use "
+        "(multiples of 32 elements; the default, or the configuration's `assume`) or the worst "
+        "over every value tried",
+    )
+    rules.add_argument(
         "--select",
         type=_codes,
         action=_Extend,
@@ -485,6 +493,7 @@ def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str
         extend_select=tuple(ns.extend_select or ()),
         extend_ignore=tuple(ns.extend_ignore or ()),
         arch=ns.arch,
+        assume=ns.assume,
         block=ns.block,
         grid=ns.grid,
         params=dict(ns.param),

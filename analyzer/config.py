@@ -81,6 +81,7 @@ class Settings:
     extend_ignore: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, selectors)
     arch: str | None = None
+    assume: str | None = None  # "typical" or "worst": the verdict policy (analysis/verdict.py)
     defines: Mapping[str, str | None] = field(default_factory=dict)
     include_paths: tuple[str, ...] = ()
     block: tuple[int, int, int] | None = None
@@ -249,6 +250,7 @@ _KEYS = (
     "extend-ignore",
     "per-file-ignores",
     "arch",
+    "assume",
     "defines",
     "include-paths",
     "block",
@@ -277,6 +279,8 @@ def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
         values["per_file_ignores"] = _per_file_ignores(table["per-file-ignores"], where)
     if "arch" in table:
         values["arch"] = _arch(table["arch"], where)
+    if "assume" in table:
+        values["assume"] = _assume(table["assume"], where)
     if "defines" in table:
         values["defines"] = _defines(table["defines"], where)
     if "include-paths" in table:
@@ -373,6 +377,18 @@ def _arch(value: Any, where: _Where) -> str:
         raise where.error(
             "arch", f"unknown architecture {value!r}; choose one of {', '.join(sorted(ARCHITECTURES))}", value=value
         )
+    return value
+
+
+def _assume(value: Any, where: _Where) -> str:
+    """`assume = "typical"` (the default) or `"worst"`: which values of unknowns a finding may rest on."""
+    from analyzer.analysis.verdict import Assume
+
+    choices = ", ".join(f'"{a.value}"' for a in Assume)
+    if not isinstance(value, str):
+        raise where.error("assume", f"`{where.shown('assume')}` must be one of {choices}, not {_type_name(value)}")
+    if value not in {a.value for a in Assume}:
+        raise where.error("assume", f"unknown policy {value!r}; choose one of {choices}", value=value)
     return value
 
 
@@ -615,6 +631,7 @@ def options_for(path: str, file: Settings | None, cli: Settings, base: Any) -> A
     return records.replace(
         base,
         arch=_first(cli.arch, file.arch, base.arch),
+        assume=_first(cli.assume, file.assume, base.assume),
         block=_first(cli.block, file.block, base.block),
         grid=_first(cli.grid, file.grid, base.grid),
         params={**file.params, **cli.params},

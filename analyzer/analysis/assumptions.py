@@ -33,6 +33,7 @@ __all__ = [
     "MayVectorize",
     "MovedByWideLoad",
     "NoActiveLane",
+    "RequestsNotCounted",
     "SpaceNotCosted",
     "SpaceUnknown",
     "ValueReused",
@@ -58,6 +59,7 @@ class AssumptionKind(StrEnum):
     VALUE_REUSED = "value-reused"  # the thread holds the value: no request
     FIELDS_LOADED_TOGETHER = "fields-loaded-together"  # one wide load moves several fields
     MOVED_BY_WIDE_LOAD = "moved-by-wide-load"  # another access's wide load moves this field
+    REQUESTS_NOT_COUNTED = "requests-not-counted"  # why `requests` and `total` are null
 
 
 @record
@@ -159,6 +161,19 @@ class MovedByWideLoad(Assumption):
     load: str  # the text of the access whose wide load moves this field
 
 
+@record
+class RequestsNotCounted(Assumption):
+    kind = AssumptionKind.REQUESTS_NOT_COUNTED
+    reasons: tuple[str, ...]  # sorted: "grid", "loop", "walk"
+
+
+_NOT_COUNTED = {
+    "grid": "the grid is not known (pass --grid)",
+    "loop": "how often a loop around it runs is not known",
+    "walk": "the loop iterations that change its cost were sampled, not walked",
+}
+
+
 def words(a: Assumption) -> str:
     """The sentence that reports print for `a`."""
     match a:
@@ -210,6 +225,8 @@ def words(a: Assumption) -> str:
             return f"fields {', '.join(fields)} of one `{struct}` element are loaded with one {nbytes}-byte access"
         case MovedByWideLoad(bytes=nbytes, load=load):
             return f"moved by the {nbytes}-byte load of `{load}`"
+        case RequestsNotCounted(reasons=reasons):
+            return "requests and total are not counted: " + "; ".join(_NOT_COUNTED[r] for r in reasons)
     raise TypeError(f"no wording for {a!r}")
 
 

@@ -9,8 +9,6 @@ cannot decide it states as an `Assumption` (`assumptions.py`).
 
 from __future__ import annotations
 
-import math
-
 from analyzer import budget
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.assumptions import (
@@ -24,6 +22,7 @@ from analyzer.analysis.assumptions import (
     IndexLoopCarried,
     MayVectorize,
     NoActiveLane,
+    RequestsNotCounted,
     SpaceNotCosted,
     SpaceUnknown,
 )
@@ -36,7 +35,7 @@ from analyzer.analysis.cost import (
 )
 from analyzer.analysis.loops import vectorized_iterations
 from analyzer.analysis.merge import mark_reused
-from analyzer.analysis.results import AccessCost, Collision, LaunchConfig, unit_of
+from analyzer.analysis.results import AccessCost, Collision, LaunchConfig, TypicalCost, unit_of
 from analyzer.analysis.scenarios import (
     ScenarioLanes,
     Site,
@@ -48,6 +47,7 @@ from analyzer.analysis.scenarios import (
 )
 from analyzer.analysis.symbolic import Origin
 from analyzer.analysis.values import THREAD_SYMBOLS, Occurrence, lane_varying
+from analyzer.analysis.verdict import SymbolFacts, typical_residues
 from analyzer.arch import Architecture
 from analyzer.ir.nodes import AccessOp, Space
 from analyzer.records import field, record
@@ -77,6 +77,8 @@ class Outcome:
     worst: Charge
     lowest: int
     alignment_matters: bool  # the start changes the cost
+    typical_worst: Charge  # the worst over the starts a typical verdict considers (`verdict.py`)
+    sums: tuple[int, int]  # the fewest and the most the pieces together cost, over the starts
 
 
 @record(frozen=False, slots=False)
@@ -85,9 +87,15 @@ class Summary:
 
     worst: Charge | None = None
     best: int | None = None
-    requests: int = 0  # over one block, where every scenario's executions are known
-    total: int = 0
+    typical_worst: Charge | None = None  # the worst at the values a typical verdict considers
+    requests: int = 0  # over the launch, where every scenario's executions are known
+    total_lo: int = 0  # the total over the starts enumerated: the fewest, the most
+    total_hi: int = 0
+    ideal_total: int = 0  # each request at its ideal: a lower bound whatever the unknowns
+    lanes_total: int = 0  # each request at one unit per active lane: an upper bound
     totals_known: bool = True
+    uncounted: set[str] = field(default_factory=set)  # why the requests are not counted
+    masks_vary: bool = False  # a sampled unknown decides which lanes are active
     exact: bool = True
     undecided_mask: bool = False
     unaligned: bool = False  # the unknown alignment of a warp's first address changed a cost
@@ -103,11 +111,20 @@ class Summary:
         if plan.sampled:
             self.exact = False
             self.depends.update(plan.sampled)
+            self.masks_vary = self.masks_vary or plan.masks_vary
         if not plan.exact_walk:
-            self.totals_known = False
+            self.not_counted("walk")
+        if plan.factor is None:
+            self.not_counted("loop")
+        if plan.block_weight is None:
+            self.not_counted("grid")
 
-    def add(self, outcome: Outcome, plan: WarpPlan, combo: tuple[int, ...], pieces: int) -> None:
-        """Count one scenario's request."""
+    def not_counted(self, why: str) -> None:
+        self.totals_known = False
+        self.uncounted.add(why)
+
+    def add(self, outcome: Outcome, plan: WarpPlan, combo: tuple[int, ...], pieces: int, active: int) -> None:
+        """Count one scenario's request (`active` lanes take part)."""
         self.ideal_if_aligned = self.ideal_if_aligned and outcome.some_start_is_ideal
         if outcome.alignment_matters:
             self.exact = False  # the cost really depends on the unknown alignment
@@ -121,17 +138,33 @@ class Summary:
             if seen is None or worst.per_request > seen[0]:
                 self.per_value[value] = (worst.per_request, worst.ideal)
         self.best = outcome.lowest if self.best is None else min(self.best, outcome.lowest)
-        if plan.factor is not None:
-            self.requests += plan.factor * pieces
-            self.total += plan.factor * sum(c.per_request for c in outcome.charges[:pieces])
+        if plan.is_typical(combo) and (
+            self.typical_worst is None or outcome.typical_worst.per_request > self.typical_worst.per_request
+        ):
+            self.typical_worst = outcome.typical_worst
+        if plan.factor is not None and plan.block_weight is not None and plan.counted(combo):
+            times = plan.factor * plan.block_weight
+            self.requests += times * pieces
+            self.total_lo += times * outcome.sums[0]
+            self.total_hi += times * outcome.sums[1]
+            first = outcome.charges[:pieces]
+            self.ideal_total += times * sum(c.ideal for c in first)
+            self.lanes_total += times * sum(max(active, c.ideal) for c in first)
 
 
 def cost_occurrence(
-    occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Architecture, known: dict[str, int], describe: bool = True
+    occ: Occurrence,
+    kernel: str,
+    launch: LaunchConfig,
+    arch: Architecture,
+    known: dict[str, int],
+    describe: bool = True,
+    facts: SymbolFacts | None = None,
 ) -> AccessCost:
     """What `occ` costs under `launch`: the worst request over every warp and scenario, the
-    best, and the totals over the launch where they are known."""
-    cost, site = resolve_site(occ, kernel, launch, arch, known)
+    best, the worst at typical values (`verdict.py`), and the totals over the launch where
+    they are known (else bounds). `facts` restrict the values tried for unknowns."""
+    cost, site = resolve_site(occ, kernel, launch, arch, known, facts)
     if site is None:
         return cost
     summary = Summary()
@@ -143,13 +176,16 @@ def cost_occurrence(
         summary.begin_warp(plan)
         for combo in plan.scenarios():
             charge_scenario(site, plan, combo, summary, arch)
-        if plan.factor is None:
-            summary.totals_known = False
     return summarise(cost, site, summary, occ, arch, describe)
 
 
 def resolve_site(
-    occ: Occurrence, kernel: str, launch: LaunchConfig, arch: Architecture, known: dict[str, int]
+    occ: Occurrence,
+    kernel: str,
+    launch: LaunchConfig,
+    arch: Architecture,
+    known: dict[str, int],
+    facts: SymbolFacts | None = None,
 ) -> tuple[AccessCost, Site | None]:
     """The cost record of `occ`, and the `Site` to walk; no site (and the cost says why) when
     the access is not in a costed space, its address is not followed or depends on data,
@@ -200,7 +236,8 @@ def resolve_site(
         cost.assumptions.append(BlockUnknown())
         return cost, None
     mask = occ.mask.subs(known) if known else occ.mask
-    return cost, Site(offset, affine, mask, occ.loops, launch, launch.block, known, space, pieces)
+    site = Site(offset, affine, mask, occ.loops, launch, launch.block, known, space, pieces, arch.address_period, facts)
+    return cost, site
 
 
 def charge_scenario(site: Site, plan: WarpPlan, combo: tuple[int, ...], summary: Summary, arch: Architecture) -> None:
@@ -215,24 +252,27 @@ def charge_scenario(site: Site, plan: WarpPlan, combo: tuple[int, ...], summary:
         return
     if lanes.ref_value is not None:  # the common case, without a call
         residues: tuple[int, ...] = (lanes.ref_value % arch.address_period,)
+        typical = residues
     else:
         budget.spend(len(plan.present))  # the first lane's address worked out symbolically
-        residues = start_residues(site, plan, combo, lanes, arch)
-    key = (lanes.rel, residues)
+        residues, typical = start_residues(site, plan, combo, lanes, arch)
+    key = (lanes.rel, residues, typical)
     outcome = summary.outcomes.get(key)
     if outcome is None:
         budget.spend(len(lanes.rel))  # a request charged lane by lane (analyzer.budget)
-        outcome = summary.outcomes[key] = charge_request(lanes.rel, residues, site, arch, summary.charges)
-    summary.add(outcome, plan, combo, len(site.pieces))
+        outcome = summary.outcomes[key] = charge_request(lanes.rel, residues, typical, site, arch, summary.charges)
+    active = sum(1 for x in lanes.rel if x is not None)
+    summary.add(outcome, plan, combo, len(site.pieces), active)
 
 
 def start_residues(
     site: Site, plan: WarpPlan, combo: tuple[int, ...], lanes: ScenarioLanes, arch: Architecture
-) -> tuple[int, ...]:
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Where the first lane's address may lie within `arch.address_period` (under which both
     costs are invariant): one residue where the address is a number, else every residue the
     expression can take (for shared accesses of whole words, any: moving every lane by the
-    same number of words rotates the banks, at the same cost)."""
+    same number of words rotates the banks, at the same cost); and those of them a typical
+    verdict considers (`verdict.typical_residues`)."""
     period = arch.address_period
     ref_value = lanes.ref_value
     ref_v = None  # the first lane's address as an expression, where it is not a number
@@ -245,14 +285,17 @@ def start_residues(
             if ref_v.is_const:
                 ref_value, ref_v = ref_v.value, None
     if ref_value is not None:
-        return (ref_value % period,)
+        return (ref_value % period,), (ref_value % period,)
     if site.space == Space.SHARED and site.pieces[0][1] >= arch.bank_bytes:
-        return (0,)
+        return (0,), (0,)
     assert ref_v is not None
     residues = tuple(sorted(S.residues(ref_v, period)))
+    typical = typical_residues(ref_v, period, site.facts)
     if site.space == Space.GLOBAL:
         residues = one_per_sector_shift(residues, arch.sector_bytes)
-    return residues
+        kept = {r % arch.sector_bytes: r for r in residues}
+        typical = frozenset(kept[r % arch.sector_bytes] for r in typical)
+    return residues, tuple(r for r in residues if r in typical)
 
 
 def one_per_sector_shift(residues: tuple[int, ...], sector_bytes: int) -> tuple[int, ...]:
@@ -268,16 +311,21 @@ def one_per_sector_shift(residues: tuple[int, ...], sector_bytes: int) -> tuple[
 def charge_request(
     lane_rel: tuple[int | None, ...],
     residues: tuple[int, ...],
+    typical: tuple[int, ...],
     site: Site,
     arch: Architecture,
     known: dict[tuple, Charge],
 ) -> Outcome:
     """What one request costs, given each active lane's address relative to the first lane and
-    the possible starts of the first lane (`start_residues`): the charges of each start and
-    piece, whether some start costs no more than ideal, the worst and the lowest charge, and
-    whether the start changes the cost. `known` remembers each piece's charge."""
+    the possible starts of the first lane (`start_residues`; `typical`: those a typical
+    verdict considers): the charges of each start and piece, whether some start costs no more
+    than ideal, the worst and the lowest charge, whether the start changes the cost, the worst
+    at a typical start, and the fewest and most the pieces cost together. `known` remembers
+    each piece's charge."""
     charges = []
     some_start_is_ideal = False
+    typical_charges = []
+    sums = []
     for r in residues:
         ideal_here = True
         for poff, psize in site.pieces:
@@ -287,12 +335,18 @@ def charge_request(
             if ch is None:
                 ch = known[key] = charge(addrs, psize, site.space, arch)
             charges.append(ch)
+            if r in typical:
+                typical_charges.append(ch)
             ideal_here = ideal_here and ch.per_request <= ch.ideal
         some_start_is_ideal = some_start_is_ideal or ideal_here
+        sums.append(sum(c.per_request for c in charges[-len(site.pieces) :]))
     alignment_matters = len(residues) > 1 and len({c.per_request for c in charges}) > 1
     worst = max(charges, key=lambda c: c.per_request)
     lowest = min(c.per_request for c in charges)
-    return Outcome(tuple(charges), some_start_is_ideal, worst, lowest, alignment_matters)
+    typical_worst = max(typical_charges or charges, key=lambda c: c.per_request)
+    return Outcome(
+        tuple(charges), some_start_is_ideal, worst, lowest, alignment_matters, typical_worst, (min(sums), max(sums))
+    )
 
 
 def charge(addresses: tuple[int | None, ...], size: int, space: Space, arch: Architecture) -> Charge:
@@ -310,14 +364,13 @@ def summarise(
 ) -> AccessCost:
     """Fill `cost` from what the walk found, and say what was assumed."""
     launch = site.launch
-    nblocks = math.prod(launch.grid) if launch.grid is not None else None
     worst = summary.worst
     if worst is None:
         cost.exact = summary.exact and not summary.undecided_mask
         cost.assumptions.append(NoActiveLane())
         cost.per_request = 0
         cost.ideal_per_request = 0
-        cost.requests = 0 if nblocks is not None and summary.totals_known else None
+        cost.requests = 0 if summary.totals_known else None
         cost.total = cost.requests
         return cost
     if summary.undecided_mask:
@@ -336,11 +389,9 @@ def summarise(
     cost.lane_addresses = worst.addresses
     cost.stride_bytes = stride(worst.addresses)
     cost.depends_on = depends
-    if isinstance(worst.detail, SharedCost):
-        cost.collisions = tuple(Collision(c.bank, c.lanes, c.words) for c in worst.detail.worst)
-    if nblocks is not None and summary.totals_known and not summary.undecided_mask and not depends:
-        cost.requests = summary.requests * nblocks
-        cost.total = summary.total * nblocks
+    cost.collisions = collisions(worst)
+    cost.typical = typical_cost(summary.typical_worst, worst)
+    count_totals(cost, summary, bool(depends))
     if occ.reuses is not None:
         mark_reused(cost, occ.reuses)
     if site.space == Space.SHARED and cost.op == AccessOp.LOAD and cost.exact:
@@ -352,10 +403,53 @@ def summarise(
     if len(depends) == 1 and describe:
         name = depends[0]
         if all(v in summary.per_value for v in CASE_VALUES):  # seen while sampling: no second pass
-            cost.cases = cases_text({v: summary.per_value[v] for v in CASE_VALUES}, name)
+            cost.cases = cases_text(dict(sorted(summary.per_value.items())), name, str(cost.unit))
         else:
             cost.cases = describe_cases(occ, cost.kernel, launch, arch, site.known, name)
     return cost
+
+
+def collisions(charge: Charge) -> tuple[Collision, ...]:
+    """The colliding lanes of a shared request (none for a global one)."""
+    if isinstance(charge.detail, SharedCost):
+        return tuple(Collision(c.bank, c.lanes, c.words) for c in charge.detail.worst)
+    return ()
+
+
+def typical_cost(typical: Charge | None, worst: Charge) -> TypicalCost | None:
+    """The worst request at typical values, where it is not `worst` (no typical scenario had
+    an active lane: nothing to charge, 0)."""
+    if typical is None:
+        return TypicalCost(0, 0, (), None, ())
+    if typical.per_request == worst.per_request and typical.ideal == worst.ideal:
+        return None
+    return TypicalCost(
+        typical.per_request, typical.ideal, typical.addresses, stride(typical.addresses), collisions(typical)
+    )
+
+
+def count_totals(cost: AccessCost, summary: Summary, depends: bool) -> None:
+    """`requests` and `total` where they are exact; else the bounds that hold, and the reason.
+    Starts enumerated (the alignment unknown) are every case: their fewest and most are
+    exact bounds. Sampled unknowns are not every value: the bounds are each request at its
+    ideal and at one unit per active lane (a sector per lane, or a wavefront per lane). A
+    condition not decided (taken as true) bounds the requests by none and by those counted."""
+    if not summary.totals_known:
+        cost.assumptions.append(RequestsNotCounted(tuple(sorted(summary.uncounted))))
+        return
+    if depends and summary.masks_vary:
+        return  # the reason is stated: an unknown decides which lanes are active
+    if summary.undecided_mask:  # the reason is stated: counted with the condition taken as true
+        cost.requests_min, cost.requests_max = 0, summary.requests
+        cost.total_min, cost.total_max = 0, summary.lanes_total
+        return
+    cost.requests = summary.requests
+    if depends:
+        cost.total_min, cost.total_max = summary.ideal_total, summary.lanes_total
+    elif summary.total_lo == summary.total_hi:
+        cost.total = summary.total_lo
+    else:
+        cost.total_min, cost.total_max = summary.total_lo, summary.total_hi
 
 
 def stride(addresses: tuple[int | None, ...]) -> int | None:
@@ -383,16 +477,22 @@ def describe_cases(
         if c.per_request is None or c.ideal_per_request is None:
             return None
         costs[v] = (c.per_request, c.ideal_per_request)
-    return cases_text(costs, name)
+    return cases_text(costs, name, str(c.unit))
 
 
-def cases_text(costs: dict[int, tuple[int, int]], name: str) -> str | None:
-    """How the cost of an access depends on one unknown, from its cost at `CASE_VALUES`."""
+def cases_text(costs: dict[int, tuple[int, int]], name: str, unit: str = "") -> str | None:
+    """How the cost of an access depends on one unknown, from its cost at `CASE_VALUES`: the
+    condition under which it is ideal where there is one ("6 sectors per request unless wA
+    is a multiple of 8"), and the cost at a few values."""
     ideal_values = {v for v, (p, i) in costs.items() if p <= i}
     odd = {v for v in costs if v % 2}
     if ideal_values == set(costs):
         return None
     if ideal_values == odd:
         return f"ideal exactly when {name} is odd"
+    multiple = next((m for m in (2, 4, 8, 16, 32) if all(v in ideal_values for v in costs if v % m == 0)), None)
     shown = ", ".join(f"{name}={v}: {p}" for v, (p, _) in costs.items() if v in (1, 2, 4, 8, 16, 32, 33))
+    if multiple is not None and unit:
+        worst = max(p for p, _ in costs.values())
+        return f"{worst} {unit} per request unless {name} is a multiple of {multiple}; per request: {shown}"
     return f"{'never ideal' if not ideal_values else 'cost depends on ' + name}; per request: {shown}"

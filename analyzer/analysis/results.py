@@ -10,7 +10,7 @@ from analyzer.analysis.indexing import element_field
 from analyzer.diagnostics import Diagnostic, Span
 from analyzer.ir.nodes import Access, AccessOp, Function, Space
 from analyzer.ir.types import StructType
-from analyzer.records import field, record
+from analyzer.records import field, record, replace
 
 
 class Unit(StrEnum):
@@ -44,6 +44,18 @@ class Collision:
     words: tuple[int, ...]
 
 
+@record(slots=False)
+class TypicalCost:
+    """The worst request at the values of the unknowns that programs use (`verdict.py`), where
+    it differs from the worst over every value tried: what a finding rests on by default."""
+
+    per_request: int
+    ideal_per_request: int
+    lane_addresses: tuple[int | None, ...]
+    stride_bytes: int | None
+    collisions: tuple[Collision, ...]
+
+
 @record(frozen=False, slots=False)
 class AccessCost:
     """The cost of one access site for one launch configuration."""
@@ -59,8 +71,13 @@ class AccessCost:
     per_request: int | None  # worst over warps, executions and unknowns; None = unknown
     ideal_per_request: int | None
     best_per_request: int | None = None  # smallest seen, when the cost varies
-    requests: int | None = None  # warp-level requests over the whole launch
-    total: int | None = None  # wavefronts or sectors over the whole launch
+    requests: int | None = None  # warp-level requests over the whole launch; None: not known exactly
+    total: int | None = None  # wavefronts or sectors over the whole launch; None: not known exactly
+    # bounds of `requests` and `total` where they are None because of unknowns (README: JSON)
+    requests_min: int | None = None
+    requests_max: int | None = None
+    total_min: int | None = None
+    total_max: int | None = None
     exact: bool = True
     assumptions: list[Assumption] = field(default_factory=list)  # `str()` of each is its sentence
     # detail of the worst request, for messages, fixes and pictures
@@ -78,6 +95,7 @@ class AccessCost:
     via: str | None = None  # "inlined from GetElement" when reached through a call
     # the struct the access reads a field of (or whole): `vec3d` for `data[tid].x`
     struct_type: StructType | None = None
+    typical: TypicalCost | None = None  # the worst at typical values, where it is not `per_request`
 
     @property
     def text(self) -> str:
@@ -93,6 +111,22 @@ class AccessCost:
     @property
     def span(self) -> Span:
         return self.access.span
+
+    def at_values(self, typical: bool) -> AccessCost:
+        """The cost a verdict rests on: at the typical values of the unknowns (`typical`), or
+        the worst over every value tried (`--assume worst`). The detail (addresses, stride,
+        collisions) is that of the same request."""
+        if not typical or self.typical is None:
+            return self
+        t = self.typical
+        return replace(
+            self,
+            per_request=t.per_request,
+            ideal_per_request=t.ideal_per_request,
+            lane_addresses=t.lane_addresses,
+            stride_bytes=t.stride_bytes,
+            collisions=t.collisions,
+        )
 
     @property
     def excess(self) -> bool:

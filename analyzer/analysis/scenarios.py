@@ -30,6 +30,7 @@ from analyzer.analysis.values import (
     LoopKind,
     is_loop_counter,
 )
+from analyzer.analysis.verdict import Assume, SymbolFacts, is_block_index, sample_values
 from analyzer.ir import builtins
 from analyzer.ir.builtins import BuiltinKind
 from analyzer.ir.nodes import Space
@@ -48,15 +49,6 @@ __all__ = [
 
 MAX_SCENARIOS = 2048  # iterations walked per warp and access before sampling instead
 COMPILE_SCENARIOS = 2  # lane expressions are compiled to Python when walked more often than this
-PARAM_SAMPLES = tuple(range(1, 65))
-# Several unknown parameters at once are sampled more sparsely, so that their product stays
-# below 150 scenarios: small values, powers of two and their neighbours, where costs change.
-SPARSE_PARAM_SAMPLES = (
-    (1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32, 33),
-    (1, 2, 3, 4, 8, 16, 17, 32, 33),
-    (1, 2, 4, 17, 32),
-)
-
 #: One lane's thread indices ({"threadIdx.x": 3, ...}), None for a lane past the block's end.
 Lane = dict[str, int] | None
 #: Where a warp is, for the memo tables: (block, warp size, warp index).
@@ -77,6 +69,8 @@ class Site:
     known: dict[str, int]  # the symbols the launch (and --param) fix
     space: Space
     pieces: tuple[tuple[int, int], ...]  # (byte offset, bytes) of each hardware access of an element
+    address_period: int  # the shift under which a request's cost is invariant (`Architecture`)
+    facts: SymbolFacts | None = None  # what the code says about the symbols (restricts the values tried)
 
 
 @record(frozen=False)
@@ -98,8 +92,22 @@ class WarpPlan:
     conds_at: list[tuple[int, ...]]  # where each lane's walked loop conditions are
     present: list[int]  # the lanes the warp has
     one_unknown_at: int  # where a scenario holds the one sampled symbol's value; -1 unless one
+    # the values of each of `names` that a typical verdict considers (`verdict.py`); None: all
+    typical: tuple[frozenset[int] | None, ...] = ()
+    block_weight: int | None = None  # blocks each scenario stands for; None: the grid is not known
+    representative: tuple[int, ...] = ()  # the sampled symbols' values whose scenarios are counted
+    masks_vary: bool = False  # a sampled symbol decides which lanes are active (requests vary)
     evaluate: Callable[..., tuple] | None = None  # compiled `lane_exprs` (see `plan_warp`)
     pick: tuple[Callable[[tuple], tuple], bool] | None = None  # see `lane_picker`
+
+    def is_typical(self, combo: tuple[int, ...]) -> bool:
+        """The scenario assigns every sampled symbol a value a typical verdict considers."""
+        return not self.sampled or all(t is None or v in t for v, t in zip(combo, self.typical))
+
+    def counted(self, combo: tuple[int, ...]) -> bool:
+        """The scenario is counted in the request counts: the sampled symbols change only the
+        addresses, so one value of each (`representative`) stands for every value."""
+        return not self.sampled or combo[len(combo) - len(self.sampled) :] == self.representative
 
     def scenarios(self) -> Iterator[tuple[int, ...]]:
         """Each scenario's values of `names`, the first `MAX_SCENARIOS` of them."""
@@ -163,22 +171,43 @@ def plan_warp(site: Site, lanes: tuple[Lane, ...], where: Where) -> WarpPlan | N
     for m in lane_masks:
         if m is not None and not m.is_const:
             free |= {x for x in m.free_symbols if is_loop_counter(x)}
-    walk, factor = _loops_to_walk(site, loop_conds, free)
+    # a counter that moves the warp's start within `address_period` changes the cost: walked
+    moving = {
+        a.name
+        for m, c in ref.terms()
+        if len(m) == 1 and c % site.address_period
+        for a in m
+        if isinstance(a, S.Symbol) and is_loop_counter(a.name)
+    }
+    # walked only where its iterations are few enough; else its starts are enumerated
+    moving = {lp.counter for lp in site.loops if lp.counter in moving and _few_iterations(lp, site.known)}
+    walk, factor = _loops_to_walk(site, loop_conds, free | moving)
     walked = tuple(site.loops[i] for i in walk)
     counters = {lp.counter for lp in walked}
     sampled = tuple(sorted(s for s in free if s not in counters and not is_loop_counter(s)))
     counter_values, exact_walk = _counter_values(walked, [loop_conds[i] for i in walk], site.known)
-    values = (*counter_values, *(param_samples(len(sampled)) for _ in sampled))
+    tried = tuple(sample_values(s, Assume.WORST, site.facts, len(sampled)) for s in sampled)
+    blocks = _blocks_to_walk(site, ref, lane_masks, sampled, math.prod(len(v) for v in (*counter_values, *tried)))
+    if blocks:
+        tried = tuple(v for s, v in zip(sampled, tried) if s not in blocks)
+        sampled = tuple(s for s in sampled if s not in blocks)
+    assert site.launch.grid is not None or not blocks
+    block_values = [range(site.launch.grid[_axis(b)]) for b in blocks]  # type: ignore[index]
+    typical = tuple(frozenset(sample_values(s, Assume.TYPICAL, site.facts, len(sampled))) for s in sampled)
+    values = (*counter_values, *block_values, *tried)
     count = math.prod(len(v) for v in values)
     n_lanes = len(diffs)
     lane_exprs = (*diffs, *lane_masks, *(loop_conds[i][j] for i in walk for j in range(n_lanes)), ref)
+    grid = site.launch.grid
+    varying = frozenset(sampled)
+    masks_vary = any(e is not None and e.free_symbols & varying for e in lane_exprs[n_lanes:-1])
     plan = WarpPlan(
         ref,
         diffs,
         walked,
         factor,
         sampled,
-        tuple(lp.counter for lp in walked) + sampled,
+        tuple(lp.counter for lp in walked) + blocks + sampled,
         values,
         count,
         exact_walk and count <= MAX_SCENARIOS,
@@ -188,7 +217,11 @@ def plan_warp(site: Site, lanes: tuple[Lane, ...], where: Where) -> WarpPlan | N
         if walk
         else [()] * n_lanes,
         present=[j for j, d in enumerate(diffs) if d is not None],
-        one_unknown_at=len(walk) if len(sampled) == 1 else -1,
+        one_unknown_at=len(walk) + len(blocks) if len(sampled) == 1 else -1,
+        typical=(None,) * (len(walk) + len(blocks)) + typical,
+        block_weight=None if grid is None else math.prod(grid) // math.prod(len(v) for v in block_values),
+        representative=tuple(v[0] for v in tried),
+        masks_vary=masks_vary,
     )
     # compiling costs about a millisecond: worth it only for many scenarios
     return _compiled(plan, lane_offsets) if count > COMPILE_SCENARIOS else plan
@@ -212,6 +245,46 @@ def _loops_to_walk(
         elif factor is not None:
             factor *= len(its)
     return walk, factor
+
+
+def _few_iterations(loop: LoopCtx, known: dict[str, int]) -> bool:
+    """The loop's iterations are known and few enough to walk each (`MAX_SCENARIOS`)."""
+    its = iterations(loop, known)
+    return its is not None and len(its) <= MAX_SCENARIOS
+
+
+def _axis(name: str) -> int:
+    """The axis of a built-in index variable (`blockIdx.y`: 1)."""
+    spec = builtins.variable(name)
+    assert spec is not None and spec.axis is not None
+    return spec.axis
+
+
+def _blocks_to_walk(
+    site: Site, ref: S.Expr, lane_masks: tuple[S.Expr | None, ...], sampled: tuple[str, ...], others: int
+) -> tuple[str, ...]:
+    """The block indices to walk block by block, each over its real values (the grid is known):
+    those that change which lanes are active (a bounds check that cuts the last block), the
+    lanes' distances, or where the warp's range starts within `address_period`. Walked only
+    while the scenarios stay within `MAX_SCENARIOS` (`others`: the scenarios without them);
+    else they are sampled, or their starts enumerated, as before."""
+    grid = site.launch.grid
+    if grid is None:
+        return ()
+    names = {s for s in sampled if is_block_index(s)}
+    for m in lane_masks:
+        if m is not None and not m.is_const:
+            syms = {x for x in m.free_symbols if not is_loop_counter(x)}
+            if syms and all(is_block_index(x) for x in syms):
+                names |= syms
+    for monomial, coefficient in ref.terms():
+        atoms = [a for a in monomial if isinstance(a, S.Symbol)]
+        if len(atoms) == len(monomial) == 1 and is_block_index(atoms[0].name) and coefficient % site.address_period:
+            names.add(atoms[0].name)
+    chosen = tuple(sorted(names))
+    if not chosen or others * math.prod(grid[_axis(b)] for b in chosen) > MAX_SCENARIOS:
+        return ()
+    return chosen
 
 
 def _counter_values(
@@ -363,16 +436,6 @@ def _at_lane(e: S.Expr, env: dict[str, int]) -> S.Expr:
     done = evaluated(e, env) if e.free_symbols <= THREAD_SET else e.subs(env)
     remember(_LANE_MEMO, key, done)
     return done
-
-
-def param_samples(count: int) -> tuple[int, ...]:
-    """The values tried for each of `count` unknown parameters (1..64 for one alone)."""
-    if count <= 1:
-        return PARAM_SAMPLES
-    for samples in SPARSE_PARAM_SAMPLES:
-        if len(samples) ** count <= 150:
-            return samples
-    return SPARSE_PARAM_SAMPLES[-1]
 
 
 def _substituted_value(e: S.Expr | None, assign: dict[str, int], bound: frozenset[str]) -> int | None:

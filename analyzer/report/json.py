@@ -160,6 +160,15 @@ def _access(report: Any, cost: Any, path: str, by_uid: dict[int, Any] | None = N
         requests=cost.requests,
         total=cost.total,
         exact=bool(cost.exact),
+    )
+    for bound in ("requests_min", "requests_max", "total_min", "total_max"):
+        if getattr(cost, bound, None) is not None:  # `requests`/`total` is null: what bounds it
+            out[bound] = getattr(cost, bound)
+    typical = getattr(cost, "typical", None)
+    if typical is not None:  # what a finding rests on by default, where not `per_request`
+        out["typical_per_request"] = typical.per_request
+        out["typical_ideal_per_request"] = typical.ideal_per_request
+    out.update(
         assumptions=[str(a) for a in cost.assumptions],
     )
     array = getattr(getattr(cost, "access", None), "array", None)

@@ -19,6 +19,7 @@ from typing import ClassVar
 from analyzer.analysis.assumptions import AssumptionKind
 from analyzer.analysis.indexing import element_struct
 from analyzer.analysis.results import AccessCost, Collision, KernelAnalysis
+from analyzer.analysis.verdict import Assume
 from analyzer.arch import Architecture
 from analyzer.diagnostics import Severity, Span
 from analyzer.findings import Finding, Related
@@ -54,7 +55,13 @@ class CheckContext:
 
     arch: Architecture
     reanalyze: Reanalyze | None = None
+    assume: Assume = Assume.TYPICAL  # the values of unknowns a finding may rest on (`verdict.py`)
     _padded: dict[tuple[str, int], KernelAnalysis | None] = field(default_factory=dict, repr=False, compare=False)
+
+    def verdict(self, cost: AccessCost) -> AccessCost:
+        """The cost a finding on `cost` rests on under the verdict policy: at the typical values
+        of its unknowns, or (`--assume worst`) the worst over every value tried."""
+        return cost.at_values(self.assume is Assume.TYPICAL)
 
     def padded(self, array: str, padding: int) -> KernelAnalysis | None:
         """The kernel re-analysed with `padding` elements added to `array`'s last dimension.

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from analyzer.analysis.results import KernelAnalysis
+from analyzer.analysis.verdict import Assume
 from analyzer.arch import Architecture
 from analyzer.diagnostics import Severity
 from analyzer.findings import Finding
@@ -187,13 +188,15 @@ def check(
     ignore: Iterable[str] | None = None,
     *,
     raise_errors: bool = False,
+    assume: str = Assume.TYPICAL,
 ) -> list[Finding]:
     """Run the selected rules on every kernel analysis; findings sorted by (span.start, code).
 
     `reanalyze_factory(analysis)` gives the `reanalyze` callable for that kernel (see
     `CheckContext`), or None. A rule that raises becomes a WL900 finding on the kernel
     (or propagates, with `raise_errors=True`). Identical findings (one access reached
-    twice through inlined calls) are reported once.
+    twice through inlined calls) are reported once. `assume` is the verdict policy
+    (`analysis/verdict.py`): which values of unknowns a finding may rest on.
     """
     select, ignore = _validate(select), _validate(ignore)
     rules = [rule() for code, rule in RULES.items() if is_selected(code, select, ignore)]
@@ -201,7 +204,7 @@ def check(
     seen: set[tuple[object, ...]] = set()
     for analysis in analyses:
         reanalyze = reanalyze_factory(analysis) if reanalyze_factory is not None else None
-        ctx = CheckContext(arch=arch, reanalyze=reanalyze)
+        ctx = CheckContext(arch=arch, reanalyze=reanalyze, assume=Assume(assume))
         for rule in rules:
             try:
                 produced = list(rule.check(analysis, ctx))

@@ -94,12 +94,18 @@ class BankConflict(Rule):
     updates other than by a constant step when it differs between lanes
     (`pos = (pos + 4) & 63`). Neighbouring accesses that nvcc merges into one wider load
     (`As[row][e]` ... `As[row][e + 3]` into one 16-byte load) are charged as written.
-    The suggested padding is checked by lowering and analysing the kernel again with
+    Verdict policy: a finding must not rest on an unknown taking an unusual value.
+    Unknown sizes and offsets (`s[stride * tid]` with `stride` not known) are judged
+    at multiples of 32 elements, block indices at every value; the worst case over
+    every value tried stays in the JSON's `per_request`, with the condition in `cases`
+    ("ideal exactly when stride is odd"). `--assume worst` warns on
+    the worst case instead. The suggested padding is checked by lowering and analysing the kernel again with
     the wider array; the suggested XOR swizzle is not checked.
 
     ## Options
     None of its own. The launch configuration (`--block`) and the architecture
-    (`--arch`) decide the warp's lanes and the bank layout.
+    (`--arch`) decide the warp's lanes and the bank layout; `--assume worst`
+    (configuration `assume`) judges unknowns at their worst.
 
     ## References
     - CUDA C++ Programming Guide, Compute Capabilities: "Shared Memory" (7.x and later):
@@ -115,7 +121,8 @@ class BankConflict(Rule):
 
     def check(self, analysis: KernelAnalysis, ctx: CheckContext) -> Iterator[Finding]:
         uses: ThreadIndexUse | None = None
-        for cost in analysis.costs:
+        for written in analysis.costs:
+            cost = ctx.verdict(written)
             if cost.space != Space.SHARED or cost.unit != Unit.WAVEFRONTS or not known_excess(cost):
                 continue
             assert cost.per_request is not None and cost.ideal_per_request is not None

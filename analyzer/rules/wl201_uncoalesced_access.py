@@ -79,14 +79,17 @@ class UncoalescedAccess(Rule):
     and not reported. Loads the compiler merges or drops are charged as written: a value
     read twice is counted twice in `total` (nvcc loads it once; measured on an H200, see
     docs/hardware-validation.md), and a value just stored is charged again when read back.
-    When only the alignment of the warp's first address is unknown (`A[row * width + x]`
-    with `width` not known) and some alignment makes every request ideal, nothing is
-    reported: the JSON keeps the worst case and says why. The suggested fix is chosen
+    Verdict policy: a finding must not rest on an unknown taking an unusual value.
+    Unknown sizes and offsets (`A[row * width + x]` with `width` not known) are judged
+    at multiples of 32 elements, block indices at every value; the worst case over
+    every value tried stays in the JSON's `per_request`, with the condition in `cases`
+    ("6 sectors per request unless width is a multiple of 8"). `--assume worst` warns on
+    the worst case instead. The suggested fix is chosen
     from the shape of the index and is not re-checked.
 
     ## Options
     None of its own. The launch configuration (`--block`) decides which lanes form a
-    warp.
+    warp; `--assume worst` (configuration `assume`) judges unknowns at their worst.
 
     ## References
     - CUDA C++ Programming Guide, Performance Guidelines, "Device Memory Accesses":
@@ -106,13 +109,9 @@ class UncoalescedAccess(Rule):
 
     def check(self, analysis: KernelAnalysis, ctx: CheckContext) -> Iterator[Finding]:
         uses: ThreadIndexUse | None = None
-        for cost in analysis.costs:
+        for written in analysis.costs:
+            cost = ctx.verdict(written)
             if cost.space != Space.GLOBAL or cost.unit != Unit.SECTORS or not known_excess(cost):
-                continue
-            if cost.only_alignment:
-                # e.g. `A[row * width + col]` with `width` not known: coalesced when the row
-                # length is a multiple of 8 words, as it nearly always is. The JSON keeps the
-                # worst case and says why; a finding here would be noise
                 continue
             assert cost.per_request is not None and cost.ideal_per_request is not None
             if uses is None:

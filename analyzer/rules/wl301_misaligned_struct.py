@@ -105,7 +105,8 @@ class MisalignedStruct(Rule):
 
     def check(self, analysis: KernelAnalysis, ctx: CheckContext) -> Iterator[Finding]:
         by_array: dict[str, list[tuple[AccessCost, T.StructType]]] = {}
-        for cost in analysis.costs:
+        for written in analysis.costs:
+            cost = ctx.verdict(written)
             if cost.space != Space.GLOBAL or not known_excess(cost):
                 continue
             struct = struct_of(cost)

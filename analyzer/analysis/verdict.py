@@ -1,0 +1,153 @@
+"""The verdict policy for unknown values: which values of an unknown are tried, and which of
+them a finding may rest on.
+
+A parameter, a launch size or a value read once per warp that no launch fixes is sampled
+(`sample_values`). The worst case over every value tried is what `per_request` reports; a
+finding must not rest on an unknown taking an unusual value, so by default (`Assume.TYPICAL`)
+the rules judge an access at the values programs use: unknown sizes and offsets at multiples
+of `TYPICAL_MULTIPLE` elements, block indices at every value (each block runs), and a symbol
+the code constrains (`SymbolFacts`: a value, a range, a divisor) at every value the code
+allows. `Assume.WORST` (`--assume worst`) judges at every value tried. README: "Verdict
+policy".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Protocol
+
+from analyzer.analysis import symbolic as S
+from analyzer.analysis.values import is_loop_counter
+from analyzer.ir import builtins
+from analyzer.ir.builtins import BuiltinKind
+
+__all__ = [
+    "PARAM_SAMPLES",
+    "SPARSE_PARAM_SAMPLES",
+    "TYPICAL_MULTIPLE",
+    "Assume",
+    "SymbolFacts",
+    "is_block_index",
+    "param_samples",
+    "sample_values",
+    "typical_residues",
+]
+
+PARAM_SAMPLES = tuple(range(1, 65))
+# Several unknown parameters at once are sampled more sparsely, so that their product stays
+# below 150 scenarios: small values, powers of two and their neighbours, where costs change.
+SPARSE_PARAM_SAMPLES = (
+    (1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32, 33),
+    (1, 2, 3, 4, 8, 16, 17, 32, 33),
+    (1, 2, 4, 17, 32),
+)
+#: Unknown sizes and offsets are judged at multiples of this many elements: the row lengths
+#: and offsets programs use (a warp's worth of elements).
+TYPICAL_MULTIPLE = 32
+
+
+class Assume(StrEnum):
+    """Which values of an unknown a finding may rest on (`--assume`, configuration `assume`)."""
+
+    TYPICAL = "typical"  # the values programs use (the default)
+    WORST = "worst"  # every value tried
+
+
+class SymbolFacts(Protocol):
+    """What the code says about symbols (`__assume`, `assert`, guards): the interface through
+    which such facts restrict the values tried. A symbol missing from a mapping is not
+    constrained by it."""
+
+    @property
+    def values(self) -> Mapping[str, int]: ...  # the symbol's one value
+
+    @property
+    def ranges(self) -> Mapping[str, tuple[int | None, int | None]]: ...  # inclusive bounds
+
+    @property
+    def divisors(self) -> Mapping[str, int]: ...  # the symbol is a multiple of this
+
+
+def param_samples(count: int) -> tuple[int, ...]:
+    """The values tried for each of `count` unknown parameters (1..64 for one alone)."""
+    if count <= 1:
+        return PARAM_SAMPLES
+    for samples in SPARSE_PARAM_SAMPLES:
+        if len(samples) ** count <= 150:
+            return samples
+    return SPARSE_PARAM_SAMPLES[-1]
+
+
+def is_block_index(name: str) -> bool:
+    """`name` is a block index (`blockIdx.x`): not a size, every value of it happens."""
+    spec = builtins.variable(name)
+    return spec is not None and spec.kind is BuiltinKind.BLOCK_INDEX
+
+
+def sample_values(symbol: str, assume: Assume, facts: SymbolFacts | None = None, count: int = 1) -> tuple[int, ...]:
+    """The values of the unknown `symbol` (one of `count` sampled together) that a verdict
+    under `assume` considers. `Assume.WORST`: every value tried (`param_samples`). `TYPICAL`:
+    a block index every value tried, a size or offset the multiples of `TYPICAL_MULTIPLE`
+    among them. Where `facts` constrain the symbol, both are the values the facts allow: the
+    code's constraint is knowledge, not a guess. The typical values are always among the
+    worst case's, so one walk serves both."""
+    tried = param_samples(count)
+    allowed = constrained_values(symbol, tried, facts) if facts is not None else None
+    if allowed is not None:
+        return allowed
+    if assume is Assume.WORST or is_block_index(symbol):
+        return tried
+    return tuple(v for v in tried if v % TYPICAL_MULTIPLE == 0) or (TYPICAL_MULTIPLE,)
+
+
+def constrained_values(symbol: str, tried: tuple[int, ...], facts: SymbolFacts) -> tuple[int, ...] | None:
+    """The values of `symbol` that `facts` allow, in place of `tried` (the same number of
+    them where the facts leave that many); None when the facts say nothing of it."""
+    value = facts.values.get(symbol)
+    if value is not None:
+        return (value,)
+    lo, hi = facts.ranges.get(symbol, (None, None))
+    divisor = facts.divisors.get(symbol, 1)
+    if lo is None and hi is None and divisor == 1:
+        return None
+    start = max(lo if lo is not None else 1, 1)  # the values tried are positive, as sizes are
+    first = -(-start // divisor) * divisor  # the first multiple of the divisor in range
+    candidates = (first + divisor * k for k in range(len(tried)))
+    return tuple(v for v in candidates if hi is None or v <= hi) or None
+
+
+def typical_residues(e: S.Expr, modulus: int, facts: SymbolFacts | None = None) -> frozenset[int]:
+    """The values ``e mod modulus`` takes when every size or offset in it (a symbol other than
+    a block index, an unknown) is a typical value: a multiple of `TYPICAL_MULTIPLE` (or of the
+    divisor the facts give), while block indices and other terms take any value. A monomial
+    with such a factor moves `e` by multiples of its coefficient times that multiple."""
+    g = 0
+    for monomial, coefficient in e.terms():
+        if not monomial:
+            continue
+        g = math.gcd(g, abs(coefficient) * _typical_step(monomial, facts))
+    g = math.gcd(g, modulus)
+    c0 = next((c for m, c in e.terms() if not m), 0)
+    return frozenset(range(c0 % g, modulus, g))
+
+
+def _typical_step(monomial: tuple[S.Atom, ...], facts: SymbolFacts | None) -> int:
+    """The multiple a monomial's value is of at typical values: the largest of its factors'
+    (a size or offset: `TYPICAL_MULTIPLE`; one the facts constrain: their divisor, else 1;
+    a block index, a loop counter or an opaque term: 1, every value happens)."""
+    step = 1
+    for atom in monomial:
+        if isinstance(atom, S.Unknown):
+            step = max(step, TYPICAL_MULTIPLE)
+        elif isinstance(atom, S.Symbol) and not is_block_index(atom.name) and not is_loop_counter(atom.name):
+            step = max(step, _symbol_step(atom.name, facts))
+    return step
+
+
+def _symbol_step(name: str, facts: SymbolFacts | None) -> int:
+    """What a size or offset is a multiple of at its typical values."""
+    if facts is None or not any(name in m for m in (facts.values, facts.ranges, facts.divisors)):
+        return TYPICAL_MULTIPLE
+    return facts.divisors.get(name, 1)
