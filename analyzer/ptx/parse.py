@@ -17,12 +17,10 @@ and column numbers stay exact.
 
 from __future__ import annotations
 
-import bisect
 import re
 import struct
-from collections.abc import Callable
 from functools import cache
-from typing import Any, cast
+from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
@@ -51,6 +49,7 @@ from analyzer.ptx.nodes import (
     Sym,
     Vec,
 )
+from analyzer.ptx.scan import FUNCTION_NAME, debug_strings, function_at, split_items
 
 __all__ = ["SPECIAL_REGISTERS", "PtxSyntaxError", "grammar_path", "parse_ptx", "ptx_parser"]
 
@@ -106,69 +105,6 @@ def ptx_parser(strict: bool = False, tree: bool = False) -> Lark:
     except (OSError, EOFError, ValueError):  # an unwritable or damaged cache: build without it
         options.pop("cache", None)
         return Lark(grammar, **options)
-
-
-# ---------------------------------------------------------------- the scanner
-
-# What the scanner must see to find the end of a top-level item.
-_SCAN = re.compile(r'//[^\n]*|/\*[\s\S]*?\*/|"(?:[^"\\\n]|\\.)*"|[{};]')
-_SKIP = re.compile(r"(?:\s+|//[^\n]*|/\*[\s\S]*?\*/)*")
-_SKIP_AT = cast("Callable[..., re.Match[str]]", _SKIP.match)  # every part optional: never None
-# Directives that end at the end of their line (no `;`).
-_LINE_DIRECTIVE = re.compile(r"\.(?:version|target|address_size|file)\b[^\n]*")
-_SECTION = re.compile(r"\.section\b[^{;]*\{[^}]*\}?")
-_FUNCTION_NAME = re.compile(r"\.(?:entry|func)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)")
-_DEBUG_STR = re.compile(r"\.section\s+\.debug_str\b[^{]*\{([^}]*)\}")
-_INFO_STRING = re.compile(r"([A-Za-z_$][\w$]*)\s*:\s*((?:\.b8[^\n]*\n?)+)")
-
-
-def _split(text: str) -> list[tuple[int, int]]:
-    """Top-level items as (start, end) offsets; `.section` blocks are left out."""
-    items: list[tuple[int, int]] = []
-    n = len(text)
-    pos = _SKIP_AT(text, 0).end()
-    while pos < n:
-        start = pos
-        if text.startswith(".section", pos) and (m := _SECTION.match(text, pos)):
-            pos = m.end()
-        elif m := _LINE_DIRECTIVE.match(text, pos):
-            pos = m.end()
-            items.append((start, pos))
-        else:
-            depth = 0
-            end = n
-            for m in _SCAN.finditer(text, pos):
-                c = m.group(0)
-                if c == ";":
-                    if depth == 0:
-                        end = m.end()
-                        break
-                elif c == "{":
-                    depth += 1
-                elif c == "}":
-                    depth -= 1
-                    if depth <= 0:
-                        after = _SKIP_AT(text, m.end()).end()
-                        if after >= n or text[after] != ";":  # `= {1, 2};` goes on to its `;`
-                            end = m.end()
-                            break
-            pos = end
-            items.append((start, end))
-        pos = _SKIP_AT(text, pos).end()
-    return items
-
-
-def _debug_strings(text: str) -> dict[str, str]:
-    """`$L__info_string0: .b8 95,90,...,0` in `.section .debug_str` -> {"$L__info_string0": "_Z..."}."""
-    out: dict[str, str] = {}
-    at = text.find(".debug_str")
-    if at < 0:
-        return out
-    for section in _DEBUG_STR.finditer(text, max(0, text.rfind(".section", 0, at))):
-        for m in _INFO_STRING.finditer(section.group(1)):
-            data = bytes(int(b) & 0xFF for b in re.findall(r"\d+", m.group(2).replace(".b8", " ")))
-            out[m.group(1)] = data.split(b"\0", 1)[0].decode("utf-8", "replace")
-    return out
 
 
 # ---------------------------------------------------------------- the builder
@@ -656,8 +592,8 @@ def parse_ptx(text: str, path: str = "<ptx>", *, recover: bool = False) -> PtxMo
     try:
         items = _parse(parser, text, path)
     except PtxSyntaxError as first:
-        spans = _split(text)
-        first.function = _function_at(text, spans, first.line)
+        spans = split_items(text)
+        first.function = function_at(text, spans, first.line)
         if not recover:
             raise first from None
         return _module(*_parse_items(parser, text, path, spans), text, path)
@@ -681,7 +617,7 @@ def _parse_items(
             # the item keeps its line and column: newlines and spaces stand in for what precedes it
             items.extend(_parse(parser, "\n" * (line - 1) + " " * column + text[start:end], path, line))
         except PtxSyntaxError as e:
-            m = _FUNCTION_NAME.search(text, start, min(end, start + 300))
+            m = FUNCTION_NAME.search(text, start, min(end, start + 300))
             e.function = m.group(1) if m else None
             diagnostics.append(e.to_diagnostic())
             if e.function:
@@ -705,11 +641,11 @@ def _module(items: list, diagnostics: list, failed: list, text: str, path: str) 
     functions: list[PtxFunction] = []
     declarations: list[PtxFunction] = []
     aliases: list[tuple[str, str]] = []
-    debug_strings = _debug_strings(text) if "function_name" in text else {}
+    names = debug_strings(text) if "function_name" in text else {}
     for tag, value in items:
         if tag == "function":
             fields, body = value
-            fn = _assemble(fields, body, debug_strings)
+            fn = _assemble(fields, body, names)
             (functions if fn.defined else declarations).append(fn)
         elif tag == "decls":
             globals_.extend(value)
@@ -734,27 +670,6 @@ def _module(items: list, diagnostics: list, failed: list, text: str, path: str) 
         failed_functions=tuple(failed),
         aliases=tuple(aliases),
     )
-
-
-def _function_at(text: str, spans: list[tuple[int, int]], line: int) -> str | None:
-    """The name of the function whose top-level item holds `line`, if any."""
-    starts = [s for s, _ in spans]
-    offset = _line_offset(text, line)
-    i = bisect.bisect_right(starts, offset) - 1
-    if i < 0:
-        return None
-    start, end = spans[i]
-    m = _FUNCTION_NAME.search(text, start, min(end, start + 300))
-    return m.group(1) if m else None
-
-
-def _line_offset(text: str, line: int) -> int:
-    pos = 0
-    for _ in range(line - 1):
-        pos = text.find("\n", pos) + 1
-        if pos == 0:
-            return len(text)
-    return pos
 
 
 def _syntax_error(e: UnexpectedInput, text: str, path: str) -> PtxSyntaxError:
