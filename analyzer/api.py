@@ -23,6 +23,7 @@ from analyzer.arch import DEFAULT_ARCH, Architecture, get_arch
 from analyzer.budget import Budget, BudgetExceeded, Meter, exceeded, metered
 from analyzer.diagnostics import Diagnostic, Location, Severity, Span
 from analyzer.records import field, record
+from analyzer.source.cuda_macros import DEFAULT_TOOLKIT
 from analyzer.source.files import MAX_FILE_BYTES, looks_binary, text_file_problem
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "check_source",
     "collect_files",
     "looks_binary",
+    "preprocess_options",
 ]
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -58,7 +60,11 @@ class Options:
     grid: tuple[int, int, int] | None = None
     params: dict[str, int] = field(default_factory=dict)  # --param NAME=VALUE
     defines: dict[str, str | None] = field(default_factory=dict)  # -D NAME[=VALUE]; None means 1
-    include_paths: list[str] = field(default_factory=list)  # -I DIR
+    include_paths: list[str] = field(default_factory=list)  # -I DIR (and -isystem DIR)
+    undefines: list[str] = field(default_factory=list)  # -U NAME
+    forced_includes: list[str] = field(default_factory=list)  # -include FILE
+    cuda_version: str = DEFAULT_TOOLKIT  # the toolkit whose macros are predefined (CUDART_VERSION ...)
+    std: str | None = None  # -std=c++14 ...: `__cplusplus` (None: nvcc's default, C++17)
     select: list[str] | None = None  # rule codes or names to report (None: every rule)
     ignore: list[str] | None = None  # rule codes or names never to report
     format: str = "text"
@@ -625,7 +631,7 @@ def _host_module(path: str, options: Options) -> tuple[Any, Any]:
         from analyzer.source.preprocess import preprocess_file
         from analyzer.syntax.parse import parse
 
-        pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
+        pre = preprocess_file(path, **preprocess_options(options))
         return lower(parse(pre.text).unit, pre.text, path), pre
     except (Exception, RecursionError):  # noqa: BLE001 - the PTX is analysed without launches
         return None, None
@@ -641,6 +647,21 @@ def _resolved(diagnostics: Iterable[Diagnostic], report: FileReport) -> list[Dia
         key = (d.location, d.code, d.message, d.severity)
         out.setdefault(key, d)
     return sorted(out.values(), key=lambda d: (d.location.path != report.path, d.location.line, d.location.column))
+
+
+def preprocess_options(options: Options) -> dict[str, Any]:
+    """The keyword arguments of `preprocess` that `options` give: -D, -U, -I, -include, and
+    CUDA's predefined macros for the architecture, toolkit and C++ standard."""
+    from analyzer.source.cuda_macros import cuda_macros
+
+    arch = options.arch if isinstance(options.arch, str) else options.arch.name
+    return {
+        "defines": options.defines,
+        "include_paths": options.include_paths,
+        "undefines": options.undefines,
+        "forced_includes": options.forced_includes,
+        "predefined": cuda_macros(arch, options.cuda_version, options.std),
+    }
 
 
 # ----------------------------------------------------------------------------- the simulator
@@ -827,9 +848,9 @@ def _lowered(
     limits = options.budget
     with metered(Meter("preprocess", limits.preprocess)):
         if text is None:
-            pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
+            pre = preprocess_file(path, **preprocess_options(options))
         else:
-            pre = preprocess(text, path, defines=options.defines, include_paths=options.include_paths)
+            pre = preprocess(text, path, **preprocess_options(options))
     report.linemap = pre.linemap
     diagnostics.extend(pre.diagnostics)
     if comments is not None:  # for the suppression comments, applied once everything is resolved
