@@ -35,12 +35,20 @@ __all__ = [
     "TOOL_ERRORS",
     "FileReport",
     "Options",
+    "ProgramContext",
     "check_file",
     "check_paths",
     "check_source",
     "collect_files",
+    "file_identity",
+    "kernel_definition",
     "looks_binary",
+    "lower_file",
+    "plan_files",
     "preprocess_options",
+    "problem_report",
+    "run_files",
+    "run_plan",
 ]
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -73,6 +81,33 @@ class Options:
     via_ptx: bool = False  # --via-ptx: compile .cu files with nvcc and analyse the PTX
     verify: bool = False  # --verify: hold every cost to the simulator's (WL930 on a disagreement)
     budget: Budget = field(default_factory=Budget)  # the steps each stage may take on one file
+    program: ProgramContext | None = None  # what the other files of the run say (analyzer.program)
+
+
+@record
+class ProgramContext:
+    """What the other files of a run tell the analysis of one file (made by `analyzer.program`).
+
+    `launches` are other files' launches (`analysis.launch.HostLaunch`) of kernels this file
+    defines, each with the definition it launches, `(file identity, line)` of the kernel's name,
+    or None when the launching file only declares the kernel (any definition of the name then).
+    Kernels defined in a file of `elsewhere` (identities) are analysed by another file of the run
+    that includes that file too, and not here."""
+
+    launches: tuple[tuple[tuple[str, int] | None, Any], ...] = ()
+    elsewhere: frozenset[str] = frozenset()
+
+
+def file_identity(path: str) -> str:
+    """The key a file is known by across the files of a run: its real, case-normalised path."""
+    return os.path.normcase(os.path.realpath(path))
+
+
+def kernel_definition(report: FileReport, kernel: Any) -> tuple[str, int]:
+    """`(file identity, line)` of a kernel's name: the same definition read through two files
+    that include it has the same one."""
+    where = report.locate(getattr(kernel, "name_span", None))
+    return file_identity(where.path), where.line
 
 
 @record(frozen=False, slots=False)
@@ -181,36 +216,57 @@ def check_paths(
     options_for: Callable[[str], Options] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[FileReport]:
-    """Check every file under `paths`; one `FileReport` per file (or per bad path), in
-    the order of `collect_files` whatever the order in which the work finished.
+    """Check every file under `paths`, each on its own; one `FileReport` per file (or per bad
+    path), in the order of `collect_files` whatever the order in which the work finished.
 
     `options_for(path)` gives each file its own options (configuration files); it is
     called for every file before any is analysed, so that a broken configuration
     (`analyzer.config.ConfigError`, raised through) stops the run before it starts.
     With `jobs` > 1 and several files, files are analysed in that many worker
-    processes. `progress(done, total)` is called as files finish.
+    processes. `progress(done, total)` is called as files finish. (`analyzer.program.
+    check_program` checks them as one program.)
     """
+    return run_plan(plan_files(paths, options, options_for), jobs, progress)
+
+
+def plan_files(
+    paths: Sequence[str], options: Options | None, options_for: Callable[[str], Options] | None
+) -> list[tuple[str, str | None, Options]]:
+    """`(path, problem, options)` for each file `collect_files` finds, `options_for(path)` called
+    for every file that has no problem (see `check_paths`)."""
     options = options or Options()
-    plan: list[tuple[str, str | None, Options]] = [
+    return [
         (path, problem, options if problem is not None or options_for is None else options_for(path))
         for path, problem in collect_files(paths)
     ]
+
+
+def run_plan(
+    plan: Sequence[tuple[str, str | None, Options]], jobs: int, progress: Callable[[int, int], None] | None
+) -> list[FileReport]:
+    """The reports of a `plan_files` plan, in its order: a path with a problem is an input error,
+    every other file is checked (in `jobs` processes)."""
     reports: list[FileReport | None] = [None] * len(plan)
     todo: list[int] = []
     for i, (path, problem, _) in enumerate(plan):
         if problem is None:
             todo.append(i)
         else:
-            severity = Severity.WARNING if problem == NO_CUDA_FILES else Severity.ERROR
-            reports[i] = FileReport(path, [_at_top(path, problem, INPUT_ERROR, severity)])
-    for done, (i, report) in enumerate(_run_files([(plan[i][0], plan[i][2]) for i in todo], jobs, todo), 1):
+            reports[i] = problem_report(path, problem)
+    for done, (i, report) in enumerate(run_files([(plan[i][0], plan[i][2]) for i in todo], jobs, todo), 1):
         reports[i] = report
         if progress is not None:
             progress(done, len(todo))
     return [r for r in reports if r is not None]
 
 
-def _run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> Iterable[tuple[int, FileReport]]:
+def problem_report(path: str, problem: str) -> FileReport:
+    """The report of a path `collect_files` found a problem with (a folder without CUDA files is a warning)."""
+    severity = Severity.WARNING if problem == NO_CUDA_FILES else Severity.ERROR
+    return FileReport(path, [_at_top(path, problem, INPUT_ERROR, severity)])
+
+
+def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> Iterable[tuple[int, FileReport]]:
     """(slot, report) for each file as it finishes: in this process with one job or
     one file, else in a pool of worker processes. A worker that dies or a report that
     cannot travel back is redone here, so a broken pool never loses a file."""
@@ -448,7 +504,8 @@ def _analyze_kernels(
     keeps the launches analysed before (WL940 says what was cut short), and once the budget is
     spent the kernels left are named in one WL940. Returns the meter, for the rules' reanalyses."""
     meter = Meter("analysis", options.budget.analysis)
-    kernels = list(module.kernels)
+    elsewhere = options.program.elsewhere if options.program is not None else frozenset()
+    kernels = [k for k in module.kernels if not elsewhere or kernel_definition(report, k)[0] not in elsewhere]
     for i, kernel in enumerate(kernels):
         if meter.spent:
             diagnostics.append(_kernels_left(kernels[i:], meter, report))
@@ -492,6 +549,7 @@ def _analyze_kernel(
             params=options.params or None,
             line_of=lambda span: report.locate(span).line,
             problems=diagnostics,
+            foreign=_foreign_launches(report, kernel, options.program),
         )
         for launch in launches:
             analysis = analyze_kernel(module, kernel, launch, arch, params=options.params or None)
@@ -511,6 +569,14 @@ def _analyze_kernel(
     except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
         location = report.locate(getattr(kernel, "name_span", None))
         diagnostics.append(_internal_error(path, err, f"while analysing kernel `{kernel.display_name}`", location))
+
+
+def _foreign_launches(report: FileReport, kernel: Any, program: ProgramContext | None) -> tuple[Any, ...]:
+    """The launches other files of the run make of this definition of `kernel`."""
+    if program is None or not program.launches:
+        return ()
+    here = kernel_definition(report, kernel)
+    return tuple(launch for target, launch in program.launches if target is None or target == here)
 
 
 def _kernels_left(kernels: list[Any], meter: Meter, report: FileReport) -> Diagnostic:
@@ -862,6 +928,15 @@ def _lowered(
         module = lower(parsed.unit, pre.text, path)
     diagnostics.extend(module.diagnostics)
     return pre, parsed, module
+
+
+def lower_file(path: str, options: Options) -> tuple[FileReport, Any]:
+    """preprocess -> parse -> lower one file, for what the other files of a run need of it
+    (`analyzer.program`): a `FileReport` holding only its line map, and the IR module. Raises
+    what the stages raise."""
+    report = FileReport(path)
+    module = _lowered(path, options, report, [])[2]
+    return report, module
 
 
 VERIFY_MISMATCH = "WL930"

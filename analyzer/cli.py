@@ -33,6 +33,7 @@ from analyzer.launch_limits import (
     launch_dims,
     param_problem,
 )
+from analyzer.source.cuda_macros import DEFAULT_TOOLKIT
 
 __all__ = ["build_parser", "main"]
 
@@ -86,6 +87,16 @@ def _arch(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"unknown architecture {text!r}; choose one of {', '.join(sorted(ARCHITECTURES))}"
         )
+    return text
+
+
+def _cuda_version(text: str) -> str:
+    from analyzer.source.cuda_macros import parse_toolkit_version
+
+    try:
+        parse_toolkit_version(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
     return text
 
 
@@ -146,9 +157,28 @@ def _add_check(commands: Any) -> None:
         help="analyse .cu/.cuh files (folders are searched)",
         description="Analyse CUDA files; folders are searched for .cu and .cuh files.",
     )
-    check.add_argument("paths", nargs="+", metavar="PATH", help="a .cu/.cuh file or a folder")
+    check.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a .cu/.cuh file or a folder; after `--`, nvcc's -I -isystem -D -U -include -arch -gencode -std -x "
+        "flags are flags and anything else a path",
+    )
     _add_output_options(check)
     pre = _analysis_options(check, arch_default=None)
+    pre.add_argument(
+        "-p",
+        dest="build_path",
+        metavar="PATH",
+        help="a build folder holding compile_commands.json, or the file: each file it compiles is checked "
+        "with its own -I, -D, -U, -include, -arch and -std",
+    )
+    pre.add_argument(
+        "--cuda-version",
+        type=_cuda_version,
+        metavar="MAJOR.MINOR",
+        help=f"the CUDA toolkit whose macros are predefined (CUDART_VERSION ...; default {DEFAULT_TOOLKIT})",
+    )
     pre.add_argument(
         "--via-ptx",
         action="store_true",
@@ -407,16 +437,23 @@ def _main(argv: list[str]) -> int:
 
 
 def _parse_check(check: argparse.ArgumentParser, args: list[str]) -> argparse.Namespace:
-    """`check`'s arguments, options and paths intermixed; everything after `--` is a path, even
-    `-x.cu` (argparse's intermixed parsing loses what follows `--`, so those paths stand in
-    for themselves as placeholders no option can take, put back after parsing)."""
+    """`check`'s arguments, options and paths intermixed. After `--`, nvcc's flags that warplint
+    reads (`analyzer.build.parse_flags`: -I, -isystem, -D, -U, -include, -arch, -gencode, -std,
+    -x) are flags, in `ns.build_flags`, and every other argument is a path, even `-x.cu`
+    (argparse's intermixed parsing loses what follows `--`, so those paths stand in for
+    themselves as placeholders no option can take, put back after parsing)."""
+    from analyzer.build import CompileFlags, parse_flags
+
     if "--" not in args:
-        return check.parse_intermixed_args(args)
+        ns = check.parse_intermixed_args(args)
+        ns.build_flags = CompileFlags()
+        return ns
     cut = args.index("--")
-    after = args[cut + 1 :]
+    flags, after = parse_flags(args[cut + 1 :], os.getcwd(), strict=True)
     stand_ins = {f"\0{i}": path for i, path in enumerate(after)}  # no argument holds a NUL
     ns = check.parse_intermixed_args(args[:cut] + list(stand_ins))
     ns.paths = [stand_ins.get(path, path) for path in ns.paths]
+    ns.build_flags = flags
     return ns
 
 
@@ -476,22 +513,39 @@ def _known_rules(ns: argparse.Namespace) -> bool:
 def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str] | None:
     """The reports of every file, each checked with its configuration merged with the command
     line, and the architecture the report names; None after printing a broken configuration."""
-    from analyzer.api import check_paths
+    from analyzer.build import BuildError, CompilationDatabase
     from analyzer.config import ConfigError, Resolver, Settings
+    from analyzer.program import check_program
 
+    tail = ns.build_flags  # the nvcc flags after `--`
+    try:
+        for arch in tail.archs:
+            _arch(arch)
+    except argparse.ArgumentTypeError as err:
+        _error(f"argument -arch: {err}")
+        return None
     cli = Settings(  # what the command line says; None or empty: leave it to the configuration
         select=ns.select,
         ignore=ns.ignore,
         extend_select=tuple(ns.extend_select or ()),
         extend_ignore=tuple(ns.extend_ignore or ()),
-        arch=ns.arch,
+        arch=ns.arch or next(iter(tail.archs), None),
         block=ns.block,
         grid=ns.grid,
         params=dict(ns.param),
-        defines=dict(ns.defines),
-        include_paths=tuple(os.path.abspath(p) for p in ns.include_paths),
+        defines={**dict(ns.defines), **dict(tail.defines)},
+        include_paths=(*(os.path.abspath(p) for p in ns.include_paths), *tail.include_paths),
+        undefines=tail.undefines,
+        forced_includes=tail.forced_includes,
+        std=tail.std,
+        cuda_version=ns.cuda_version,
     )
-    resolver = Resolver(cli, options, config=ns.config, isolated=ns.isolated)
+    try:
+        build = CompilationDatabase.load(ns.build_path) if ns.build_path is not None else None
+    except BuildError as err:
+        _error(f"argument -p: {err}")
+        return None
+    resolver = Resolver(cli, options, config=ns.config, isolated=ns.isolated, build=build)
     resolved: list[Any] = []
 
     def options_for(path: str) -> Any:
@@ -501,7 +555,7 @@ def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str
     jobs = ns.jobs if ns.jobs is not None else (os.cpu_count() or 1)
     bar = _Progress(sys.stderr)
     try:
-        reports = check_paths(ns.paths, options, jobs=jobs, options_for=options_for, progress=bar.update)
+        reports = check_program(ns.paths, options, jobs=jobs, options_for=options_for, progress=bar.update)
     except ConfigError as err:
         print(err, file=sys.stderr)
         return None

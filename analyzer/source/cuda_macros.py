@@ -49,7 +49,9 @@ def _arch_macro(arch: str) -> str:
 
 
 #: `__cplusplus` for each `-std` nvcc takes (its default, C++17, when none is given).
-CPLUSPLUS = MappingProxyType({"c++03": "199711L", "c++11": "201103L", "c++14": "201402L", "c++17": "201703L", "c++20": "202002L"})
+CPLUSPLUS = MappingProxyType(
+    {"c++03": "199711L", "c++11": "201103L", "c++14": "201402L", "c++17": "201703L", "c++20": "202002L"}
+)
 
 
 def cuda_macros(arch: str = "sm_90", toolkit: str = DEFAULT_TOOLKIT, std: str | None = None) -> Mapping[str, str]:
