@@ -36,17 +36,22 @@ __all__ = [
     "FileReport",
     "Options",
     "ProgramContext",
+    "at_top",
     "check_file",
     "check_paths",
     "check_source",
     "collect_files",
     "file_identity",
+    "input_problem",
+    "internal_error",
     "kernel_definition",
     "looks_binary",
     "lower_file",
+    "lowered",
     "plan_files",
     "preprocess_options",
     "problem_report",
+    "resolved",
     "run_files",
     "run_plan",
 ]
@@ -181,7 +186,7 @@ def collect_files(paths: Iterable[str]) -> list[tuple[str, str | None]]:
     return found
 
 
-def _input_problem(path: str) -> str | None:
+def input_problem(path: str) -> str | None:
     """Why `path` cannot be analysed as CUDA source text, or None when it can."""
     try:
         info = os.stat(path)
@@ -199,7 +204,7 @@ def _input_problem(path: str) -> str | None:
         return f"cannot read: {err.strerror or err}"
 
 
-def _at_top(
+def at_top(
     path: str, message: str, code: str, severity: Severity = Severity.ERROR, notes: tuple[str, ...] = ()
 ) -> Diagnostic:
     return Diagnostic(severity, message, code, location=Location(path, 1, 1, 1, 1), notes=notes)
@@ -263,7 +268,7 @@ def run_plan(
 def problem_report(path: str, problem: str) -> FileReport:
     """The report of a path `collect_files` found a problem with (a folder without CUDA files is a warning)."""
     severity = Severity.WARNING if problem == NO_CUDA_FILES else Severity.ERROR
-    return FileReport(path, [_at_top(path, problem, INPUT_ERROR, severity)])
+    return FileReport(path, [at_top(path, problem, INPUT_ERROR, severity)])
 
 
 def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> Iterable[tuple[int, FileReport]]:
@@ -322,9 +327,9 @@ def _mappingproxy(data: dict[Any, Any]) -> Any:
 def check_file(path: str, options: Options | None = None) -> FileReport:
     """Analyse one CUDA file. Never raises (KeyboardInterrupt aside)."""
     path = os.fspath(path)
-    problem = _input_problem(path)
+    problem = input_problem(path)
     if problem is not None:
-        return FileReport(path, [_at_top(path, problem, INPUT_ERROR)])
+        return FileReport(path, [at_top(path, problem, INPUT_ERROR)])
     return _checked(path, options or Options(), None)
 
 
@@ -345,17 +350,17 @@ def _checked(path: str, options: Options, text: str | None) -> FileReport:
         _run_pipeline(path, options, report, collected, text=text, comments=comments)
     except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - never a traceback
         what = "this file" if text is None else "this text"
-        collected.append(_internal_error(path, err, f"while analysing {what}"))
+        collected.append(internal_error(path, err, f"while analysing {what}"))
     try:
         collected = _selected(collected, options)
     except (Exception, RecursionError) as err:  # noqa: BLE001 - report everything rather than crash
-        collected.append(_internal_error(path, err, "while selecting diagnostics"))
+        collected.append(internal_error(path, err, "while selecting diagnostics"))
     try:
-        report.diagnostics = _resolved(collected, report)
+        report.diagnostics = resolved(collected, report)
     except Exception as err:  # noqa: BLE001 - a broken line map: keep the messages at 1:1
         report.linemap = None
-        report.diagnostics = _resolved(collected, report)
-        report.diagnostics.append(_internal_error(path, err, "while resolving positions"))
+        report.diagnostics = resolved(collected, report)
+        report.diagnostics.append(internal_error(path, err, "while resolving positions"))
     _suppress(report, comments, options, text)
     return report
 
@@ -421,7 +426,7 @@ def _suppress(report: FileReport, comments: Sequence[Any], options: Options, tex
             diagnostics + extra, key=lambda d: (d.location.path != report.path, d.location.line, d.location.column)
         )
     except (Exception, RecursionError) as err:  # noqa: BLE001 - suppressions must not lose the report
-        report.diagnostics.append(_internal_error(report.path, err, "while applying suppression comments"))
+        report.diagnostics.append(internal_error(report.path, err, "while applying suppression comments"))
     if options.severity:
         levels = options.severity
         report.findings = [
@@ -445,7 +450,7 @@ def _selected(diagnostics: list[Diagnostic], options: Options) -> list[Diagnosti
     return [d for d in diagnostics if d.code in TOOL_ERRORS or is_selected(d.code, options.select, options.ignore)]
 
 
-def _internal_error(path: str, err: BaseException, where: str, location: Location | None = None) -> Diagnostic:
+def internal_error(path: str, err: BaseException, where: str, location: Location | None = None) -> Diagnostic:
     detail = str(err).strip().splitlines()
     text = f"{type(err).__name__}: {detail[0]}" if detail and detail[0] else type(err).__name__
     return Diagnostic(
@@ -471,7 +476,7 @@ def _run_pipeline(
         _run_ptx_pipeline(path, options, report, diagnostics, text)
         return
     arch = get_arch(options.arch)
-    pre, parsed, module = _lowered(path, options, report, diagnostics, text=text, comments=comments)
+    pre, parsed, module = lowered(path, options, report, diagnostics, text=text, comments=comments)
     if not module.kernels:
         return
     meter = _analyze_kernels(path, module, pre.text, arch, options, report, diagnostics)
@@ -482,10 +487,12 @@ def _run_pipeline(
             report.kernels, arch, _padding_reanalysis(path, pre, parsed, arch, options), options, path, diagnostics
         )
     if options.verify:
+        from analyzer.api_sim import verify_findings
+
         try:
-            findings = findings + _verify_findings(module, report.kernels, options, diagnostics)
+            findings = findings + verify_findings(module, report.kernels, options, diagnostics)
         except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - keep the rest
-            diagnostics.append(_internal_error(path, err, "while verifying with the simulator"))
+            diagnostics.append(internal_error(path, err, "while verifying with the simulator"))
     report.findings = _in_source_order(findings)
 
 
@@ -568,7 +575,7 @@ def _analyze_kernel(
         )
     except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
         location = report.locate(getattr(kernel, "name_span", None))
-        diagnostics.append(_internal_error(path, err, f"while analysing kernel `{kernel.display_name}`", location))
+        diagnostics.append(internal_error(path, err, f"while analysing kernel `{kernel.display_name}`", location))
 
 
 def _foreign_launches(report: FileReport, kernel: Any, program: ProgramContext | None) -> tuple[Any, ...]:
@@ -636,7 +643,7 @@ def _rule_findings(
     try:
         return check(kernels, arch, reanalyze_factory, select=options.select, ignore=options.ignore)
     except (Exception, RecursionError) as err:  # noqa: BLE001 - keep the analyses
-        diagnostics.append(_internal_error(path, err, "while checking the rules"))
+        diagnostics.append(internal_error(path, err, "while checking the rules"))
         return []
 
 
@@ -674,7 +681,7 @@ def _run_ptx_pipeline(
     for outcome in analyze_entries(parsed, options, arch, host, host_linemap):
         if isinstance(outcome, EntryFailure):
             diagnostics.append(
-                _internal_error(path, outcome.error, f"while analysing kernel `{outcome.kernel}`", outcome.location)
+                internal_error(path, outcome.error, f"while analysing kernel `{outcome.kernel}`", outcome.location)
             )
         else:
             report.kernels.append(outcome)
@@ -703,7 +710,7 @@ def _host_module(path: str, options: Options) -> tuple[Any, Any]:
         return None, None
 
 
-def _resolved(diagnostics: Iterable[Diagnostic], report: FileReport) -> list[Diagnostic]:
+def resolved(diagnostics: Iterable[Diagnostic], report: FileReport) -> list[Diagnostic]:
     """Diagnostics with `location` set, each once (a kernel analysed for several launch
     configurations repeats its diagnostics), in source order."""
     out: dict[tuple, Diagnostic] = {}
@@ -730,173 +737,7 @@ def preprocess_options(options: Options) -> dict[str, Any]:
     }
 
 
-# ----------------------------------------------------------------------------- the simulator
-
-
-def simulate_file(
-    path: str, options: Options | None = None, sim_options: Any = None, kernel: str | None = None
-) -> FileReport:
-    """Run every kernel of one file (or the one named `kernel`) in the reference simulator
-    (analyzer.sim) for each launch configuration `check` would use. `report.kernels` holds
-    `analyzer.sim.run.Simulation`s. Never raises (KeyboardInterrupt aside)."""
-    options = options or Options()
-    path = os.fspath(path)
-    report = FileReport(path)
-    problem = _input_problem(path)
-    if problem is not None:
-        report.diagnostics.append(_at_top(path, problem, INPUT_ERROR))
-        return report
-    collected: list[Diagnostic] = []
-    try:
-        from analyzer.analysis.limits import kernel_limit_problems
-
-        _, _, module = _lowered(path, options, report, collected)
-        kernels = [k for k in module.kernels if kernel is None or kernel in (k.name, k.display_name)]
-        if kernel is not None and not kernels:
-            names = ", ".join(k.display_name for k in module.kernels) or "none"
-            collected.append(_at_top(path, f"no kernel named `{kernel}` (kernels: {names})", INPUT_ERROR))
-        runs: list[tuple[Any, Any]] = []
-        for k in kernels:
-            try:
-                too_large = kernel_limit_problems(module, k, get_arch(options.arch))
-                if too_large:
-                    collected.extend(too_large)
-                    continue
-                with metered(Meter("analysis", options.budget.analysis)):  # finding the launches
-                    runs.extend((k, launch) for launch in _launches(module, k, options, report, collected))
-            except BudgetExceeded as err:
-                collected.append(
-                    exceeded(err, f"the launches of kernel `{k.display_name}` were not all found", k.name_span)
-                )
-            except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
-                collected.append(
-                    _internal_error(
-                        path, err, f"while simulating kernel `{k.display_name}`", report.locate(k.name_span)
-                    )
-                )
-
-        def failed(kernel: Any, err: BaseException) -> None:  # the other kernels go on
-            collected.append(
-                _internal_error(
-                    path, err, f"while simulating kernel `{kernel.display_name}`", report.locate(kernel.name_span)
-                )
-            )
-
-        report.kernels.extend(sim for _, sim in _simulations(module, runs, options, sim_options, collected, failed))
-    except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - never a traceback
-        collected.append(_internal_error(path, err, "while simulating this file"))
-    report.diagnostics = _resolved(collected, report)
-    return report
-
-
-def _launches(module: Any, kernel: Any, options: Options, report: FileReport, problems: list[Diagnostic]) -> list[Any]:
-    """The launch configurations `kernel` is analysed (and simulated) for."""
-    from analyzer.analysis.launch import launch_configs
-
-    return launch_configs(
-        module,
-        kernel,
-        block=options.block,
-        grid=options.grid,
-        params=options.params or None,
-        line_of=lambda span: report.locate(span).line,
-        problems=problems,
-    )
-
-
-def _simulations(
-    module: Any,
-    runs: list[tuple[Any, Any]],
-    options: Options,
-    sim_options: Any,
-    diagnostics: list[Diagnostic],
-    failed: Callable[[Any, BaseException], None] | None = None,
-) -> Iterable[tuple[int, Any]]:
-    """(index, Simulation) for each (kernel, launch) of `runs`, each on its share of the file's
-    simulation budget (at least SIMULATION_RUN_STEPS, what setting a run up costs), the loads
-    the simulator looks for as `check` does counted in the analysis budget; once the budget is
-    spent, the runs left are named in one WL940. `failed(kernel, error)` takes a run's error
-    (none: it is raised)."""
-    from analyzer.budget import SIMULATION_RUN_STEPS
-
-    meter = Meter("simulation", options.budget.simulation)
-    analysis = Meter("analysis", options.budget.analysis)
-    for i, (kernel, launch) in enumerate(runs):
-        if meter.spent:
-            left = ", ".join(f"`{k.display_name}` ({w.origin})" for k, w in runs[i : i + 3])
-            more = f" and {len(runs) - i - 3} more" if len(runs) - i > 3 else ""
-            diagnostics.append(
-                exceeded(
-                    BudgetExceeded(meter.stage, meter.limit),
-                    f"{len(runs) - i} launches not simulated: {left}{more}",
-                    kernel.name_span,
-                )
-            )
-            return
-        allowance = max(meter.share(last=i == len(runs) - 1).left, 1)
-        try:
-            with metered(analysis):
-                sim = _simulated(module, kernel, launch, options, sim_options, allowance, diagnostics)
-        except (Exception, RecursionError) as err:  # handed to `failed` (re-raised when there is none)
-            if failed is None:
-                raise
-            failed(kernel, err)
-            continue
-        finally:
-            meter.left -= SIMULATION_RUN_STEPS
-        meter.left -= min(sim.work, allowance)
-        yield i, sim
-
-
-def _simulated(
-    module: Any,
-    kernel: Any,
-    launch: Any,
-    options: Options,
-    sim_options: Any,
-    allowance: int,
-    diagnostics: list[Diagnostic],
-) -> Any:
-    """One launch of `kernel` run in the simulator with `allowance` steps of the file's
-    simulation budget; a run the budget stopped, or cut to fewer blocks than `--all-blocks`
-    asks for, is a WL940."""
-    import dataclasses
-
-    from analyzer.sim.run import SimOptions, simulate_kernel
-
-    given = sim_options or SimOptions()
-    sim = simulate_kernel(
-        module,
-        kernel,
-        launch,
-        get_arch(options.arch),
-        options.params or None,
-        dataclasses.replace(given, budget=min(given.budget, allowance)),
-    )
-    sim.memory = None  # (the reports read none of it: a file of many launches keeps one run's buffers at a time)
-    where = f"simulation of kernel `{kernel.display_name}` ({launch.origin})"
-    spent = BudgetExceeded("simulation", options.budget.simulation)
-    if sim.stopped is not None:
-        diagnostics.append(
-            exceeded(
-                spent,
-                f"{where} stopped before the kernel ended (an endless loop, or "
-                "more work than the budget allows: try --blocks or a smaller grid)",
-                sim.stopped_span,
-            )
-        )
-    elif sim.cut_blocks:
-        diagnostics.append(
-            exceeded(
-                spent,
-                f"{where}: {len(sim.simulated_blocks):,} of {sim.total_blocks:,} blocks simulated, not every block",
-                kernel.name_span,
-            )
-        )
-    return sim
-
-
-def _lowered(
+def lowered(
     path: str,
     options: Options,
     report: FileReport,
@@ -935,49 +776,18 @@ def lower_file(path: str, options: Options) -> tuple[FileReport, Any]:
     (`analyzer.program`): a `FileReport` holding only its line map, and the IR module. Raises
     what the stages raise."""
     report = FileReport(path)
-    module = _lowered(path, options, report, [])[2]
+    module = lowered(path, options, report, [])[2]
     return report, module
 
 
-VERIFY_MISMATCH = "WL930"
+# ----------------------------------------------------------------------------- the simulator
 
 
-def _verify_findings(module: Any, analyses: list[Any], options: Options, diagnostics: list[Diagnostic]) -> list[Any]:
-    """`check --verify`: run each analysed kernel and launch in the simulator (on its share of
-    the file's simulation budget) and report every access whose simulated cost disagrees with
-    the static one (analyzer.sim.verify); a run the budget stopped proves nothing, and says so."""
-    from analyzer.findings import Finding
-    from analyzer.rules.registry import DIAGNOSTIC_CODES, is_selected
-    from analyzer.sim.verify import compare
+def simulate_file(
+    path: str, options: Options | None = None, sim_options: Any = None, kernel: str | None = None
+) -> FileReport:
+    """Run every kernel of one file (or the one named `kernel`) in the reference simulator
+    (`analyzer.api_sim.simulate_file`). Never raises (KeyboardInterrupt aside)."""
+    from analyzer.api_sim import simulate_file as simulate
 
-    if not is_selected(VERIFY_MISMATCH, options.select, options.ignore):
-        return []
-    out = []
-    runs = [(analysis.kernel, analysis.launch) for analysis in analyses]
-    for i, sim in _simulations(module, runs, options, None, diagnostics):
-        analysis = analyses[i]
-        for m in compare(analysis, sim):
-            kernel = analysis.kernel.display_name
-            out.append(
-                Finding(
-                    code=VERIFY_MISMATCH,
-                    rule=DIAGNOSTIC_CODES[VERIFY_MISMATCH][0],
-                    severity=Severity.WARNING.value,
-                    span=m.cost.span,
-                    kernel=kernel,
-                    message=(f"`{m.cost.text}`: check says {m.static}, the simulator {m.simulated} ({m.description})"),
-                    fix=None,
-                    args={
-                        "access": m.cost.text,
-                        "what": m.what,
-                        "check": m.static,
-                        "simulated": m.simulated,
-                        "unit": m.cost.unit,
-                    },
-                    detail=(
-                        f"simulated blocks: {len(sim.simulated_blocks)} of {sim.total_blocks}",
-                        *(f"check assumed: {a}" for a in m.cost.assumptions),
-                    ),
-                )
-            )
-    return out
+    return simulate(path, options, sim_options, kernel)
