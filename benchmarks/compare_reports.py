@@ -51,7 +51,8 @@ def programs(root: Path, corpus: str) -> list[list[str]]:
     for file in sorted(root.rglob("*"), key=lambda f: f.relative_to(root).parts):
         if file.suffix in (".cu", ".cuh") and file.is_file() and not any(p.startswith(".") for p in file.parts):
             parts = file.relative_to(root).parts
-            found.setdefault(parts[:depth] if depth else parts[:-1], []).append("/".join(parts))
+            # "./" as a run over "." names them: an include's "searched:" note names the folder so
+            found.setdefault(parts[:depth] if depth else parts[:-1], []).append("./" + "/".join(parts))
     return [found[key] for key in sorted(found)]
 
 
