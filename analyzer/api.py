@@ -23,6 +23,7 @@ from analyzer.arch import DEFAULT_ARCH, Architecture, get_arch
 from analyzer.budget import Budget, BudgetExceeded, Meter, exceeded, metered
 from analyzer.diagnostics import Diagnostic, Location, Severity, Span
 from analyzer.records import field, record
+from analyzer.source.cuda_macros import DEFAULT_TOOLKIT
 from analyzer.source.files import MAX_FILE_BYTES, looks_binary, text_file_problem
 
 __all__ = [
@@ -34,11 +35,25 @@ __all__ = [
     "TOOL_ERRORS",
     "FileReport",
     "Options",
+    "ProgramContext",
+    "at_top",
     "check_file",
     "check_paths",
     "check_source",
     "collect_files",
+    "file_identity",
+    "input_problem",
+    "internal_error",
+    "kernel_definition",
     "looks_binary",
+    "lower_file",
+    "lowered",
+    "plan_files",
+    "preprocess_options",
+    "problem_report",
+    "resolved",
+    "run_files",
+    "run_plan",
 ]
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -59,7 +74,11 @@ class Options:
     grid: tuple[int, int, int] | None = None
     params: dict[str, int] = field(default_factory=dict)  # --param NAME=VALUE
     defines: dict[str, str | None] = field(default_factory=dict)  # -D NAME[=VALUE]; None means 1
-    include_paths: list[str] = field(default_factory=list)  # -I DIR
+    include_paths: list[str] = field(default_factory=list)  # -I DIR (and -isystem DIR)
+    undefines: list[str] = field(default_factory=list)  # -U NAME
+    forced_includes: list[str] = field(default_factory=list)  # -include FILE
+    cuda_version: str = DEFAULT_TOOLKIT  # the toolkit whose macros are predefined (CUDART_VERSION ...)
+    std: str | None = None  # -std=c++14 ...: `__cplusplus` (None: nvcc's default, C++17)
     select: list[str] | None = None  # rule codes or names to report (None: every rule)
     ignore: list[str] | None = None  # rule codes or names never to report
     format: str = "text"
@@ -68,6 +87,33 @@ class Options:
     via_ptx: bool = False  # --via-ptx: compile .cu files with nvcc and analyse the PTX
     verify: bool = False  # --verify: hold every cost to the simulator's (WL930 on a disagreement)
     budget: Budget = field(default_factory=Budget)  # the steps each stage may take on one file
+    program: ProgramContext | None = None  # what the other files of the run say (analyzer.program)
+
+
+@record
+class ProgramContext:
+    """What the other files of a run tell the analysis of one file (made by `analyzer.program`).
+
+    `launches` are other files' launches (`analysis.launch.HostLaunch`) of kernels this file
+    defines, each with the definition it launches, `(file identity, line)` of the kernel's name,
+    or None when the launching file only declares the kernel (any definition of the name then).
+    Kernels defined in a file of `elsewhere` (identities) are analysed by another file of the run
+    that includes that file too, and not here."""
+
+    launches: tuple[tuple[tuple[str, int] | None, Any], ...] = ()
+    elsewhere: frozenset[str] = frozenset()
+
+
+def file_identity(path: str) -> str:
+    """The key a file is known by across the files of a run: its real, case-normalised path."""
+    return os.path.normcase(os.path.realpath(path))
+
+
+def kernel_definition(report: FileReport, kernel: Any) -> tuple[str, int]:
+    """`(file identity, line)` of a kernel's name: the same definition read through two files
+    that include it has the same one."""
+    where = report.locate(getattr(kernel, "name_span", None))
+    return file_identity(where.path), where.line
 
 
 @record(frozen=False, slots=False)
@@ -141,7 +187,7 @@ def collect_files(paths: Iterable[str]) -> list[tuple[str, str | None]]:
     return found
 
 
-def _input_problem(path: str) -> str | None:
+def input_problem(path: str) -> str | None:
     """Why `path` cannot be analysed as CUDA source text, or None when it can."""
     try:
         info = os.stat(path)
@@ -159,7 +205,7 @@ def _input_problem(path: str) -> str | None:
         return f"cannot read: {err.strerror or err}"
 
 
-def _at_top(
+def at_top(
     path: str, message: str, code: str, severity: Severity = Severity.ERROR, notes: tuple[str, ...] = ()
 ) -> Diagnostic:
     return Diagnostic(severity, message, code, location=Location(path, 1, 1, 1, 1), notes=notes)
@@ -176,36 +222,57 @@ def check_paths(
     options_for: Callable[[str], Options] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[FileReport]:
-    """Check every file under `paths`; one `FileReport` per file (or per bad path), in
-    the order of `collect_files` whatever the order in which the work finished.
+    """Check every file under `paths`, each on its own; one `FileReport` per file (or per bad
+    path), in the order of `collect_files` whatever the order in which the work finished.
 
     `options_for(path)` gives each file its own options (configuration files); it is
     called for every file before any is analysed, so that a broken configuration
     (`analyzer.config.ConfigError`, raised through) stops the run before it starts.
     With `jobs` > 1 and several files, files are analysed in that many worker
-    processes. `progress(done, total)` is called as files finish.
+    processes. `progress(done, total)` is called as files finish. (`analyzer.program.
+    check_program` checks them as one program.)
     """
+    return run_plan(plan_files(paths, options, options_for), jobs, progress)
+
+
+def plan_files(
+    paths: Sequence[str], options: Options | None, options_for: Callable[[str], Options] | None
+) -> list[tuple[str, str | None, Options]]:
+    """`(path, problem, options)` for each file `collect_files` finds, `options_for(path)` called
+    for every file that has no problem (see `check_paths`)."""
     options = options or Options()
-    plan: list[tuple[str, str | None, Options]] = [
+    return [
         (path, problem, options if problem is not None or options_for is None else options_for(path))
         for path, problem in collect_files(paths)
     ]
+
+
+def run_plan(
+    plan: Sequence[tuple[str, str | None, Options]], jobs: int, progress: Callable[[int, int], None] | None
+) -> list[FileReport]:
+    """The reports of a `plan_files` plan, in its order: a path with a problem is an input error,
+    every other file is checked (in `jobs` processes)."""
     reports: list[FileReport | None] = [None] * len(plan)
     todo: list[int] = []
     for i, (path, problem, _) in enumerate(plan):
         if problem is None:
             todo.append(i)
         else:
-            severity = Severity.WARNING if problem == NO_CUDA_FILES else Severity.ERROR
-            reports[i] = FileReport(path, [_at_top(path, problem, INPUT_ERROR, severity)])
-    for done, (i, report) in enumerate(_run_files([(plan[i][0], plan[i][2]) for i in todo], jobs, todo), 1):
+            reports[i] = problem_report(path, problem)
+    for done, (i, report) in enumerate(run_files([(plan[i][0], plan[i][2]) for i in todo], jobs, todo), 1):
         reports[i] = report
         if progress is not None:
             progress(done, len(todo))
     return [r for r in reports if r is not None]
 
 
-def _run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> Iterable[tuple[int, FileReport]]:
+def problem_report(path: str, problem: str) -> FileReport:
+    """The report of a path `collect_files` found a problem with (a folder without CUDA files is a warning)."""
+    severity = Severity.WARNING if problem == NO_CUDA_FILES else Severity.ERROR
+    return FileReport(path, [at_top(path, problem, INPUT_ERROR, severity)])
+
+
+def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> Iterable[tuple[int, FileReport]]:
     """(slot, report) for each file as it finishes: in this process with one job or
     one file, else in a pool of worker processes. A worker that dies or a report that
     cannot travel back is redone here, so a broken pool never loses a file."""
@@ -261,9 +328,9 @@ def _mappingproxy(data: dict[Any, Any]) -> Any:
 def check_file(path: str, options: Options | None = None) -> FileReport:
     """Analyse one CUDA file. Never raises (KeyboardInterrupt aside)."""
     path = os.fspath(path)
-    problem = _input_problem(path)
+    problem = input_problem(path)
     if problem is not None:
-        return FileReport(path, [_at_top(path, problem, INPUT_ERROR)])
+        return FileReport(path, [at_top(path, problem, INPUT_ERROR)])
     return _checked(path, options or Options(), None)
 
 
@@ -284,17 +351,17 @@ def _checked(path: str, options: Options, text: str | None) -> FileReport:
         _run_pipeline(path, options, report, collected, text=text, comments=comments)
     except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - never a traceback
         what = "this file" if text is None else "this text"
-        collected.append(_internal_error(path, err, f"while analysing {what}"))
+        collected.append(internal_error(path, err, f"while analysing {what}"))
     try:
         collected = _selected(collected, options)
     except (Exception, RecursionError) as err:  # noqa: BLE001 - report everything rather than crash
-        collected.append(_internal_error(path, err, "while selecting diagnostics"))
+        collected.append(internal_error(path, err, "while selecting diagnostics"))
     try:
-        report.diagnostics = _resolved(collected, report)
+        report.diagnostics = resolved(collected, report)
     except Exception as err:  # noqa: BLE001 - a broken line map: keep the messages at 1:1
         report.linemap = None
-        report.diagnostics = _resolved(collected, report)
-        report.diagnostics.append(_internal_error(path, err, "while resolving positions"))
+        report.diagnostics = resolved(collected, report)
+        report.diagnostics.append(internal_error(path, err, "while resolving positions"))
     _suppress(report, comments, options, text)
     return report
 
@@ -343,7 +410,7 @@ def _suppress(report: FileReport, comments: Sequence[Any], options: Options, tex
         findings = [
             f for f in report.findings if str(f.code) in exempt or not silenced(str(f.code), report.locate(f.span))
         ]
-        diagnostics = [d for d in report.diagnostics if d.code in exempt or not silenced(d.code, _location(d))]
+        diagnostics = [d for d in report.diagnostics if d.code in exempt or not silenced(d.code, location(d))]
         extra = list(found.problems)
         if options.report_unused_suppressions:
             reportable = [c for c in (*RULES, *DIAGNOSTIC_CODES) if is_selected(c, options.select, options.ignore)]
@@ -358,7 +425,7 @@ def _suppress(report: FileReport, comments: Sequence[Any], options: Options, tex
         report.findings = findings
         report.diagnostics = sorted(diagnostics + extra, key=_source_order(report.path))
     except (Exception, RecursionError) as err:  # noqa: BLE001 - suppressions must not lose the report
-        report.diagnostics.append(_internal_error(report.path, err, "while applying suppression comments"))
+        report.diagnostics.append(internal_error(report.path, err, "while applying suppression comments"))
     if options.severity:
         levels = options.severity
         report.findings = [
@@ -382,7 +449,7 @@ def _selected(diagnostics: list[Diagnostic], options: Options) -> list[Diagnosti
     return [d for d in diagnostics if d.code in TOOL_ERRORS or is_selected(d.code, options.select, options.ignore)]
 
 
-def _internal_error(path: str, err: BaseException, where: str, location: Location | None = None) -> Diagnostic:
+def internal_error(path: str, err: BaseException, where: str, location: Location | None = None) -> Diagnostic:
     detail = str(err).strip().splitlines()
     text = f"{type(err).__name__}: {detail[0]}" if detail and detail[0] else type(err).__name__
     return Diagnostic(
@@ -408,7 +475,7 @@ def _run_pipeline(
         _run_ptx_pipeline(path, options, report, diagnostics, text)
         return
     arch = get_arch(options.arch)
-    pre, parsed, module = _lowered(path, options, report, diagnostics, text=text, comments=comments)
+    pre, parsed, module = lowered(path, options, report, diagnostics, text=text, comments=comments)
     if not module.kernels:
         return
     meter = _analyze_kernels(path, module, pre.text, arch, options, report, diagnostics)
@@ -419,10 +486,12 @@ def _run_pipeline(
             report.kernels, arch, _padding_reanalysis(path, pre, parsed, arch, options), options, path, diagnostics
         )
     if options.verify:
+        from analyzer.api_sim import verify_findings
+
         try:
-            findings = findings + _verify_findings(module, report.kernels, options, diagnostics)
+            findings = findings + verify_findings(module, report.kernels, options, diagnostics)
         except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - keep the rest
-            diagnostics.append(_internal_error(path, err, "while verifying with the simulator"))
+            diagnostics.append(internal_error(path, err, "while verifying with the simulator"))
     report.findings = _in_source_order(findings)
 
 
@@ -441,7 +510,8 @@ def _analyze_kernels(
     keeps the launches analysed before (WL940 says what was cut short), and once the budget is
     spent the kernels left are named in one WL940. Returns the meter, for the rules' reanalyses."""
     meter = Meter("analysis", options.budget.analysis)
-    kernels = list(module.kernels)
+    elsewhere = options.program.elsewhere if options.program is not None else frozenset()
+    kernels = [k for k in module.kernels if not elsewhere or kernel_definition(report, k)[0] not in elsewhere]
     for i, kernel in enumerate(kernels):
         if meter.spent:
             diagnostics.append(_kernels_left(kernels[i:], meter, report))
@@ -485,6 +555,7 @@ def _analyze_kernel(
             params=options.params or None,
             line_of=lambda span: report.locate(span).line,
             problems=diagnostics,
+            foreign=_foreign_launches(report, kernel, options.program),
         )
         for launch in launches:
             analysis = analyze_kernel(module, kernel, launch, arch, params=options.params or None)
@@ -503,7 +574,15 @@ def _analyze_kernel(
         )
     except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
         location = report.locate(getattr(kernel, "name_span", None))
-        diagnostics.append(_internal_error(path, err, f"while analysing kernel `{kernel.display_name}`", location))
+        diagnostics.append(internal_error(path, err, f"while analysing kernel `{kernel.display_name}`", location))
+
+
+def _foreign_launches(report: FileReport, kernel: Any, program: ProgramContext | None) -> tuple[Any, ...]:
+    """The launches other files of the run make of this definition of `kernel`."""
+    if program is None or not program.launches:
+        return ()
+    here = kernel_definition(report, kernel)
+    return tuple(launch for target, launch in program.launches if target is None or target == here)
 
 
 def _kernels_left(kernels: list[Any], meter: Meter, report: FileReport) -> Diagnostic:
@@ -565,7 +644,7 @@ def _rule_findings(
             kernels, arch, reanalyze_factory, select=options.select, ignore=options.ignore, assume=options.assume
         )
     except (Exception, RecursionError) as err:  # noqa: BLE001 - keep the analyses
-        diagnostics.append(_internal_error(path, err, "while checking the rules"))
+        diagnostics.append(internal_error(path, err, "while checking the rules"))
         return []
 
 
@@ -603,7 +682,7 @@ def _run_ptx_pipeline(
     for outcome in analyze_entries(parsed, options, arch, host, host_linemap):
         if isinstance(outcome, EntryFailure):
             diagnostics.append(
-                _internal_error(path, outcome.error, f"while analysing kernel `{outcome.kernel}`", outcome.location)
+                internal_error(path, outcome.error, f"while analysing kernel `{outcome.kernel}`", outcome.location)
             )
         else:
             report.kernels.append(outcome)
@@ -626,13 +705,13 @@ def _host_module(path: str, options: Options) -> tuple[Any, Any]:
         from analyzer.source.preprocess import preprocess_file
         from analyzer.syntax.parse import parse
 
-        pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
+        pre = preprocess_file(path, **preprocess_options(options))
         return lower(parse(pre.text).unit, pre.text, path), pre
     except (Exception, RecursionError):  # noqa: BLE001 - the PTX is analysed without launches
         return None, None
 
 
-def _resolved(diagnostics: Iterable[Diagnostic], report: FileReport) -> list[Diagnostic]:
+def resolved(diagnostics: Iterable[Diagnostic], report: FileReport) -> list[Diagnostic]:
     """Diagnostics with `location` set, each once (a kernel analysed for several launch
     configurations repeats its diagnostics), in source order."""
     out: dict[tuple, Diagnostic] = {}
@@ -644,173 +723,22 @@ def _resolved(diagnostics: Iterable[Diagnostic], report: FileReport) -> list[Dia
     return sorted(out.values(), key=_source_order(report.path))
 
 
-# ----------------------------------------------------------------------------- the simulator
+def preprocess_options(options: Options) -> dict[str, Any]:
+    """The keyword arguments of `preprocess` that `options` give: -D, -U, -I, -include, and
+    CUDA's predefined macros for the architecture, toolkit and C++ standard."""
+    from analyzer.source.cuda_macros import cuda_macros
+
+    arch = options.arch if isinstance(options.arch, str) else options.arch.name
+    return {
+        "defines": options.defines,
+        "include_paths": options.include_paths,
+        "undefines": options.undefines,
+        "forced_includes": options.forced_includes,
+        "predefined": cuda_macros(arch, options.cuda_version, options.std),
+    }
 
 
-def simulate_file(
-    path: str, options: Options | None = None, sim_options: Any = None, kernel: str | None = None
-) -> FileReport:
-    """Run every kernel of one file (or the one named `kernel`) in the reference simulator
-    (analyzer.sim) for each launch configuration `check` would use. `report.kernels` holds
-    `analyzer.sim.run.Simulation`s. Never raises (KeyboardInterrupt aside)."""
-    options = options or Options()
-    path = os.fspath(path)
-    report = FileReport(path)
-    problem = _input_problem(path)
-    if problem is not None:
-        report.diagnostics.append(_at_top(path, problem, INPUT_ERROR))
-        return report
-    collected: list[Diagnostic] = []
-    try:
-        from analyzer.analysis.limits import kernel_limit_problems
-
-        _, _, module = _lowered(path, options, report, collected)
-        kernels = [k for k in module.kernels if kernel is None or kernel in (k.name, k.display_name)]
-        if kernel is not None and not kernels:
-            names = ", ".join(k.display_name for k in module.kernels) or "none"
-            collected.append(_at_top(path, f"no kernel named `{kernel}` (kernels: {names})", INPUT_ERROR))
-        runs: list[tuple[Any, Any]] = []
-        for k in kernels:
-            try:
-                too_large = kernel_limit_problems(module, k, get_arch(options.arch))
-                if too_large:
-                    collected.extend(too_large)
-                    continue
-                with metered(Meter("analysis", options.budget.analysis)):  # finding the launches
-                    runs.extend((k, launch) for launch in _launches(module, k, options, report, collected))
-            except BudgetExceeded as err:
-                collected.append(
-                    exceeded(err, f"the launches of kernel `{k.display_name}` were not all found", k.name_span)
-                )
-            except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
-                collected.append(
-                    _internal_error(
-                        path, err, f"while simulating kernel `{k.display_name}`", report.locate(k.name_span)
-                    )
-                )
-
-        def failed(kernel: Any, err: BaseException) -> None:  # the other kernels go on
-            collected.append(
-                _internal_error(
-                    path, err, f"while simulating kernel `{kernel.display_name}`", report.locate(kernel.name_span)
-                )
-            )
-
-        report.kernels.extend(sim for _, sim in _simulations(module, runs, options, sim_options, collected, failed))
-    except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - never a traceback
-        collected.append(_internal_error(path, err, "while simulating this file"))
-    report.diagnostics = _resolved(collected, report)
-    return report
-
-
-def _launches(module: Any, kernel: Any, options: Options, report: FileReport, problems: list[Diagnostic]) -> list[Any]:
-    """The launch configurations `kernel` is analysed (and simulated) for."""
-    from analyzer.analysis.launch import launch_configs
-
-    return launch_configs(
-        module,
-        kernel,
-        block=options.block,
-        grid=options.grid,
-        params=options.params or None,
-        line_of=lambda span: report.locate(span).line,
-        problems=problems,
-    )
-
-
-def _simulations(
-    module: Any,
-    runs: list[tuple[Any, Any]],
-    options: Options,
-    sim_options: Any,
-    diagnostics: list[Diagnostic],
-    failed: Callable[[Any, BaseException], None] | None = None,
-) -> Iterable[tuple[int, Any]]:
-    """(index, Simulation) for each (kernel, launch) of `runs`, each on its share of the file's
-    simulation budget (at least SIMULATION_RUN_STEPS, what setting a run up costs), the loads
-    the simulator looks for as `check` does counted in the analysis budget; once the budget is
-    spent, the runs left are named in one WL940. `failed(kernel, error)` takes a run's error
-    (none: it is raised)."""
-    from analyzer.budget import SIMULATION_RUN_STEPS
-
-    meter = Meter("simulation", options.budget.simulation)
-    analysis = Meter("analysis", options.budget.analysis)
-    for i, (kernel, launch) in enumerate(runs):
-        if meter.spent:
-            left = ", ".join(f"`{k.display_name}` ({w.origin})" for k, w in runs[i : i + 3])
-            more = f" and {len(runs) - i - 3} more" if len(runs) - i > 3 else ""
-            diagnostics.append(
-                exceeded(
-                    BudgetExceeded(meter.stage, meter.limit),
-                    f"{len(runs) - i} launches not simulated: {left}{more}",
-                    kernel.name_span,
-                )
-            )
-            return
-        allowance = max(meter.share(last=i == len(runs) - 1).left, 1)
-        try:
-            with metered(analysis):
-                sim = _simulated(module, kernel, launch, options, sim_options, allowance, diagnostics)
-        except (Exception, RecursionError) as err:  # handed to `failed` (re-raised when there is none)
-            if failed is None:
-                raise
-            failed(kernel, err)
-            continue
-        finally:
-            meter.left -= SIMULATION_RUN_STEPS
-        meter.left -= min(sim.work, allowance)
-        yield i, sim
-
-
-def _simulated(
-    module: Any,
-    kernel: Any,
-    launch: Any,
-    options: Options,
-    sim_options: Any,
-    allowance: int,
-    diagnostics: list[Diagnostic],
-) -> Any:
-    """One launch of `kernel` run in the simulator with `allowance` steps of the file's
-    simulation budget; a run the budget stopped, or cut to fewer blocks than `--all-blocks`
-    asks for, is a WL940."""
-    import dataclasses
-
-    from analyzer.sim.run import SimOptions, simulate_kernel
-
-    given = sim_options or SimOptions()
-    sim = simulate_kernel(
-        module,
-        kernel,
-        launch,
-        get_arch(options.arch),
-        options.params or None,
-        dataclasses.replace(given, budget=min(given.budget, allowance)),
-    )
-    sim.memory = None  # (the reports read none of it: a file of many launches keeps one run's buffers at a time)
-    where = f"simulation of kernel `{kernel.display_name}` ({launch.origin})"
-    spent = BudgetExceeded("simulation", options.budget.simulation)
-    if sim.stopped is not None:
-        diagnostics.append(
-            exceeded(
-                spent,
-                f"{where} stopped before the kernel ended (an endless loop, or "
-                "more work than the budget allows: try --blocks or a smaller grid)",
-                sim.stopped_span,
-            )
-        )
-    elif sim.cut_blocks:
-        diagnostics.append(
-            exceeded(
-                spent,
-                f"{where}: {len(sim.simulated_blocks):,} of {sim.total_blocks:,} blocks simulated, not every block",
-                kernel.name_span,
-            )
-        )
-    return sim
-
-
-def _lowered(
+def lowered(
     path: str,
     options: Options,
     report: FileReport,
@@ -828,9 +756,9 @@ def _lowered(
     limits = options.budget
     with metered(Meter("preprocess", limits.preprocess)):
         if text is None:
-            pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
+            pre = preprocess_file(path, **preprocess_options(options))
         else:
-            pre = preprocess(text, path, defines=options.defines, include_paths=options.include_paths)
+            pre = preprocess(text, path, **preprocess_options(options))
     report.linemap = pre.linemap
     diagnostics.extend(pre.diagnostics)
     if comments is not None:  # for the suppression comments, applied once everything is resolved
@@ -844,51 +772,29 @@ def _lowered(
     return pre, parsed, module
 
 
-VERIFY_MISMATCH = "WL930"
+def lower_file(path: str, options: Options) -> tuple[FileReport, Any]:
+    """preprocess -> parse -> lower one file, for what the other files of a run need of it
+    (`analyzer.program`): a `FileReport` holding only its line map, and the IR module. Raises
+    what the stages raise."""
+    report = FileReport(path)
+    module = lowered(path, options, report, [])[2]
+    return report, module
 
 
-def _verify_findings(module: Any, analyses: list[Any], options: Options, diagnostics: list[Diagnostic]) -> list[Any]:
-    """`check --verify`: run each analysed kernel and launch in the simulator (on its share of
-    the file's simulation budget) and report every access whose simulated cost disagrees with
-    the static one (analyzer.sim.verify); a run the budget stopped proves nothing, and says so."""
-    from analyzer.findings import Finding
-    from analyzer.rules.registry import DIAGNOSTIC_CODES, is_selected
-    from analyzer.sim.verify import compare
-
-    if not is_selected(VERIFY_MISMATCH, options.select, options.ignore):
-        return []
-    out = []
-    runs = [(analysis.kernel, analysis.launch) for analysis in analyses]
-    for i, sim in _simulations(module, runs, options, None, diagnostics):
-        analysis = analyses[i]
-        for m in compare(analysis, sim):
-            kernel = analysis.kernel.display_name
-            out.append(
-                Finding(
-                    code=VERIFY_MISMATCH,
-                    rule=DIAGNOSTIC_CODES[VERIFY_MISMATCH][0],
-                    severity=Severity.WARNING.value,
-                    span=m.cost.span,
-                    kernel=kernel,
-                    message=(f"`{m.cost.text}`: check says {m.static}, the simulator {m.simulated} ({m.description})"),
-                    fix=None,
-                    args={
-                        "access": m.cost.text,
-                        "what": m.what,
-                        "check": m.static,
-                        "simulated": m.simulated,
-                        "unit": m.cost.unit,
-                    },
-                    detail=(
-                        f"simulated blocks: {len(sim.simulated_blocks)} of {sim.total_blocks}",
-                        *(f"check assumed: {a}" for a in m.cost.assumptions),
-                    ),
-                )
-            )
-    return out
+# ----------------------------------------------------------------------------- the simulator
 
 
-def _location(d: Diagnostic) -> Location:
+def simulate_file(
+    path: str, options: Options | None = None, sim_options: Any = None, kernel: str | None = None
+) -> FileReport:
+    """Run every kernel of one file (or the one named `kernel`) in the reference simulator
+    (`analyzer.api_sim.simulate_file`). Never raises (KeyboardInterrupt aside)."""
+    from analyzer.api_sim import simulate_file as simulate
+
+    return simulate(path, options, sim_options, kernel)
+
+
+def location(d: Diagnostic) -> Location:
     """A diagnostic's location: every diagnostic of a report has one (`FileReport` locates them)."""
     return cast(Location, d.location)
 
@@ -897,7 +803,7 @@ def _source_order(path: str) -> Callable[[Diagnostic], tuple[bool, int, int]]:
     """Sort key of a report's diagnostics: its own file's first, then by line and column."""
 
     def key(d: Diagnostic) -> tuple[bool, int, int]:
-        at = _location(d)
+        at = location(d)
         return (at.path != path, at.line, at.column)
 
     return key

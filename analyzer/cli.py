@@ -33,6 +33,7 @@ from analyzer.launch_limits import (
     launch_dims,
     param_problem,
 )
+from analyzer.source.cuda_macros import DEFAULT_TOOLKIT
 
 __all__ = ["build_parser", "main"]
 
@@ -86,6 +87,16 @@ def _arch(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"unknown architecture {text!r}; choose one of {', '.join(sorted(ARCHITECTURES))}"
         )
+    return text
+
+
+def _cuda_version(text: str) -> str:
+    from analyzer.source.cuda_macros import parse_toolkit_version
+
+    try:
+        parse_toolkit_version(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
     return text
 
 
@@ -146,9 +157,28 @@ def _add_check(commands: Any) -> None:
         help="analyse .cu/.cuh files (folders are searched)",
         description="Analyse CUDA files; folders are searched for .cu and .cuh files.",
     )
-    check.add_argument("paths", nargs="+", metavar="PATH", help="a .cu/.cuh file or a folder")
+    check.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="a .cu/.cuh file or a folder; after `--`, nvcc's -I -isystem -D -U -include -arch -gencode -std -x "
+        "flags are flags and anything else a path",
+    )
     _add_output_options(check)
     pre = _analysis_options(check, arch_default=None)
+    pre.add_argument(
+        "-p",
+        dest="build_path",
+        metavar="PATH",
+        help="a build folder holding compile_commands.json, or the file: each file it compiles is checked "
+        "with its own -I, -D, -U, -include, -arch and -std",
+    )
+    pre.add_argument(
+        "--cuda-version",
+        type=_cuda_version,
+        metavar="MAJOR.MINOR",
+        help=f"the CUDA toolkit whose macros are predefined (CUDART_VERSION ...; default {DEFAULT_TOOLKIT})",
+    )
     pre.add_argument(
         "--via-ptx",
         action="store_true",
@@ -405,26 +435,39 @@ def _main(argv: list[str]) -> int:
         print(f"warplint {__version__}")
         return EXIT_CLEAN
     if ns.command == "show":
-        return _show(ns)
+        from analyzer.cli_commands import show
+
+        return show(ns)
     if ns.command == "simulate":
-        return _simulate(ns)
+        from analyzer.cli_commands import simulate
+
+        return simulate(ns)
     if ns.command == "server":
-        return _server(ns)
+        from analyzer.cli_commands import server
+
+        return server(ns)
     parser.print_usage(sys.stderr)
     return EXIT_ERROR
 
 
 def _parse_check(check: argparse.ArgumentParser, args: list[str]) -> argparse.Namespace:
-    """`check`'s arguments, options and paths intermixed; everything after `--` is a path, even
-    `-x.cu` (argparse's intermixed parsing loses what follows `--`, so those paths stand in
-    for themselves as placeholders no option can take, put back after parsing)."""
+    """`check`'s arguments, options and paths intermixed. After `--`, nvcc's flags that warplint
+    reads (`analyzer.build.parse_flags`: -I, -isystem, -D, -U, -include, -arch, -gencode, -std,
+    -x) are flags, in `ns.build_flags`, and every other argument is a path, even `-x.cu`
+    (argparse's intermixed parsing loses what follows `--`, so those paths stand in for
+    themselves as placeholders no option can take, put back after parsing)."""
+    from analyzer.build import CompileFlags, parse_flags
+
     if "--" not in args:
-        return check.parse_intermixed_args(args)
+        ns = check.parse_intermixed_args(args)
+        ns.build_flags = CompileFlags()
+        return ns
     cut = args.index("--")
-    after = args[cut + 1 :]
+    flags, after = parse_flags(args[cut + 1 :], os.getcwd(), strict=True)
     stand_ins = {f"\0{i}": path for i, path in enumerate(after)}  # no argument holds a NUL
     ns = check.parse_intermixed_args(args[:cut] + list(stand_ins))
     ns.paths = [stand_ins.get(path, path) for path in ns.paths]
+    ns.build_flags = flags
     return ns
 
 
@@ -484,23 +527,40 @@ def _known_rules(ns: argparse.Namespace) -> bool:
 def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str] | None:
     """The reports of every file, each checked with its configuration merged with the command
     line, and the architecture the report names; None after printing a broken configuration."""
-    from analyzer.api import check_paths
+    from analyzer.build import BuildError, CompilationDatabase
     from analyzer.config import ConfigError, Resolver, Settings
+    from analyzer.program import check_program
 
+    tail = ns.build_flags  # the nvcc flags after `--`
+    try:
+        for arch in tail.archs:
+            _arch(arch)
+    except argparse.ArgumentTypeError as err:
+        _error(f"argument -arch: {err}")
+        return None
     cli = Settings(  # what the command line says; None or empty: leave it to the configuration
         select=ns.select,
         ignore=ns.ignore,
         extend_select=tuple(ns.extend_select or ()),
         extend_ignore=tuple(ns.extend_ignore or ()),
-        arch=ns.arch,
+        arch=ns.arch or next(iter(tail.archs), None),
         assume=ns.assume,
         block=ns.block,
         grid=ns.grid,
         params=dict(ns.param),
-        defines=dict(ns.defines),
-        include_paths=tuple(os.path.abspath(p) for p in ns.include_paths),
+        defines={**dict(ns.defines), **dict(tail.defines)},
+        include_paths=(*(os.path.abspath(p) for p in ns.include_paths), *tail.include_paths),
+        undefines=tail.undefines,
+        forced_includes=tail.forced_includes,
+        std=tail.std,
+        cuda_version=ns.cuda_version,
     )
-    resolver = Resolver(cli, options, config=ns.config, isolated=ns.isolated)
+    try:
+        build = CompilationDatabase.load(ns.build_path) if ns.build_path is not None else None
+    except BuildError as err:
+        _error(f"argument -p: {err}")
+        return None
+    resolver = Resolver(cli, options, config=ns.config, isolated=ns.isolated, build=build)
     resolved: list[Any] = []
 
     def options_for(path: str) -> Any:
@@ -510,7 +570,7 @@ def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str
     jobs = ns.jobs if ns.jobs is not None else (os.cpu_count() or 1)
     bar = _Progress(sys.stderr)
     try:
-        reports = check_paths(ns.paths, options, jobs=jobs, options_for=options_for, progress=bar.update)
+        reports = check_program(ns.paths, options, jobs=jobs, options_for=options_for, progress=bar.update)
     except ConfigError as err:
         print(err, file=sys.stderr)
         return None
@@ -729,116 +789,3 @@ def _analysis_options(parser: argparse.ArgumentParser, arch_default: str | None 
         help='search DIR for #include "..." files (repeatable)',
     )
     return pre
-
-
-def _analysis_of(ns: argparse.Namespace, path: str | None = None) -> Any:
-    """The analysis options of `show`, `server` and `simulate`: the command line's, and for a
-    file (`show`, `simulate`) merged with its configuration file as `check` merges them.
-    May raise `analyzer.config.ConfigError`."""
-    from analyzer.api import Options
-
-    if path is None:
-        return Options(
-            arch=ns.arch or DEFAULT_ARCH,
-            block=ns.block,
-            grid=ns.grid,
-            params=dict(ns.param),
-            defines=dict(ns.defines),
-            include_paths=list(ns.include_paths),
-        )
-    from analyzer.config import Resolver, Settings
-
-    cli = Settings(
-        arch=ns.arch,
-        block=ns.block,
-        grid=ns.grid,
-        params=dict(ns.param),
-        defines=dict(ns.defines),
-        include_paths=tuple(os.path.abspath(p) for p in ns.include_paths),
-    )
-    return Resolver(cli, Options())(path)
-
-
-def _configured(ns: argparse.Namespace, path: str) -> Any:
-    """`_analysis_of(ns, path)`, or None after printing a broken configuration's error."""
-    from analyzer.config import ConfigError
-
-    try:
-        return _analysis_of(ns, path)
-    except ConfigError as err:
-        print(err, file=sys.stderr)
-        return None
-
-
-def _show(ns: argparse.Namespace) -> int:
-    from analyzer.api import check_file
-    from analyzer.report.show import accesses_at, render_show
-
-    path, sep, line_text = ns.where.rpartition(":")
-    if not sep or not path or not line_text.strip().isdigit() or int(line_text) < 1:
-        _error(f"argument FILE:LINE: {ns.where!r}: expected a file and a 1-based line, e.g. kernel.cu:23")
-        return EXIT_ERROR
-    if ns.column is not None and ns.column < 1:
-        _error(f"argument --column: {ns.column}: columns start at 1")
-        return EXIT_ERROR
-    line = int(line_text)
-    options = _configured(ns, path)
-    if options is None:
-        return EXIT_ERROR
-    report = check_file(path, options)
-    if report.linemap is None:  # the file could not be read
-        for d in report.diagnostics:
-            _error(f"{path}: {d.message}")
-        return EXIT_ERROR
-    costs = accesses_at(report, line, ns.column)
-    if not costs:
-        where = f"{path}:{line}" + (f":{ns.column}" if ns.column else "")
-        _error(
-            f"no shared or global memory access analysed at {where}; "
-            "`warplint show` draws the access on a line of a kernel (`warplint check` lists them)"
-        )
-        return EXIT_ERROR
-    from analyzer.report.output import encoded, write_stdout
-
-    color = not ns.no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
-    write_stdout(encoded(render_show(report, costs, color=color), "text"))
-    return EXIT_CLEAN
-
-
-def _server(ns: argparse.Namespace) -> int:
-    try:
-        import pygls  # noqa: F401 - only to say what is missing
-    except ImportError:
-        _error("`warplint server` needs pygls: pip install 'warplint[lsp]'")
-        return EXIT_ERROR
-    from analyzer.server import serve
-
-    return serve(_analysis_of(ns))
-
-
-def _simulate(ns: argparse.Namespace) -> int:
-    """`warplint simulate FILE`: 0 when it ran, 2 for a file or kernel that cannot be run."""
-    from analyzer.api import simulate_file
-    from analyzer.sim.run import DEFAULT_BLOCKS, SimOptions
-
-    blocks = 0 if ns.all_blocks else (ns.blocks or DEFAULT_BLOCKS)
-    options = _configured(ns, ns.file)
-    if options is None:
-        return EXIT_ERROR
-    report = simulate_file(
-        ns.file, options, SimOptions(max_blocks=blocks, seed=ns.seed, fill=ns.fill), kernel=ns.kernel
-    )
-    if ns.format == "json":
-        from analyzer.report.json import render as render_json
-
-        text = render_json([report], arch=options.arch)
-    else:
-        from analyzer.report.simulation import render as render_text
-
-        text = render_text([report])
-    from analyzer.report.output import encoded, write_stdout
-
-    write_stdout(encoded(text, ns.format))
-    if not report.kernels and not report.has_tool_error:
-        print(f"warplint: no kernel to simulate in {ns.file}", file=sys.stderr)
-    return EXIT_ERROR if report.has_tool_error else EXIT_CLEAN

@@ -39,6 +39,7 @@ __all__ = [
     "ConfigError",
     "Resolver",
     "Settings",
+    "build_settings",
     "find_config",
     "load_config",
     "options_for",
@@ -84,6 +85,10 @@ class Settings:
     assume: str | None = None  # "typical" or "worst": the verdict policy (analysis/verdict.py)
     defines: Mapping[str, str | None] = field(default_factory=dict)
     include_paths: tuple[str, ...] = ()
+    undefines: tuple[str, ...] = ()  # -U (the build's and the command line's)
+    forced_includes: tuple[str, ...] = ()  # -include (the build's and the command line's)
+    std: str | None = None  # -std
+    cuda_version: str | None = None  # the toolkit whose macros are predefined
     block: tuple[int, int, int] | None = None
     grid: tuple[int, int, int] | None = None
     params: Mapping[str, int] = field(default_factory=dict)
@@ -252,7 +257,10 @@ _KEYS = (
     "arch",
     "assume",
     "defines",
+    "define",
     "include-paths",
+    "include",
+    "cuda-version",
     "block",
     "grid",
     "params",
@@ -281,11 +289,14 @@ def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
         values["arch"] = _arch(table["arch"], where)
     if "assume" in table:
         values["assume"] = _assume(table["assume"], where)
-    if "defines" in table:
-        values["defines"] = _defines(table["defines"], where)
-    if "include-paths" in table:
-        paths = _strings(table["include-paths"], "include-paths", where)
+    defines, includes = _alias(table, "defines", "define", where), _alias(table, "include-paths", "include", where)
+    if defines is not None:
+        values["defines"] = _defines(table[defines], where, defines)
+    if includes is not None:
+        paths = _strings(table[includes], includes, where)
         values["include_paths"] = tuple(os.path.normpath(os.path.join(root, p)) for p in paths)
+    if "cuda-version" in table:
+        values["cuda_version"] = _cuda_version(table["cuda-version"], where)
     for key in ("block", "grid"):
         if key in table:
             values[key] = _dims(table[key], key, where)
@@ -296,6 +307,27 @@ def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
     if "budget" in table:
         values["budget"] = _budget(table["budget"], where)
     return Settings(**values)
+
+
+def _alias(table: Mapping[str, Any], key: str, alias: str, where: _Where) -> str | None:
+    """Which of a key and its clang-style alias (`define` for `defines`, `include` for
+    `include-paths`) the table uses, or None; both at once is an error."""
+    if key in table and alias in table:
+        raise where.error(alias, f"`{where.shown(alias)}` and `{where.shown(key)}` are the same key; give one")
+    return key if key in table else alias if alias in table else None
+
+
+def _cuda_version(value: Any, where: _Where) -> str:
+    from analyzer.source.cuda_macros import parse_toolkit_version
+
+    text = str(value) if isinstance(value, (str, float)) and not isinstance(value, bool) else None
+    try:
+        if text is None:
+            raise ValueError(f'must be a string such as "12.4", not {_type_name(value)}')
+        parse_toolkit_version(text)
+    except ValueError as err:
+        raise where.error("cuda-version", f"`{where.shown('cuda-version')}`: {err}") from None
+    return text
 
 
 def _close(word: str, choices: tuple[str, ...]) -> str | None:
@@ -392,34 +424,33 @@ def _assume(value: Any, where: _Where) -> str:
     return value
 
 
-def _defines(value: Any, where: _Where) -> dict[str, str | None]:
-    """`defines = ["DEBUG", "TILE=32"]` or `[defines] TILE = 32` (true: defined as 1)."""
+def _defines(value: Any, where: _Where, key: str = "defines") -> dict[str, str | None]:
+    """`defines = ["DEBUG", "TILE=32"]` or `[defines] TILE = 32` (true: defined as 1); `key` is
+    the spelling the file used (`define`, clang's, is the same key)."""
     out: dict[str, str | None] = {}
     if isinstance(value, list):
-        for item in _strings(value, "defines", where):
+        for item in _strings(value, key, where):
             name, sep, text = item.partition("=")
             if not is_macro_name(name):
-                raise where.error(
-                    "defines", f'bad macro definition {item!r}; expected "NAME" or "NAME=VALUE"', value=item
-                )
+                raise where.error(key, f'bad macro definition {item!r}; expected "NAME" or "NAME=VALUE"', value=item)
             out[name] = text if sep else None
         return out
     if not isinstance(value, dict):
         raise where.error(
-            "defines",
-            f'`{where.shown("defines")}` must be a table or an array of "NAME=VALUE" strings, not {_type_name(value)}',
+            key,
+            f'`{where.shown(key)}` must be a table or an array of "NAME=VALUE" strings, not {_type_name(value)}',
         )
     for name, item in value.items():
         if not is_macro_name(name):
-            raise where.error("defines", f"bad macro name {name!r} in `{where.shown('defines')}`", value=name)
+            raise where.error(key, f"bad macro name {name!r} in `{where.shown(key)}`", value=name)
         if item is True:
             out[name] = None
         elif isinstance(item, (str, int, float)) and not isinstance(item, bool):
             out[name] = str(item)
         else:
             raise where.error(
-                "defines",
-                f"`{where.shown('defines')}.{name}` must be a string, a number or true, not {_type_name(item)}",
+                key,
+                f"`{where.shown(key)}.{name}` must be a string, a number or true, not {_type_name(item)}",
                 value=name,
             )
     return out
@@ -611,16 +642,17 @@ class _Locator:
 # ----------------------------------------------------------------------------- merging
 
 
-def options_for(path: str, file: Settings | None, cli: Settings, base: Any) -> Any:
+def options_for(path: str, file: Settings | None, cli: Settings, base: Any, build: Settings | None = None) -> Any:
     """The `analyzer.api.Options` for one checked file: `base` (defaults and output
-    settings), then the configuration file, then the command line, key by key.
+    settings), then the configuration file, then the build's flags for the file (`-p`), then
+    the command line, key by key.
 
     `select`/`ignore` on the command line replace the file's; `extend-select`/
     `extend-ignore` add to whatever is in force; `params` and `defines` are merged
     with the command line winning per name; `-I` folders come before the file's;
     `per-file-ignores` whose glob matches the path add to `ignore`.
     """
-    file = file or Settings()
+    file, build = file or Settings(), build or Settings()
     select = _first(cli.select, file.select)
     ignore = _first(cli.ignore, file.ignore)
     if select is not None:
@@ -630,13 +662,17 @@ def options_for(path: str, file: Settings | None, cli: Settings, base: Any) -> A
         ignore = [*(ignore or ()), *extra_ignore]
     return records.replace(
         base,
-        arch=_first(cli.arch, file.arch, base.arch),
+        arch=_first(cli.arch, build.arch, file.arch, base.arch),
         assume=_first(cli.assume, file.assume, base.assume),
         block=_first(cli.block, file.block, base.block),
         grid=_first(cli.grid, file.grid, base.grid),
         params={**file.params, **cli.params},
-        defines={**file.defines, **cli.defines},
-        include_paths=[*cli.include_paths, *file.include_paths],
+        defines={**file.defines, **build.defines, **cli.defines},
+        include_paths=[*cli.include_paths, *build.include_paths, *file.include_paths],
+        undefines=[*build.undefines, *cli.undefines],
+        forced_includes=[*build.forced_includes, *cli.forced_includes],
+        std=_first(cli.std, build.std, base.std),
+        cuda_version=_first(cli.cuda_version, file.cuda_version, base.cuda_version),
         select=select,
         ignore=ignore,
         severity={**file.severity, **cli.severity},
@@ -674,8 +710,11 @@ class Resolver:
     Calling it may raise `ConfigError`.
     """
 
-    def __init__(self, cli: Settings, base: Any, *, config: str | None = None, isolated: bool = False) -> None:
+    def __init__(
+        self, cli: Settings, base: Any, *, config: str | None = None, isolated: bool = False, build: Any = None
+    ) -> None:
         self.cli, self.base, self.isolated = cli, base, isolated
+        self.build = build  # analyzer.build.CompilationDatabase (-p), or None
         self.explicit = config
         self._found: dict[str, str | None] = {}  # folder -> configuration path
         self._loaded: dict[str, Settings] = {}
@@ -696,4 +735,21 @@ class Resolver:
         return self._loaded[source]
 
     def __call__(self, path: str) -> Any:
-        return options_for(path, self.settings(path), self.cli, self.base)
+        flags = self.build.flags_for(path) if self.build is not None else None
+        build = build_settings(flags) if flags is not None else None
+        return options_for(path, self.settings(path), self.cli, self.base, build)
+
+
+def build_settings(flags: Any) -> Settings:
+    """The settings an `analyzer.build.CompileFlags` gives: its folders, macros, standard, and the
+    first architecture it names that warplint models (the others are left to the defaults)."""
+    from analyzer.arch import ARCHITECTURES
+
+    return Settings(
+        defines=dict(flags.defines),
+        include_paths=flags.include_paths,
+        undefines=flags.undefines,
+        forced_includes=flags.forced_includes,
+        std=flags.std,
+        arch=next((a for a in flags.archs if a in ARCHITECTURES), None),
+    )

@@ -13,7 +13,10 @@ shows exactly which access of which file changed:
 - the generated files of `benchmarks/parse_speed.py` (300 and 2,000 lines);
 - with `--corpora DIR` (the public corpora checked out as `../shared/truth/README.md` says:
   `cuda-samples`, `gpu-rodinia`, `polybenchGpu`, `GPUVerifyBenchmarks`, `racuda`), every
-  program folder of each that exists under DIR, one run per corpus with its include folders.
+  program folder of each that exists under DIR, one run per program folder with the corpus's
+  include folders, as a user runs it: one run is one program (its files see each other's
+  launches and includes), so a run over a whole corpus would join unrelated programs. The
+  reports keep the paths relative to the corpus's root that a run over the corpus gives.
 
 The tool's version is taken out of each report (a version bump is not a change of result).
 """
@@ -35,6 +38,33 @@ CORPUS_INCLUDES = {"cuda-samples": ["Common"], "gpu-rodinia": ["cuda/util"]}
 CORPORA = ("cuda-samples", "gpu-rodinia", "polybenchGpu", "GPUVerifyBenchmarks", "racuda")
 FIXTURES = ("tests/fixtures/frontend", "tests/fixtures/preprocess", "tests/fixtures/ptx")
 GENERATED_LINES = (300, 2000)
+#: How many folders below a corpus's root name one program (`Samples/0_Introduction/vectorAdd`);
+#: in the other corpora every folder holding CUDA files is a program (GPUVerify's kernels).
+PROGRAM_DEPTH = {"cuda-samples": 3, "gpu-rodinia": 2, "polybenchGpu": 3}
+
+
+def programs(root: Path, corpus: str) -> list[list[str]]:
+    """The files of each program of a corpus (relative to its root, in the order a run over the
+    folder lists them), the programs sorted by folder."""
+    depth = PROGRAM_DEPTH.get(corpus)
+    found: dict[tuple[str, ...], list[str]] = {}
+    for file in sorted(root.rglob("*"), key=lambda f: f.relative_to(root).parts):
+        if file.suffix in (".cu", ".cuh") and file.is_file() and not any(p.startswith(".") for p in file.parts):
+            parts = file.relative_to(root).parts
+            # "./" as a run over "." names them: an include's "searched:" note names the folder so
+            found.setdefault(parts[:depth] if depth else parts[:-1], []).append("./" + "/".join(parts))
+    return [found[key] for key in sorted(found)]
+
+
+def run_programs(root: Path, corpus: str, includes: list[str], jobs: int) -> dict:
+    """One run per program (`jobs` at a time, each in one process); their files in one report."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
+        runs = list(pool.map(lambda files: run_check(files, includes, 1, root), programs(root, corpus)))
+    merged = {k: v for k, v in runs[0].items() if k != "files"} if runs else {}
+    merged["files"] = [entry for run in runs for entry in run.get("files", [])]
+    return merged
 
 
 def run_check(paths: list[str], includes: list[str], jobs: int, cwd: Path) -> dict:
@@ -93,7 +123,7 @@ def snapshot(out: Path, corpora: Path | None, jobs: int) -> None:
             print(f"note: {root} is missing; skipped", file=sys.stderr)
             continue
         includes = [str(root / inc) for inc in CORPUS_INCLUDES.get(corpus, [])]
-        report = run_check(["."], includes, jobs, root)
+        report = run_programs(root, corpus, includes, jobs)
         count += write_report(report, out, f"{corpus}__")
         print(f"{corpus}: {len(report.get('files', []))} files", file=sys.stderr)
     print(f"{count} reports in {out}")

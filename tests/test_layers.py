@@ -23,9 +23,12 @@ last, as it stands in the code:
   `AccessCost`s like `analysis` so that `check --verify` can compare them.
 - report: the reporters (and the tables of `show` and `simulate`); they read every product
   above and compute none.
-- api: chains the stages for one file (`check_file`, `simulate_file`).
-- config, server, cli: the configuration files (which build `api.Options`), the language
-  server (which calls `api`), and the command line (which calls all three).
+- api: chains the stages for one file (`check_file`, `simulate_file`); `program` runs the
+  files of one run as one program (a survey of every file first, then each file with what the
+  others launch and include), calling `api`.
+- config, server, cli: the configuration files (which build `api.Options`) and `build`, the
+  compiler flags and compilation databases they take too, the language server (which calls
+  `api`), and the command line (which calls all of them).
 
 The walk reads every `import` of every module under `analyzer/` with `ast`, including the
 imports inside functions (most stages are imported where they are used, for start-up).
@@ -58,10 +61,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ptx", ("analyzer.ptx",)),
     ("sim", ("analyzer.sim",)),
     ("report", ("analyzer.report",)),
-    ("api", ("analyzer.api",)),
-    ("config", ("analyzer.config",)),
+    ("api", ("analyzer.api", "analyzer.api_sim", "analyzer.program")),
+    ("config", ("analyzer.config", "analyzer.build")),
     ("server", ("analyzer.server",)),
-    ("cli", ("analyzer.cli", "analyzer.__main__")),
+    ("cli", ("analyzer.cli", "analyzer.cli_commands", "analyzer.__main__")),
 )
 
 

@@ -86,3 +86,24 @@ def test_a_wrong_number_is_rejected_by_nvcc(tmp_path):
     done = nvcc_compile(source, tmp_path)
     assert done.returncode != 0
     assert "sizeof(float3) == 16" in done.stderr
+
+
+#: CUDA's named types whose sizes and alignments warplint knows without reading a header.
+CUDA_TYPE_NAMES = (
+    "clock_t", "size_t", "long long", "unsigned long long", "__half", "__half2", "__nv_bfloat16",
+    "__nv_bfloat162", "cudaTextureObject_t", "cudaSurfaceObject_t", "dim3", "cuFloatComplex",
+    "cuDoubleComplex", "wchar_t", "char16_t", "char32_t", "int64_t", "uintptr_t",
+    *(f"{base}{n}" for base in ("char", "uchar", "short", "ushort", "int", "uint", "float") for n in (1, 2, 3, 4)),
+    *(f"{base}{n}" for base in ("long", "ulong", "longlong", "ulonglong", "double") for n in (1, 2, 3)),
+)  # fmt: skip
+
+
+def test_nvcc_agrees_with_the_size_and_alignment_of_cudas_named_types(tmp_path):
+    lines = ["#include <ctime>", "#include <cstdint>", "#include <cuda_fp16.h>", "#include <cuda_bf16.h>"]
+    lines.append("#include <cuComplex.h>")
+    for name in CUDA_TYPE_NAMES:
+        t = T.builtin_type(name)
+        assert t is not None and t.size is not None, name
+        lines.append(f'static_assert(sizeof({name}) == {t.size} && alignof({name}) == {t.align}, "{name}");')
+    done = nvcc_compile("\n".join(lines) + "\n", tmp_path)
+    assert done.returncode == 0, done.stderr[-4000:]

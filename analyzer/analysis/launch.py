@@ -22,6 +22,7 @@ from analyzer.ir.lower_scopes import fold_binary
 from analyzer.ir.nodes import OpaqueKind
 from analyzer.ir.visit import Visitor
 from analyzer.launch_limits import MAX_BLOCK, MAX_BLOCK_THREADS, MAX_GRID, dims_problem
+from analyzer.records import record
 
 DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 4)}
 MAX_HOST_LOOP = 0  # loops in host code are not iterated: what they assign becomes unknown
@@ -302,7 +303,8 @@ def _own_expressions(s: N.Stmt) -> list[N.Expr]:
     return []
 
 
-def _base_name(name: str) -> str:
+def base_name(name: str) -> str:
+    """A kernel's name without namespace and template arguments: `ns::k<float>` -> `k`."""
     return name.split("<", 1)[0].rsplit("::", 1)[-1]
 
 
@@ -336,6 +338,59 @@ def _builtins_in(stmts: list[N.Stmt]) -> set[builtins.BuiltinSpec]:
     return {builtins.BUILTINS[x.name] for x in N.walk_nodes(stmts) if isinstance(x, N.Builtin)}
 
 
+@record
+class HostLaunch:
+    """One launch that host code makes, with what the host interpreter knew of it.
+
+    `stmt` is the launch statement of the module being analysed; a launch made in another file
+    of the run (`analyzer.program`) has none, and `place` ("b.cu:12") says where it is."""
+
+    kernel: str  # the name as launched (`k`, `ns::k<float>`)
+    template_args: tuple[str, ...]
+    grid: Value
+    block: Value
+    args: tuple[Value, ...]
+    uncertain: bool  # computed from a local whose address was passed on: not held to CUDA's limits
+    block_text: str  # the block as written (`threads`), for the note when it is unknown
+    stmt: N.LaunchStmt | None = None
+    place: str | None = None
+
+
+def host_launches(module: N.Module) -> list[HostLaunch]:
+    """Every launch the host code of `module` makes, each host function run from the top (a
+    function the others call is run from its callers, with their arguments)."""
+    functions = {fn.name: fn for fn in module.host}
+    called = {name for fn in module.host for name in _host_calls(fn.body) if name in functions and name != fn.name}
+    out: list[HostLaunch] = []
+    for host in module.host:
+        if host.name in called:
+            continue  # run from its callers, with their arguments
+        interp = HostInterpreter(functions)
+        interp.run(host.body)
+        for stmt, g, b, args in interp.launches:
+            block_text = stmt.config_text[1] if len(stmt.config_text) > 1 else "?"
+            out.append(
+                HostLaunch(
+                    stmt.kernel,
+                    tuple(str(a) for a in stmt.template_args),
+                    g,
+                    b,
+                    args,
+                    id(stmt) in interp.uncertain,
+                    block_text,
+                    stmt,
+                )
+            )
+    return out
+
+
+def launches_kernel(launch: HostLaunch, kernel: N.Function) -> bool:
+    """Whether `launch` launches `kernel` (its name, and its template arguments when it has some)."""
+    if base_name(launch.kernel) != base_name(kernel.name):
+        return False
+    return not kernel.template_args or launch.template_args == tuple(str(a) for a in kernel.template_args)
+
+
 def launch_configs(
     module: N.Module,
     kernel: N.Function,
@@ -344,83 +399,107 @@ def launch_configs(
     params: dict[str, int] | None = None,
     line_of: Any = None,
     problems: list[Diagnostic] | None = None,
+    foreign: tuple[HostLaunch, ...] = (),
 ) -> list[LaunchConfig]:
     """Every configuration the kernel is analysed for. `line_of(span) -> int` names launch lines.
-    A host launch, or `__launch_bounds__`, with dimensions CUDA refuses is a WL907 added to
-    `problems` and is not analysed (nor is a kernel launched only so)."""
+    `foreign` are launches made by other files of the run (`analyzer.program`), after the
+    module's own. A host launch, or `__launch_bounds__`, with dimensions CUDA refuses is a
+    WL907 added to `problems` (for the module's own launches) and is not analysed (nor is a
+    kernel launched only so)."""
     given = tuple(sorted((params or {}).items()))
     if block is not None:
         return [LaunchConfig(block, grid, "--block" + (" and --grid" if grid else ""), False, given)]
     found: list[LaunchConfig] = []
     refused = 0
-    wanted = _base_name(kernel.name)
-    functions = {fn.name: fn for fn in module.host}
-    called = {name for fn in module.host for name in _host_calls(fn.body) if name in functions and name != fn.name}
-    for host in module.host:
-        if host.name in called:
-            continue  # run from its callers, with their arguments
-        interp = HostInterpreter(functions)
-        interp.run(host.body)
-        for stmt, g, b, args in interp.launches:
-            if _base_name(stmt.kernel) != wanted:
-                continue
-            if kernel.template_args and tuple(str(a) for a in stmt.template_args) != tuple(
-                str(a) for a in kernel.template_args
-            ):
-                continue
-            problem = (
-                None
-                if id(stmt) in interp.uncertain
-                else _launch_problem(stmt, kernel.display_name, g, b, check_grid=grid is None)
-            )
-            if problem is not None:
-                refused += 1
-                if problems is not None:
-                    problems.append(problem)
-                continue
-            bdims = _dims(b)
-            gdims = grid or _dims(g)
-            known: dict[str, int] = {}
-            for p, v in zip(kernel.params, args):
-                if isinstance(v, int) and not isinstance(v, bool) and isinstance(p.type, T.ScalarType):
-                    known[p.name] = v
-                elif isinstance(v, dict) and isinstance(p.type, T.StructType):
-                    # a struct passed by value: its known integer fields (`A.width`)
-                    known.update(
-                        {
-                            f"{p.name}.{name}": x
-                            for name, x in v.items()
-                            if isinstance(x, int) and not isinstance(x, bool)
-                        }
-                    )
-            known.update(params or {})
-            where = f"launch at line {line_of(stmt.span)}" if line_of else "launch in host code"
-            if bdims is None:
-                where += f" (block `{stmt.config_text[1] if len(stmt.config_text) > 1 else '?'}` unknown)"
-            cfg = LaunchConfig(bdims, gdims, where, False, tuple(sorted(known.items())), stmt.span)
-            if bdims is None:
-                cfg = _default(kernel, module, gdims, cfg.params, where, stmt.span)
-            if all((c.block, c.grid, c.params) != (cfg.block, cfg.grid, cfg.params) for c in found):
-                found.append(cfg)
+    launches = [x for x in (*host_launches(module), *foreign) if launches_kernel(x, kernel)]
+    for launch in launches:
+        cfg = _configured(module, kernel, launch, grid, params, line_of, problems)
+        if cfg is None:
+            refused += 1
+        elif all((c.block, c.grid, c.params) != (cfg.block, cfg.grid, cfg.params) for c in found):
+            found.append(cfg)
     if found or refused:
         return found
     if kernel.launch_bounds:
-        n = kernel.launch_bounds[0]
-        too_big = dims_problem([n], MAX_BLOCK, MAX_BLOCK_THREADS)
-        if too_big is None:
-            return [
-                LaunchConfig((n, 1, 1), grid, f"__launch_bounds__({n}) (assumed a 1-D block of that size)", True, given)
-            ]
-        if problems is not None:
-            problems.append(
-                Diagnostic(
-                    Severity.ERROR,
-                    f"__launch_bounds__({n}) of `{kernel.display_name}`: {too_big}; the bound is not used",
-                    "WL907",
-                    kernel.name_span,
-                )
-            )
+        bounded = _bounded(kernel, grid, given, problems)
+        if bounded is not None:
+            return [bounded]
     return [_default(kernel, module, grid, given, "no launch of this kernel in the file", None)]
+
+
+def _configured(
+    module: N.Module,
+    kernel: N.Function,
+    launch: HostLaunch,
+    grid: tuple[int, int, int] | None,
+    params: dict[str, int] | None,
+    line_of: Any,
+    problems: list[Diagnostic] | None,
+) -> LaunchConfig | None:
+    """The configuration one host launch gives `kernel`, or None when CUDA refuses it (a WL907
+    in `problems` when the launch is the module's own)."""
+    stmt = launch.stmt
+    if not launch.uncertain:
+        if stmt is not None:
+            problem = _launch_problem(stmt, kernel.display_name, launch.grid, launch.block, check_grid=grid is None)
+            if problem is not None:
+                if problems is not None:
+                    problems.append(problem)
+                return None
+        elif _foreign_problem(launch, check_grid=grid is None) is not None:
+            return None  # another file's launch CUDA refuses: that file reports it
+    bdims = _dims(launch.block)
+    gdims = grid or _dims(launch.grid)
+    known = _known_params(kernel, launch.args)
+    known.update(params or {})
+    if stmt is None:
+        where = f"launch at {launch.place}"
+    else:
+        where = f"launch at line {line_of(stmt.span)}" if line_of else "launch in host code"
+    span = stmt.span if stmt is not None else None
+    if bdims is None:
+        where += f" (block `{launch.block_text}` unknown)"
+        return _default(kernel, module, gdims, tuple(sorted(known.items())), where, span)
+    return LaunchConfig(bdims, gdims, where, False, tuple(sorted(known.items())), span)
+
+
+def _foreign_problem(launch: HostLaunch, check_grid: bool) -> str | None:
+    """Why CUDA refuses another file's launch (that file reports nothing: it only declares the kernel)."""
+    grid = _dims_problem(launch.grid, block=False) if check_grid else None
+    return grid or _dims_problem(launch.block, block=True)
+
+
+def _known_params(kernel: N.Function, args: tuple[Value, ...]) -> dict[str, int]:
+    """The kernel's parameters whose values the launch knows: integer scalars, and the known
+    integer fields of a struct passed by value (`A.width`)."""
+    known: dict[str, int] = {}
+    for p, v in zip(kernel.params, args):
+        if isinstance(v, int) and not isinstance(v, bool) and isinstance(p.type, T.ScalarType):
+            known[p.name] = v
+        elif isinstance(v, dict) and isinstance(p.type, T.StructType):
+            known.update(
+                {f"{p.name}.{name}": x for name, x in v.items() if isinstance(x, int) and not isinstance(x, bool)}
+            )
+    return known
+
+
+def _bounded(kernel: N.Function, grid: Any, given: tuple, problems: list[Diagnostic] | None) -> LaunchConfig | None:
+    """The configuration `__launch_bounds__(n)` gives a kernel no host code launches (a 1-D block
+    of n threads), or None (and a WL907) when CUDA refuses n."""
+    n = kernel.launch_bounds[0]
+    problem = dims_problem([n], MAX_BLOCK, MAX_BLOCK_THREADS)
+    if problem is None:
+        return LaunchConfig((n, 1, 1), grid, f"__launch_bounds__({n}) (assumed a 1-D block of that size)", True, given)
+    if problems is not None:
+        problems.append(
+            Diagnostic(
+                Severity.ERROR,
+                f"__launch_bounds__({n}) of `{kernel.display_name}`: {problem}; the bound is not used",
+                "WL907",
+                kernel.name_span,
+            )
+        )
+    return None
 
 
 def _default(kernel: N.Function, module: N.Module, grid: Any, params: tuple, why: str, span: Any) -> LaunchConfig:

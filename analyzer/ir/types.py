@@ -262,6 +262,13 @@ _SCALARS: dict[str, CType] = {
     "half": HALF,
     "__nv_bfloat16": BF16,
     "nv_bfloat16": BF16,
+    "clock_t": LONG,  # <time.h> on Linux x86-64, as nvcc's host compiler defines it
+    "time_t": LONG,
+    "wchar_t": INT,
+    "char16_t": USHORT,
+    "char32_t": UINT,
+    "cudaTextureObject_t": ULONGLONG,
+    "cudaSurfaceObject_t": ULONGLONG,
     "cudaError_t": INT,
     "cudaStream_t": PointerType(VOID),
     "cudaEvent_t": PointerType(VOID),
@@ -291,6 +298,9 @@ _add_vectors("double", DOUBLE, {1: 8, 2: 16, 3: 8, 4: 16})
 _VECTOR_SPECS["__half2"] = (HALF, 2, 4)
 _VECTOR_SPECS["half2"] = (HALF, 2, 4)
 _VECTOR_SPECS["__nv_bfloat162"] = (BF16, 2, 4)
+_VECTOR_SPECS["nv_bfloat162"] = (BF16, 2, 4)
+_VECTOR_SPECS["cuFloatComplex"] = _VECTOR_SPECS["cuComplex"] = (FLOAT, 2, 8)  # cuComplex.h: float2
+_VECTOR_SPECS["cuDoubleComplex"] = (DOUBLE, 2, 16)  # double2
 _VECTOR_SPECS["dim3"] = (UINT, 3, 4)
 _VECTOR_SPECS["uint3"] = (UINT, 3, 4)
 

@@ -36,6 +36,7 @@ from types import MappingProxyType
 from analyzer import budget
 from analyzer.diagnostics import Diagnostic, Location, Severity
 from analyzer.records import record
+from analyzer.source.cuda_macros import cuda_macros
 from analyzer.source.directives import DirectiveRunner
 from analyzer.source.files import FileContext, SplicedFile, file_key, read_text_file
 from analyzer.source.linemap import EXPANSION, LineMap
@@ -63,18 +64,9 @@ from analyzer.source.tokens import (
 
 __all__ = ["PREDEFINED_MACROS", "Comment", "Preprocessed", "preprocess", "preprocess_file"]
 
-#: Object-like macros defined before the first line (nvcc's device pass for sm_90).
-PREDEFINED_MACROS: Mapping[str, str] = MappingProxyType(
-    {
-        "__CUDACC__": "1",
-        "__NVCC__": "1",
-        "__CUDA_ARCH__": "900",
-        "__CUDACC_VER_MAJOR__": "12",
-        "__CUDACC_VER_MINOR__": "0",
-        "__CUDACC_VER_BUILD__": "0",
-        "__cplusplus": "201703L",
-    }
-)
+#: Object-like macros defined before the first line (nvcc's device pass for sm_90 and the
+#: default toolkit; `cuda_macros(arch, toolkit)` gives them for others).
+PREDEFINED_MACROS: Mapping[str, str] = cuda_macros()
 
 _NO_DEFINES: Mapping[str, str | None] = MappingProxyType({})
 _ERROR = Severity.ERROR
@@ -111,18 +103,23 @@ class Preprocessor(DirectiveRunner, MacroExpander):
         defines: Mapping[str, str | None],
         include_paths: Sequence[str],
         read_file: Callable[[str], str | None] | None,
+        predefined: Mapping[str, str] = PREDEFINED_MACROS,
+        undefines: Sequence[str] = (),
     ) -> None:
         super().__init__(include_paths, read_file)
-        self._predefine(defines)
+        self._predefine(defines, predefined, undefines)
 
     # ------------------------------------------------------------------ set-up
 
-    def _predefine(self, defines: Mapping[str, str | None]) -> None:
-        """The dynamic macros (`__LINE__` ...), `_Pragma`, PREDEFINED_MACROS and the `-D` options."""
+    def _predefine(
+        self, defines: Mapping[str, str | None], predefined: Mapping[str, str], undefines: Sequence[str]
+    ) -> None:
+        """The dynamic macros (`__LINE__` ...), `_Pragma`, the predefined macros, then the `-D`
+        options and the `-U` options (nvcc, like gcc, runs every -D before every -U)."""
         for name in DYNAMIC_MACROS:
             self.macros[name] = Macro(name, DYNAMIC)
         self.macros["_Pragma"] = Macro("_Pragma", OPERATOR)
-        lines = [f"#define {name} {value}" for name, value in PREDEFINED_MACROS.items()]
+        lines = [f"#define {name} {value}" for name, value in predefined.items()]
         self.quiet = True
         self._run_directives("<built-in>", "\n".join(lines))
         lines = []
@@ -132,6 +129,7 @@ class Preprocessor(DirectiveRunner, MacroExpander):
                 name, eq, value = name.partition("=")
                 value = value if eq else "1"
             lines.append(f"#define {name.strip()} {value!s}".replace("\n", " ").replace("\r", " "))
+        lines.extend(f"#undef {name}" for name in undefines if name.isidentifier())
         self._run_directives("<command-line>", "\n".join(lines))
         self.quiet = False
 
@@ -150,13 +148,15 @@ class Preprocessor(DirectiveRunner, MacroExpander):
 
     # ------------------------------------------------------------------ driver
 
-    def run(self, text: str, path: str) -> Preprocessed:
-        """Preprocess the main file `text` (and what it includes). When the file's budget
-        (`analyzer.budget`) is spent, preprocessing stops where it is, and says so."""
+    def run(self, text: str, path: str, forced_includes: Sequence[str] = ()) -> Preprocessed:
+        """Preprocess the main file `text` (and what it includes), after the files of
+        `forced_includes` (`-include FILE`: read as if included before the first line). When the
+        file's budget (`analyzer.budget`) is spent, preprocessing stops where it is, and says so."""
         main = SplicedFile(path, file_key(path), text)
         self._register(main)
         self.loaded[main.key] = main
         self.stack.append(FileContext(main))
+        self._force_includes(forced_includes, path)
         try:
             budget.spend(budget.steps_of(len(main.text)))
             while self.stack:
@@ -185,6 +185,20 @@ class Preprocessor(DirectiveRunner, MacroExpander):
             macros=MappingProxyType(macros),
             system_includes=tuple(self.system_includes),
         )
+
+    def _force_includes(self, names: Sequence[str], path: str) -> None:
+        """Stack the `-include` files above the main file, the first on top (read first); one
+        that is not found is an error at the main file's first line."""
+        found = []
+        for name in names:
+            target = self._resolve(name, self.stack[-1])
+            if target is None:
+                self._diag(_ERROR, f'-include file "{name}" not found', Location(path, 1, 1, 1, 1))
+            else:
+                found.append(target)
+        for target in reversed(found):
+            self._register(target)
+            self.stack.append(FileContext(target))
 
     def _finish(self, context: FileContext) -> None:
         """At the end of a file: report unclosed `#if`s, note its include guard, end its last line."""
@@ -299,17 +313,23 @@ def preprocess(
     defines: Mapping[str, str | None] = _NO_DEFINES,
     include_paths: Sequence[str] = (),
     read_file: Callable[[str], str | None] | None = None,
+    predefined: Mapping[str, str] = PREDEFINED_MACROS,
+    undefines: Sequence[str] = (),
+    forced_includes: Sequence[str] = (),
 ) -> Preprocessed:
     """Preprocess CUDA source text. Never raises: problems become WL901 diagnostics.
 
     `defines` are `-D` options (a value of None means "1"); `include_paths` are searched for
     `#include "..."` after the including file's folder; `read_file(path)` returns a file's
     text, or None (or raises OSError) when there is none (default: read from disk).
+    `predefined` are the macros defined before everything (`cuda_macros(arch, toolkit)`),
+    `undefines` the `-U` options, `forced_includes` the `-include` files.
     """
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", errors="replace")
     try:
-        return Preprocessor(defines, include_paths, read_file).run(text, path)
+        preprocessor = Preprocessor(defines, include_paths, read_file, predefined, undefines)
+        return preprocessor.run(text, path, forced_includes)
     except Exception as exc:  # noqa: BLE001 - a bug must not take the whole analysis down
         message = f"internal preprocessor error ({type(exc).__name__}: {exc}); the file is read unpreprocessed"
         diagnostic = Diagnostic(_ERROR, message, code=CODE, location=Location(path, 1, 1, 1, 1))
@@ -322,8 +342,10 @@ def preprocess_file(
     defines: Mapping[str, str | None] = _NO_DEFINES,
     include_paths: Sequence[str] = (),
     read_file: Callable[[str], str | None] | None = None,
+    **options: Sequence[str] | Mapping[str, str],
 ) -> Preprocessed:
-    """Read `path` (UTF-8, undecodable bytes replaced) and preprocess it."""
+    """Read `path` (UTF-8, undecodable bytes replaced) and preprocess it; `options` are
+    `preprocess`'s `predefined`, `undefines` and `forced_includes`."""
     path = os.fspath(path)
     text: str | None
     error = ""
@@ -334,7 +356,7 @@ def preprocess_file(
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", errors="replace")
     if not isinstance(text, str):
-        result = preprocess("", path, defines=defines, include_paths=include_paths, read_file=read_file)
+        result = preprocess("", path, defines=defines, include_paths=include_paths, read_file=read_file, **options)  # type: ignore[arg-type]
         message = f"cannot read {path}" + (f": {error}" if error else "")
         diagnostic = Diagnostic(_ERROR, message, code=CODE, location=Location(path, 1, 1, 1, 1))
         return Preprocessed(
@@ -346,4 +368,4 @@ def preprocess_file(
             result.macros,
             result.system_includes,
         )
-    return preprocess(text, path, defines=defines, include_paths=include_paths, read_file=read_file)
+    return preprocess(text, path, defines=defines, include_paths=include_paths, read_file=read_file, **options)  # type: ignore[arg-type]
