@@ -13,7 +13,7 @@ import os
 from typing import TYPE_CHECKING
 
 from analyzer import budget
-from analyzer.diagnostics import Severity
+from analyzer.diagnostics import Location, Severity
 from analyzer.source.files import FileContext, FileRefused, OpenConditional, SplicedFile, file_key
 from analyzer.source.if_expression import ExpressionError, evaluate
 from analyzer.source.macros import ExpansionTooLarge
@@ -291,29 +291,10 @@ class DirectiveRunner(PreprocessorState):
                 _ERROR, "#include inside macro arguments is not supported", file.location(self.hash_pos, head.end)
             )
             return nxt
-        m = HEADER_NAME.match(file.text, head.end, eol)
-        if m is not None:
-            angle = m.group(1) is None
-            name = m.group(2) if angle else m.group(1)
-            where = file.location(m.start(2 if angle else 1) - 1, m.end(2 if angle else 1) + 1)
-        else:
-            if not args:
-                self._diag(
-                    _ERROR, f'#{head.text} expects "FILENAME" or <FILENAME>', file.location(self.hash_pos, head.end)
-                )
-                return nxt
-            where = file.location(args[0].pos, args[-1].end)
-            try:
-                tokens = self._expand_line(context, args, if_mode=False)
-            except ExpansionTooLarge:
-                tokens = []
-            if tokens and tokens[0].kind == STR and tokens[0].text.startswith('"') and tokens[0].text.endswith('"'):
-                angle, name = False, tokens[0].text[1:-1]
-            elif len(tokens) >= 2 and is_punct(tokens[0], "<") and is_punct(tokens[-1], ">"):
-                angle, name = True, join_tokens(tokens[1:-1])
-            else:
-                self._diag(_ERROR, f'#{head.text} expects "FILENAME" or <FILENAME>', where)
-                return nxt
+        header = self._header_name(context, head, args, eol)
+        if header is None:
+            return nxt
+        angle, name, where = header
         if angle:
             self.system_includes[name] = None
             return nxt
@@ -330,35 +311,7 @@ class DirectiveRunner(PreprocessorState):
             notes = (f"searched: {', '.join(searched)}",) if searched else ()
             self._diag(_ERROR, f'include file "{name}" not found', where, notes)
             return nxt
-        if target.key in self.once:
-            return nxt
-        guard = self.guards.get(target.key)
-        if guard is not None and guard in self.macros:
-            return nxt
-        if self._includes_itself(target):
-            if target.key not in self.self_included:
-                self.self_included.add(target.key)
-                self._diag(
-                    _ERROR,
-                    f'#include "{name}" includes a file into itself (it is being read already, '
-                    "with no include guard); not included again",
-                    where,
-                )
-            return nxt
-        if head.text == "import":
-            self.once.add(target.key)
-        if len(self.stack) > MAX_INCLUDE_DEPTH:
-            if not self.too_deep:
-                self.too_deep = True
-                message = f'#include nested more than {MAX_INCLUDE_DEPTH} levels deep; "{name}" not included'
-                self._diag(_ERROR, message, where)
-            return nxt
-        if self.too_deep and any(c.file.key == target.key for c in self.stack):
-            return nxt  # recursion that already hit the limit: don't hit it again per level
-        self.includes += 1
-        if self.includes > MAX_INCLUDES:
-            if self.includes == MAX_INCLUDES + 1:
-                self._diag(_ERROR, f"more than {MAX_INCLUDES} #include directives entered; the rest are ignored", where)
+        if not self._may_enter(target, name, where, head.text == "import"):
             return nxt
         try:
             budget.spend(budget.steps_of(len(target.text)))
@@ -368,6 +321,67 @@ class DirectiveRunner(PreprocessorState):
         self._register(target)
         self.stack.append(FileContext(target))
         return nxt
+
+    def _header_name(
+        self, context: FileContext, head: PPToken, args: list[PPToken], eol: int
+    ) -> tuple[bool, str, Location] | None:
+        """(angle brackets?, name, where) of an #include's header, written or macro-expanded;
+        None after a diagnostic when there is none."""
+        file = context.file
+        m = HEADER_NAME.match(file.text, head.end, eol)
+        if m is not None:
+            angle = m.group(1) is None
+            group = 2 if angle else 1
+            return angle, m.group(group), file.location(m.start(group) - 1, m.end(group) + 1)
+        if not args:
+            self._diag(_ERROR, f'#{head.text} expects "FILENAME" or <FILENAME>', file.location(self.hash_pos, head.end))
+            return None
+        where = file.location(args[0].pos, args[-1].end)
+        try:
+            tokens = self._expand_line(context, args, if_mode=False)
+        except ExpansionTooLarge:
+            tokens = []
+        if tokens and tokens[0].kind == STR and tokens[0].text.startswith('"') and tokens[0].text.endswith('"'):
+            return False, tokens[0].text[1:-1], where
+        if len(tokens) >= 2 and is_punct(tokens[0], "<") and is_punct(tokens[-1], ">"):
+            return True, join_tokens(tokens[1:-1]), where
+        self._diag(_ERROR, f'#{head.text} expects "FILENAME" or <FILENAME>', where)
+        return None
+
+    def _may_enter(self, target: SplicedFile, name: str, where: Location, once: bool) -> bool:
+        """Whether an #include of `target` is entered: not after `#pragma once`/`#import` or its
+        guard, not into itself, not past the depth and count limits (each said once)."""
+        if target.key in self.once:
+            return False
+        guard = self.guards.get(target.key)
+        if guard is not None and guard in self.macros:
+            return False
+        if self._includes_itself(target):
+            if target.key not in self.self_included:
+                self.self_included.add(target.key)
+                self._diag(
+                    _ERROR,
+                    f'#include "{name}" includes a file into itself (it is being read already, '
+                    "with no include guard); not included again",
+                    where,
+                )
+            return False
+        if once:
+            self.once.add(target.key)
+        if len(self.stack) > MAX_INCLUDE_DEPTH:
+            if not self.too_deep:
+                self.too_deep = True
+                message = f'#include nested more than {MAX_INCLUDE_DEPTH} levels deep; "{name}" not included'
+                self._diag(_ERROR, message, where)
+            return False
+        if self.too_deep and any(c.file.key == target.key for c in self.stack):
+            return False  # recursion that already hit the limit: don't hit it again per level
+        self.includes += 1
+        if self.includes > MAX_INCLUDES:
+            if self.includes == MAX_INCLUDES + 1:
+                self._diag(_ERROR, f"more than {MAX_INCLUDES} #include directives entered; the rest are ignored", where)
+            return False
+        return True
 
     def _includes_itself(self, target: SplicedFile) -> bool:
         """Whether including `target` now would read it inside itself with nothing to stop the
