@@ -71,6 +71,13 @@ class TypeTable:
 NEXT_CHAR = re.compile(r"\s*(\S)(\S?)")
 _TEMPLATE_USE = re.compile(r"\s*<[\w\s,*:]*>\s*(\(|::|<<<|[A-Za-z_]|[*&]+\s*[A-Za-z_])")
 _WORD = re.compile(r"\s*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)")
+# what follows the `(` of a parenthesised declarator: `*` or `&`, qualifiers, an optional name
+# with array sizes, `)`, then the `[` or `(` that makes the parentheses necessary
+_PAREN_DECLARATOR = re.compile(
+    r"\s*[*&]\s*(?:(?:const|volatile|__restrict__|__restrict)\b\s*)*(?:[A-Za-z_]\w*\s*(?:\[[^\[\]]*\]\s*)*)?\)\s*[\[(]"
+)
+# the tokens a parenthesised declarator may follow: a type (`float (*p)[4]`, `T (*f)(int)`)
+_BASIC_TYPES = frozenset(("void", "char", "short", "int", "long", "float", "double", "signed", "unsigned", "bool"))
 
 # the keywords and punctuators `_punctuation` acts on; every other token passes as it is
 _TRACKED = frozenset(("template", "<", ">", "class", "struct", "union", "typedef", "(", ")", "{", "}", ";", ","))
@@ -220,6 +227,8 @@ class CudaPostLexer:
             state.typedef_last = None
         elif value == "(":
             state.paren_depth += 1
+            if self._opens_declarator(tok, state.prev):
+                tok = self._retype("DECL_LPAREN", value, tok)
         elif value == ")":
             state.paren_depth -= 1
         elif value == "{":
@@ -237,6 +246,13 @@ class CudaPostLexer:
         if value == ";" and state.template_entity_pending and state.paren_depth == 0:
             state.template_entity_pending = False
         return tok
+
+    def _opens_declarator(self, tok: Token, prev: Token | None) -> bool:
+        """`(` of `float (*p)[4]`, `void (*f)(void *)`, `unsigned (&freq)[N]`, `(T(*)[N])p`: it follows
+        a type, and `*` or `&`, a name (or none) and `)` then `[` or `(` follow it."""
+        if prev is None or not (prev.type == "TYPE_NAME" or (prev.value in _BASIC_TYPES and prev.type != "IDENTIFIER")):
+            return False
+        return bool(_PAREN_DECLARATOR.match(self.text, tok.end_pos))
 
     def _declare(self, name: str, depth_at_start: int) -> None:
         """Declare a type name in the innermost real scope (not this declaration's template scope)."""
