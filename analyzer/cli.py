@@ -239,6 +239,13 @@ def _add_rule_options(check: argparse.ArgumentParser) -> None:
         help="report suppression comments that silence nothing (WL920)",
     )
     rules.add_argument(
+        "--show-host",
+        action="store_true",
+        default=None,
+        help="also report host code that warplint could not follow (WL901-WL903 outside kernels and the "
+        "device functions they call), as warnings: they never change the exit status",
+    )
+    rules.add_argument(
         "--verify",
         action="store_true",
         help="also run every kernel in the reference simulator and report each access "
@@ -490,6 +497,7 @@ def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str
         params=dict(ns.param),
         defines=dict(ns.defines),
         include_paths=tuple(os.path.abspath(p) for p in ns.include_paths),
+        show_host=ns.show_host,
     )
     resolver = Resolver(cli, options, config=ns.config, isolated=ns.isolated)
     resolved: list[Any] = []
