@@ -164,3 +164,14 @@ def test_a_kernel_that_indexes_memory_with_nothing_costed_gets_a_note_saying_why
         == "no memory access of kernel `k` was costed: the addresses of its 1 accesses could not be worked out"
     )
     assert diagnostics(text.replace("p[0] = 1;", "int q = *(int *)0 != 0;").replace("*(int *)0", "0")) == []
+
+
+def test_a_typedef_of_a_function_pointer_names_an_eight_byte_type():
+    text = (
+        "typedef float (*fp)(float);\n"
+        "__global__ void k(float *x, fp *fs) { fp f = fs[threadIdx.x]; x[threadIdx.x] = f(1.0f); }\n"
+        "int main() { float *a; fp *b; k<<<1, 32>>>(a, b); }\n"
+    )
+    # 32 lanes x 8 bytes: 8 sectors, the ideal
+    assert sorted(costs(text)) == [(2, 46, "fs[threadIdx.x]", 8, 8), (2, 63, "x[threadIdx.x]", 4, 4)]
+    assert diagnostics(text, show_host=True) == []

@@ -87,6 +87,7 @@ class _Declaration:
     """What the post-lexer remembers while one top-level declaration goes by."""
 
     __slots__ = (
+        "declarator_parens",
         "depth_at_start",
         "in_template_params",
         "local_types",
@@ -110,6 +111,7 @@ class _Declaration:
         self.struct_paren = 0  # parenthesis depth of that `struct`
         self.template_entity_pending = False  # after `template <...>`: the name declared is a template
         self.paren_depth = 0
+        self.declarator_parens: set[int] = set()  # depths of parenthesised declarators: `typedef void (*fp)(int)`
 
 
 class CudaPostLexer:
@@ -177,7 +179,7 @@ class CudaPostLexer:
         elif self._followed_by_identifier(tok) and value not in KEYWORDS:
             # two names in a row only start a declaration: `cg::thread_block cta`
             tok = self._retype("TYPE_NAME", value, tok)
-        if state.typedef_depth is not None and state.paren_depth == 0:
+        if state.typedef_depth is not None and (state.paren_depth == 0 or state.paren_depth in state.declarator_parens):
             state.typedef_last = value
         if state.template_entity_pending and state.paren_depth == 0:
             nxt = NEXT_CHAR.match(self.text, tok.end_pos)
@@ -229,7 +231,9 @@ class CudaPostLexer:
             state.paren_depth += 1
             if self._opens_declarator(tok, state.prev):
                 tok = self._retype("DECL_LPAREN", value, tok)
+                state.declarator_parens.add(state.paren_depth)
         elif value == ")":
+            state.declarator_parens.discard(state.paren_depth)
             state.paren_depth -= 1
         elif value == "{":
             table.scopes.append(set())
