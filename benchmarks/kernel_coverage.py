@@ -142,7 +142,8 @@ def measure_file(path: str, include: list[str]) -> FileFigures:
                 if d.code == "WL901":
                     figures.device_wl901.add((d.location.path, d.location.line, d.location.column))
         if not any(c.per_request is not None for a in analyses for c in a.costs):
-            figures.costless[key] = _why_costless(report, kernel)
+            # a WL901-903 in its device code is the reason given; else the WL908 note at the kernel
+            figures.costless[key] = figures.unclean.get(key) or _why_costless(report, kernel)
             if _indexes_memory(report, kernel):
                 figures.indexes.add(key)
         else:

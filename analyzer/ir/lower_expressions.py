@@ -399,9 +399,10 @@ class ExpressionLowering(ScopesAndTypes):
         return N.VarRef(var, var.type, e.span)
 
     def _comma(self, e: A.Comma, expected: T.CType | None) -> N.Expr:
-        if self.side_effects is not None:  # `(a = f(), a)`: the left operands run first, in order
+        if self.side_effects is not None:  # `(a = f(), a)`: the left operands' effects run first, in order
             for left in e.exprs[:-1]:
-                self.side_effects.before.extend(self.lower_expr_stmt(left))
+                if has_side_effects(left):  # a value alone is dropped (GPUVerify's `__invariant(...)`)
+                    self.side_effects.before.extend(self.lower_expr_stmt(left))
         return self.rvalue(e.exprs[-1])
 
     def _init_list(self, e: A.InitList, expected: T.CType | None) -> N.Expr:
