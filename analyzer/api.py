@@ -86,6 +86,7 @@ class Options:
     report_unused_suppressions: bool = False  # WL920 for suppression comments that silence nothing
     via_ptx: bool = False  # --via-ptx: compile .cu files with nvcc and analyse the PTX
     verify: bool = False  # --verify: hold every cost to the simulator's (WL930 on a disagreement)
+    show_host: bool = False  # --show-host: also report what host code warplint could not follow, as warnings
     budget: Budget = field(default_factory=Budget)  # the steps each stage may take on one file
     program: ProgramContext | None = None  # what the other files of the run say (analyzer.program)
 
@@ -536,6 +537,7 @@ def _analyze_kernel(
 ) -> None:
     """One kernel for each of its launch configurations (under the running meter); not at all
     when it declares or moves something larger than CUDA allows (WL907)."""
+    from analyzer.analysis.coverage import costless_note
     from analyzer.analysis.kernel import analyze_kernel
     from analyzer.analysis.launch import launch_configs
     from analyzer.analysis.limits import kernel_limit_problems
@@ -563,6 +565,10 @@ def _analyze_kernel(
             report.kernels.append(analysis)
             diagnostics.extend(analysis.diagnostics)
             done += 1
+        if launches:
+            note = costless_note(kernel, module, report.kernels[-done:], source, diagnostics)
+            if note is not None:
+                diagnostics.append(note)
     except BudgetExceeded as err:
         what = (
             f"{done} of {len(launches)} launch configurations analysed"
@@ -749,6 +755,7 @@ def lowered(
     """preprocess -> parse -> lower one file (or `text` standing for it), for `check` and the
     simulator: `(preprocessed, parsed, module)`, with `report.linemap` set and every stage's
     diagnostics added to `diagnostics` (and the comments to `comments`, for suppressions)."""
+    from analyzer.ir.host_code import split_host
     from analyzer.ir.lower import lower
     from analyzer.source.preprocess import preprocess, preprocess_file
     from analyzer.syntax.parse import parse
@@ -765,10 +772,12 @@ def lowered(
         comments.extend(pre.comments)
     with metered(Meter("parse", limits.parse)):
         parsed = parse(pre.text)
-    diagnostics.extend(parsed.diagnostics)
     with metered(Meter("lower", limits.lower)):
         module = lower(parsed.unit, pre.text, path)
-    diagnostics.extend(module.diagnostics)
+    kept, host = split_host(parsed.diagnostics + module.diagnostics, parsed.unit, parsed.skipped, module, pre.text)
+    diagnostics.extend(kept)
+    if options.show_host:  # shown, never an error: the exit status depends on device code only
+        diagnostics.extend(records.replace(d, severity=Severity.WARNING) for d in host)
     return pre, parsed, module
 
 

@@ -277,6 +277,13 @@ def _add_rule_options(check: argparse.ArgumentParser) -> None:
         help="report suppression comments that silence nothing (WL920)",
     )
     rules.add_argument(
+        "--show-host",
+        action="store_true",
+        default=None,
+        help="also report host code that warplint could not follow (WL901-WL903 outside kernels and the "
+        "device functions they call), as warnings: they never change the exit status",
+    )
+    rules.add_argument(
         "--verify",
         action="store_true",
         help="also run every kernel in the reference simulator and report each access "
@@ -554,6 +561,7 @@ def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str
         forced_includes=tail.forced_includes,
         std=tail.std,
         cuda_version=ns.cuda_version,
+        show_host=ns.show_host,
     )
     try:
         build = CompilationDatabase.load(ns.build_path) if ns.build_path is not None else None

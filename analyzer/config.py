@@ -94,6 +94,7 @@ class Settings:
     params: Mapping[str, int] = field(default_factory=dict)
     severity: Mapping[str, str] = field(default_factory=dict)  # code -> "error"|"warning"|"note"
     budget: Any = None  # analyzer.budget.Budget, or None: the defaults
+    show_host: bool | None = None  # report what host code warplint could not follow
 
     @property
     def root(self) -> str:
@@ -266,6 +267,7 @@ _KEYS = (
     "params",
     "severity",
     "budget",
+    "show-host",
 )
 
 
@@ -306,6 +308,10 @@ def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
         values["severity"] = _severity(table["severity"], where)
     if "budget" in table:
         values["budget"] = _budget(table["budget"], where)
+    if "show-host" in table:
+        if not isinstance(table["show-host"], bool):
+            raise where.error("show-host", f"`{where.shown('show-host')}` must be true or false")
+        values["show_host"] = table["show-host"]
     return Settings(**values)
 
 
@@ -677,6 +683,7 @@ def options_for(path: str, file: Settings | None, cli: Settings, base: Any, buil
         ignore=ignore,
         severity={**file.severity, **cli.severity},
         budget=_first(cli.budget, file.budget, base.budget),
+        show_host=bool(_first(cli.show_host, file.show_host, base.show_host)),
     )
 
 

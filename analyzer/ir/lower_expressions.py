@@ -23,12 +23,30 @@ from analyzer.ir.nodes import AccessOp, OpaqueKind, Space
 from analyzer.syntax import ast as A
 
 
+class SideEffects:
+    """The statements that an expression's assignments and increments make, in C's sequencing:
+    `before` runs before the statement that holds the expression (`++i`, `(p = f())`), `after`
+    once it is done (`w[idx++] = v` stores to `w[idx]`, then adds 1 to `idx`)."""
+
+    __slots__ = ("after", "before")
+
+    def __init__(self) -> None:
+        self.before: list[N.Stmt] = []
+        self.after: list[N.Stmt] = []
+
+
 class ExpressionLowering(ScopesAndTypes):
     """Expressions to IR values, lvalues to addresses, memory reads and writes to accesses."""
 
-    if TYPE_CHECKING:  # from the calls layer above
+    side_effects: SideEffects | None = None  # the statement being lowered's; None outside a statement
+
+    if TYPE_CHECKING:  # from the layers above
 
         def lower_call(self, e: A.Call) -> N.Expr: ...
+
+        def lower_assign(self, e: A.Assign) -> list[N.Stmt]: ...
+
+        def lower_expr_stmt(self, e: A.Expr) -> list[N.Stmt]: ...
 
     # ------------------------------------------------------------------ memory
     def make_access(self, op: str, addr: N.Expr, elem: T.CType, span: Span, array: str) -> N.Access:
@@ -297,7 +315,7 @@ class ExpressionLowering(ScopesAndTypes):
             except LoweringError:
                 return N.Opaque(OpaqueKind.VALUE, "address", T.PointerType(T.UnknownType("?")), e.span)
         if e.op in ("++", "--", "p++", "p--"):
-            raise LoweringError("increment inside an expression is not modelled", e.span)
+            return self.increment_in_expression(e)
         a = self.rvalue(e.operand)
         if e.op == "+":
             return a
@@ -305,6 +323,8 @@ class ExpressionLowering(ScopesAndTypes):
         return N.Unary(e.op, a, t, e.span)
 
     def _binary(self, e: A.BinaryOp, expected: T.CType | None) -> N.Expr:
+        if e.op in ("&&", "||") and has_side_effects(e.right):
+            raise LoweringError(f"an assignment or increment on the right of '{e.op}' is not modelled", e.right.span)
         a = self.rvalue(e.left)
         b = self.rvalue(e.right)
         if e.op in ("<", "<=", ">", ">=", "==", "!=", "&&", "||"):
@@ -314,6 +334,8 @@ class ExpressionLowering(ScopesAndTypes):
         return self.arith(e.op, a, b, e.span)
 
     def _ternary(self, e: A.Ternary, expected: T.CType | None) -> N.Expr:
+        if has_side_effects(e.then) or has_side_effects(e.otherwise):
+            raise LoweringError("an assignment or increment in a branch of '?:' is not modelled", e.span)
         c = self.rvalue(e.cond)
         a = self.rvalue(e.then)
         b = self.rvalue(e.otherwise)
@@ -340,9 +362,46 @@ class ExpressionLowering(ScopesAndTypes):
         return self.lower_call(e)
 
     def _assign(self, e: A.Assign, expected: T.CType | None) -> N.Expr:
-        raise LoweringError("assignment inside an expression is not modelled", e.span)
+        return self.assignment_in_expression(e)
+
+    def register_target(self, target: A.Expr) -> N.Variable | None:
+        """The local or parameter held in a register that `target` names, or None."""
+        if not isinstance(target, A.Identifier):
+            return None
+        var = self.lookup(target.name)
+        if isinstance(var, N.Variable) and not var.is_reference and var.kind in ("local", "param"):
+            return var
+        return None
+
+    def effects_for(self, e: A.Expr, what: str) -> tuple[SideEffects, N.Variable]:
+        """The statement's side effects and the register variable that `e` writes; a write
+        to memory, or one outside a statement, is not modelled (it would count an access twice)."""
+        target = e.target if isinstance(e, A.Assign) else e.operand  # type: ignore[attr-defined]
+        var = self.register_target(target)
+        if self.side_effects is None or var is None:
+            raise LoweringError(f"{what} of memory inside an expression is not modelled", e.span)
+        return self.side_effects, var
+
+    def increment_in_expression(self, e: A.UnaryOp) -> N.Expr:
+        """`w[idx++]`, `*p++`, `a[++i]`: the variable's value before (postfix) or after
+        (prefix) the step, the step a statement after or before the one that holds it."""
+        effects, var = self.effects_for(e, "increment")
+        one = A.Constant("int", 1, "1", e.span)
+        step = self.lower_assign(A.Assign("+=" if "+" in e.op else "-=", e.operand, one, e.span))
+        (effects.after if e.op.startswith("p") else effects.before).extend(step)
+        return N.VarRef(var, var.type, e.span)
+
+    def assignment_in_expression(self, e: A.Assign) -> N.Expr:
+        """`if ((p = f()) == NULL)`: the assignment runs first, the expression reads the variable."""
+        effects, var = self.effects_for(e, "assignment")
+        effects.before.extend(self.lower_assign(e))
+        return N.VarRef(var, var.type, e.span)
 
     def _comma(self, e: A.Comma, expected: T.CType | None) -> N.Expr:
+        if self.side_effects is not None:  # `(a = f(), a)`: the left operands' effects run first, in order
+            for left in e.exprs[:-1]:
+                if has_side_effects(left):  # a value alone is dropped (GPUVerify's `__invariant(...)`)
+                    self.side_effects.before.extend(self.lower_expr_stmt(left))
         return self.rvalue(e.exprs[-1])
 
     def _init_list(self, e: A.InitList, expected: T.CType | None) -> N.Expr:
@@ -410,6 +469,13 @@ def _rvalue_method(cls: type) -> Callable[[Any, Any, T.CType | None], N.Expr] | 
     """The method for a subclass of one of the classes in `_RVALUE_OF` (there are none in
     analyzer.syntax.ast today: this keeps `rvalue` as `isinstance` would decide)."""
     return next((_RVALUE_OF[base] for base in cls.__mro__ if base in _RVALUE_OF), None)
+
+
+def has_side_effects(e: A.Node) -> bool:
+    """Whether `e` holds an assignment or an increment (a call's effects are not looked for)."""
+    return any(
+        isinstance(n, A.Assign) or (isinstance(n, A.UnaryOp) and n.op in ("++", "--", "p++", "p--")) for n in e.walk()
+    )
 
 
 def _through_volatile(addr: N.Expr) -> bool:

@@ -12,13 +12,14 @@ A layer of `analyzer.ir.lower.Lowerer` over `CallLowering` (see `lower_scopes` f
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.ir.lower_calls import CallLowering, callee_name
+from analyzer.ir.lower_expressions import SideEffects
 from analyzer.ir.lower_scopes import LoweringError, Scope
 from analyzer.ir.nodes import Space
 from analyzer.syntax import ast as A
@@ -55,6 +56,42 @@ class StatementLowering(CallLowering):
         return tuple(out)
 
     def lower_stmt(self, s: A.Node) -> list[N.Stmt]:
+        """One statement, with the assignments and increments inside its expressions sequenced
+        as C sequences them: before it, or after it (`SideEffects`)."""
+        outer = self.side_effects
+        self.side_effects = effects = SideEffects()
+        try:
+            out = self._lower_stmt(s)
+        finally:
+            self.side_effects = outer
+        if effects.before or effects.after:
+            return effects.before + out + effects.after
+        return out
+
+    def sequenced(self, lower: Callable[[], list[N.Stmt]]) -> list[N.Stmt]:
+        """What `lower` makes, with its own side effects around it (a `for` step)."""
+        outer = self.side_effects
+        self.side_effects = effects = SideEffects()
+        try:
+            out = lower()
+        finally:
+            self.side_effects = outer
+        return effects.before + out + effects.after
+
+    def condition(self, e: A.Expr, where: str) -> N.Expr:
+        """A loop condition: evaluated again each time round, so its side effects have no single
+        place before or after the loop statement."""
+        outer = self.side_effects
+        self.side_effects = effects = SideEffects()
+        try:
+            cond = self.rvalue(e)
+        finally:
+            self.side_effects = outer
+        if effects.before or effects.after:
+            raise LoweringError(f"an assignment or increment in the condition of {where} is not modelled", e.span)
+        return cond
+
+    def _lower_stmt(self, s: A.Node) -> list[N.Stmt]:
         self.statement += 1
         if isinstance(s, A.Compound):
             return self.lower_block(s.items)
@@ -68,15 +105,18 @@ class StatementLowering(CallLowering):
             return self.lower_expr_stmt(s.expr)
         if isinstance(s, A.If):
             cond = self.rvalue(s.cond)
-            then = self.lower_block([s.then])
+            after, self.side_effects.after = self.side_effects.after, []  # type: ignore[union-attr]
+            # `if (a[i++] > 0)`: the step is done before either branch runs
+            then = after + self.lower_block([s.then])
             other = self.lower_block([s.otherwise]) if s.otherwise is not None else []
-            return [N.If(cond, then, other, s.span)]
+            return [N.If(cond, then, after + other if after else other, s.span)]
         if isinstance(s, A.For):
             self.scopes.append(Scope())
             try:
                 init = self.lower_stmt(s.init) if s.init is not None else []
-                test = self.rvalue(s.cond) if s.cond is not None else None
-                step = self.lower_expr_stmt(s.step) if s.step is not None else []
+                test = self.condition(s.cond, "a for loop") if s.cond is not None else None
+                step_expr = s.step
+                step = self.sequenced(lambda: self.lower_expr_stmt(step_expr)) if step_expr is not None else []
                 body = self.lower_block([s.body])
                 var = next((st.var for st in init if isinstance(st, N.Assign)), None)
                 if var is None and step and isinstance(step[-1], N.Assign):
@@ -85,10 +125,10 @@ class StatementLowering(CallLowering):
                 self.scopes.pop()
             return [N.Loop(init, test, step, body, s.span, True, var)]
         if isinstance(s, A.While):
-            return [N.Loop([], self.rvalue(s.cond), [], self.lower_block([s.body]), s.span, True)]
+            return [N.Loop([], self.condition(s.cond, "a while loop"), [], self.lower_block([s.body]), s.span, True)]
         if isinstance(s, A.DoWhile):
             body = self.lower_block([s.body])
-            return [N.Loop([], self.rvalue(s.cond), [], body, s.span, False)]
+            return [N.Loop([], self.condition(s.cond, "a do loop"), [], body, s.span, False)]
         if isinstance(s, A.Switch):
             return self.lower_switch(s)
         if isinstance(s, A.Return):

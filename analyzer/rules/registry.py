@@ -59,6 +59,8 @@ DIAGNOSTIC_CODES: dict[str, tuple[str, str]] = {
     "WL907": ("cuda-limit",
               "a value CUDA refuses (launch dimensions, __launch_bounds__, __align__, a shared array's "
               "size); what it makes invalid is not analysed"),
+    "WL908": ("no-costed-access",
+              "a kernel that indexes memory ended with no costed access; the note says what was missing"),
     "WL910": ("input-error",
               "a path that is not a readable CUDA text file"),
     "WL920": ("unused-suppression",

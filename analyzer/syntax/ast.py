@@ -110,9 +110,10 @@ class Declarator(Node):
 
     @property
     def params(self) -> tuple[Param, ...] | None:
-        for kind, value in self.derivations:
-            if kind == "function":
-                return value
+        """The parameters of a function declarator; None for anything else, a pointer to a
+        function (`void (*f)(int)`, derivations pointer then function) included."""
+        if self.derivations and self.derivations[0][0] == "function":
+            return self.derivations[0][1]
         return None
 
 

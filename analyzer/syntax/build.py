@@ -303,6 +303,10 @@ class ToAst:
     def name_declarator(self, meta, name):
         return {"name": name, "derivations": [], "sizes": [], "span": self._span(meta)}
 
+    def paren_declarator(self, meta, _lparen, inner):
+        # `(*p)[N]`: the name binds to the inner derivations first, then to the suffixes after `)`
+        return {"name": inner.name, "derivations": list(inner.derivations), "sizes": [], "span": self._span(meta)}
+
     def declarator_name(self, meta, tok):
         return str(tok)
 
@@ -352,6 +356,15 @@ class ToAst:
 
     def abstract_array(self, meta, size):
         return ("array", size)
+
+    def paren_abstract_declarator(self, meta, _lparen, *items):
+        # `(*)[N][M]`: a pointer (the innermost derivation) to what the suffixes make
+        pointers = [i for i in items if isinstance(i, tuple) and i and i[0] in ("pointer", "reference")]
+        suffixes = [i for i in items if isinstance(i, tuple) and i and i[0] in ("array", "function")]
+        return tuple(reversed(pointers)) + tuple(suffixes)
+
+    def abstract_function(self, meta, params):
+        return ("function", params or ())
 
     def initializer_list(self, meta, *items):
         return A.InitList(tuple(i for i in items if i is not None), self._span(meta))

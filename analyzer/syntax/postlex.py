@@ -71,6 +71,13 @@ class TypeTable:
 NEXT_CHAR = re.compile(r"\s*(\S)(\S?)")
 _TEMPLATE_USE = re.compile(r"\s*<[\w\s,*:]*>\s*(\(|::|<<<|[A-Za-z_]|[*&]+\s*[A-Za-z_])")
 _WORD = re.compile(r"\s*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)")
+# what follows the `(` of a parenthesised declarator: `*` or `&`, qualifiers, an optional name
+# with array sizes, `)`, then the `[` or `(` that makes the parentheses necessary
+_PAREN_DECLARATOR = re.compile(
+    r"\s*[*&]\s*(?:(?:const|volatile|__restrict__|__restrict)\b\s*)*(?:[A-Za-z_]\w*\s*(?:\[[^\[\]]*\]\s*)*)?\)\s*[\[(]"
+)
+# the tokens a parenthesised declarator may follow: a type (`float (*p)[4]`, `T (*f)(int)`)
+_BASIC_TYPES = frozenset(("void", "char", "short", "int", "long", "float", "double", "signed", "unsigned", "bool"))
 
 # the keywords and punctuators `_punctuation` acts on; every other token passes as it is
 _TRACKED = frozenset(("template", "<", ">", "class", "struct", "union", "typedef", "(", ")", "{", "}", ";", ","))
@@ -80,6 +87,7 @@ class _Declaration:
     """What the post-lexer remembers while one top-level declaration goes by."""
 
     __slots__ = (
+        "declarator_parens",
         "depth_at_start",
         "in_template_params",
         "local_types",
@@ -103,6 +111,7 @@ class _Declaration:
         self.struct_paren = 0  # parenthesis depth of that `struct`
         self.template_entity_pending = False  # after `template <...>`: the name declared is a template
         self.paren_depth = 0
+        self.declarator_parens: set[int] = set()  # depths of parenthesised declarators: `typedef void (*fp)(int)`
 
 
 class CudaPostLexer:
@@ -170,7 +179,7 @@ class CudaPostLexer:
         elif self._followed_by_identifier(tok) and value not in KEYWORDS:
             # two names in a row only start a declaration: `cg::thread_block cta`
             tok = self._retype("TYPE_NAME", value, tok)
-        if state.typedef_depth is not None and state.paren_depth == 0:
+        if state.typedef_depth is not None and (state.paren_depth == 0 or state.paren_depth in state.declarator_parens):
             state.typedef_last = value
         if state.template_entity_pending and state.paren_depth == 0:
             nxt = NEXT_CHAR.match(self.text, tok.end_pos)
@@ -220,7 +229,11 @@ class CudaPostLexer:
             state.typedef_last = None
         elif value == "(":
             state.paren_depth += 1
+            if self._opens_declarator(tok, state.prev):
+                tok = self._retype("DECL_LPAREN", value, tok)
+                state.declarator_parens.add(state.paren_depth)
         elif value == ")":
+            state.declarator_parens.discard(state.paren_depth)
             state.paren_depth -= 1
         elif value == "{":
             table.scopes.append(set())
@@ -237,6 +250,13 @@ class CudaPostLexer:
         if value == ";" and state.template_entity_pending and state.paren_depth == 0:
             state.template_entity_pending = False
         return tok
+
+    def _opens_declarator(self, tok: Token, prev: Token | None) -> bool:
+        """`(` of `float (*p)[4]`, `void (*f)(void *)`, `unsigned (&freq)[N]`, `(T(*)[N])p`: it follows
+        a type, and `*` or `&`, a name (or none) and `)` then `[` or `(` follow it."""
+        if prev is None or not (prev.type == "TYPE_NAME" or (prev.value in _BASIC_TYPES and prev.type != "IDENTIFIER")):
+            return False
+        return bool(_PAREN_DECLARATOR.match(self.text, tok.end_pos))
 
     def _declare(self, name: str, depth_at_start: int) -> None:
         """Declare a type name in the innermost real scope (not this declaration's template scope)."""
