@@ -14,7 +14,6 @@ the other files are still analysed.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
@@ -22,9 +21,10 @@ from analyzer import records
 from analyzer.arch import DEFAULT_ARCH, Architecture, get_arch
 from analyzer.budget import Budget, BudgetExceeded, Meter, exceeded, metered
 from analyzer.diagnostics import Diagnostic, Location, Severity, Span
+from analyzer.inputs import CUDA_SUFFIXES, INPUT_ERROR, NO_CUDA_FILES, at_top, collect_files, input_problem
 from analyzer.records import field, record
 from analyzer.source.cuda_macros import DEFAULT_TOOLKIT
-from analyzer.source.files import MAX_FILE_BYTES, looks_binary, text_file_problem
+from analyzer.source.files import MAX_FILE_BYTES, looks_binary
 
 __all__ = [
     "CUDA_SUFFIXES",
@@ -56,11 +56,8 @@ __all__ = [
     "run_plan",
 ]
 
-CUDA_SUFFIXES = (".cu", ".cuh")
 
-NO_CUDA_FILES = "no .cu or .cuh files in this folder"  # a warning; every other path problem is an error
 INTERNAL_ERROR = "WL900"  # an exception inside warplint
-INPUT_ERROR = "WL910"  # a path that is not a readable CUDA text file
 TOOL_ERRORS = frozenset({INTERNAL_ERROR, INPUT_ERROR})  # error diagnostics that make the exit status 2
 
 
@@ -145,71 +142,6 @@ class FileReport:
         return any(d.severity == Severity.ERROR and d.code in TOOL_ERRORS for d in self.diagnostics) or any(
             str(getattr(f, "code", "")) in TOOL_ERRORS for f in self.findings
         )
-
-
-# ----------------------------------------------------------------------------- inputs
-
-
-def collect_files(paths: Iterable[str]) -> list[tuple[str, str | None]]:
-    """The files to check, in order, each once: `(path, problem)`.
-
-    A folder is searched (recursively, sorted, hidden folders skipped) for .cu and .cuh
-    files; a file named explicitly is checked whatever its suffix. `problem` is None, or
-    a message for a path that yields nothing (missing, or a folder without CUDA files).
-    """
-    seen: set[str] = set()
-    found: list[tuple[str, str | None]] = []
-
-    def add(path: str, problem: str | None = None) -> None:
-        key = os.path.normcase(os.path.realpath(path)) if problem is None else path
-        if key not in seen:
-            seen.add(key)
-            found.append((path, problem))
-
-    for path in paths:
-        path = os.fspath(path)
-        if os.path.isdir(path):
-            inside: list[str] = []
-            unreadable: list[OSError] = []
-            for root, dirs, files in os.walk(path, onerror=unreadable.append):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                inside.extend(os.path.join(root, name) for name in sorted(files) if name.endswith(CUDA_SUFFIXES))
-            for err in unreadable:  # a folder that cannot be listed is an error, not an empty folder
-                add(os.fspath(err.filename or path), f"cannot read this folder: {err.strerror or err}")
-            if not inside and not unreadable:
-                add(path, NO_CUDA_FILES)
-            inside.sort(key=lambda file: os.path.relpath(file, path).split(os.sep))
-            for file in inside:
-                add(file)
-        elif not os.path.lexists(path):
-            add(path, "no such file or folder")
-        else:
-            add(path)
-    return found
-
-
-def input_problem(path: str) -> str | None:
-    """Why `path` cannot be analysed as CUDA source text, or None when it can."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return "no such file or folder"
-    except OSError as err:
-        return f"cannot read: {err.strerror or err}"
-    if stat.S_ISDIR(info.st_mode):
-        return "is a folder, not a file (give the folder to `warplint check` to search it for .cu/.cuh files)"
-    if not stat.S_ISREG(info.st_mode):
-        return "not a regular file"
-    try:
-        return text_file_problem(path)
-    except OSError as err:
-        return f"cannot read: {err.strerror or err}"
-
-
-def at_top(
-    path: str, message: str, code: str, severity: Severity = Severity.ERROR, notes: tuple[str, ...] = ()
-) -> Diagnostic:
-    return Diagnostic(severity, message, code, location=Location(path, 1, 1, 1, 1), notes=notes)
 
 
 # ----------------------------------------------------------------------------- the pipeline
