@@ -26,16 +26,20 @@ __all__ = [
     "BlockAssumed",
     "BlockUnknown",
     "ConditionAssumedTrue",
+    "CostBounded",
     "CostDependsOn",
     "FieldsLoadedTogether",
+    "IndexFromCall",
     "IndexLoaded",
     "IndexLoopCarried",
     "MayVectorize",
+    "MovedByWideAccess",
     "MovedByWideLoad",
     "NoActiveLane",
     "SpaceNotCosted",
     "SpaceUnknown",
     "ValueReused",
+    "WideAccess",
     "words",
 ]
 
@@ -58,6 +62,10 @@ class AssumptionKind(StrEnum):
     VALUE_REUSED = "value-reused"  # the thread holds the value: no request
     FIELDS_LOADED_TOGETHER = "fields-loaded-together"  # one wide load moves several fields
     MOVED_BY_WIDE_LOAD = "moved-by-wide-load"  # another access's wide load moves this field
+    INDEX_FROM_CALL = "index-from-call"  # the index is what a call warplint does not follow returns
+    COST_BOUNDED = "cost-bounded"  # per_request is a bound from the array's extent, not a figure
+    WIDE_ACCESS = "wide-access"  # nvcc merges adjacent accesses into this one wide access
+    MOVED_BY_WIDE_ACCESS = "moved-by-wide-access"  # another access's wide access moves this one
 
 
 @record
@@ -159,6 +167,34 @@ class MovedByWideLoad(Assumption):
     load: str  # the text of the access whose wide load moves this field
 
 
+@record
+class IndexFromCall(Assumption):
+    kind = AssumptionKind.INDEX_FROM_CALL
+    call: str  # "call to f": the call whose result the index depends on
+
+
+@record
+class CostBounded(Assumption):
+    kind = AssumptionKind.COST_BOUNDED
+    space: Space
+    lanes: int  # the most lanes one request has
+    words_per_bank: int | None  # shared: the words of the array in one bank, where its size is known
+
+
+@record
+class WideAccess(Assumption):
+    kind = AssumptionKind.WIDE_ACCESS
+    texts: tuple[str, ...]  # the accesses merged, in program order
+    bytes: int  # what each lane moves in the merged access
+
+
+@record
+class MovedByWideAccess(Assumption):
+    kind = AssumptionKind.MOVED_BY_WIDE_ACCESS
+    bytes: int
+    carrier: str  # the text of the access that carries the merged request
+
+
 def words(a: Assumption) -> str:
     """The sentence that reports print for `a`."""
     match a:
@@ -210,7 +246,30 @@ def words(a: Assumption) -> str:
             return f"fields {', '.join(fields)} of one `{struct}` element are loaded with one {nbytes}-byte access"
         case MovedByWideLoad(bytes=nbytes, load=load):
             return f"moved by the {nbytes}-byte load of `{load}`"
+        case IndexFromCall(call=call):
+            return (
+                f"the index depends on what a {call} returns, which warplint does not follow (its body is "
+                "not in the file): it may differ between lanes"
+            )
+        case CostBounded(space=space, lanes=lanes, words_per_bank=per_bank):
+            return _bound_words(space, lanes, per_bank)
+        case WideAccess(texts=texts, bytes=nbytes):
+            merged = ", ".join(f"`{t}`" for t in texts)
+            return f"nvcc merges {merged} into one {nbytes * 8}-bit access: the figure is for that access"
+        case MovedByWideAccess(bytes=nbytes, carrier=carrier):
+            return f"no request of its own: moved by the {nbytes * 8}-bit access nvcc makes at `{carrier}`"
     raise TypeError(f"no wording for {a!r}")
+
+
+def _bound_words(space: Space, lanes: int, per_bank: int | None) -> str:
+    """Why a data-dependent access's `per_request` is a bound, not a figure."""
+    if space == Space.SHARED and per_bank is not None:
+        why = f"the array holds at most {per_bank} words in one bank and a phase has at most {lanes} lanes"
+    elif space == Space.SHARED:
+        why = f"a phase has at most {lanes} lanes, each at one word of a bank"
+    else:
+        why = f"each of at most {lanes} lanes touches one 32-byte sector"
+    return f"per_request is a bound, not a figure: {why}"
 
 
 def _depends_on_words(unknowns: tuple[str, ...]) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from analyzer import budget
 from analyzer.analysis import loops
 from analyzer.analysis import symbolic as S
+from analyzer.analysis.facts import NO_FACTS, stated
 from analyzer.analysis.indexing import struct_of_address
 from analyzer.analysis.results import LaunchConfig
 from analyzer.analysis.symbolic import Origin
@@ -27,6 +28,7 @@ from analyzer.analysis.values import (
     Ptr,
     StructParam,
     Value,
+    lane_dependent,
     lane_varying,
     struct_fields,
 )
@@ -105,6 +107,8 @@ class Interpreter(Visitor):
         # loads `data[tid].x` once in `data[tid].x * data[tid].x` and reads back a value it
         # has just stored from the register (measured on an H200)
         self.held: dict[HeldKey, HeldValue] = {}
+        self.facts = NO_FACTS  # stated by `__assume` and the like, reached by every thread so far
+        self.region_bytes: dict[str, int] = {}  # the size of each array a `Ptr` region names
 
     # ------------------------------------------------------------------ values
     def param_value(self, var: N.Variable, kernel_param: bool) -> Value:
@@ -152,7 +156,10 @@ class Interpreter(Visitor):
             space = Space(var.space) if var.space in named else Space.LOCAL
             # a shared array starts at bank 0 of a costing period; other memory as cudaMalloc's
             align = self.arch.address_period if space == Space.SHARED else self.arch.global_pointer_alignment
-            return Ptr(f"{space}:{var.name}#{var.uid}", space, S.const(0), align)
+            region = f"{space}:{var.name}#{var.uid}"
+            if var.type.size:
+                self.region_bytes[region] = var.type.size
+            return Ptr(region, space, S.const(0), align)
         if var.const_value is not None:
             return S.const(var.const_value)
         return S.unknown(f"uninitialised {var.name}", Origin.UNINITIALISED)
@@ -252,11 +259,25 @@ class Interpreter(Visitor):
         return {k: self.eval(v, env, ctx) for k, v in e.fields.items()}
 
     def visit_Opaque(self, e: N.Opaque, env: dict[int, Value], ctx: Ctx) -> Value:
-        for op in e.operands:
-            self.eval(op, env, ctx)
+        operands = [self.eval(op, env, ctx) for op in e.operands]
+        spec = builtins.lookup(e.callee) if e.kind is OpaqueKind.CALL and e.callee else None
+        if spec is not None and spec.kind is BuiltinKind.ASSUME:
+            self.assume(e, env, ctx)
+            return S.const(1)
         self.held.clear()  # a barrier, or a call warplint does not follow
-        # `tile.thread_rank()`, `g.meta_group_rank()`: may differ between lanes
-        return S.unknown(e.reason, Origin.UNMODELLED, lane_varying=e.kind is OpaqueKind.METHOD_CALL)
+        if e.kind is OpaqueKind.CALL:
+            return S.unknown(e.reason, Origin.CALL_RESULT, lane_varying=call_varies(spec, operands))
+        # `tile.thread_rank()`, `g.meta_group_rank()`, a call through a pointer: may differ between lanes
+        varies = e.kind in (OpaqueKind.METHOD_CALL, OpaqueKind.INDIRECT_CALL)
+        return S.unknown(e.reason, Origin.UNMODELLED, lane_varying=varies)
+
+    def assume(self, e: N.Opaque, env: dict[int, Value], ctx: Ctx) -> None:
+        """Take the condition of `__assume(c)` (`__builtin_assume`, `assert`) as a fact of the
+        kernel when every thread reaches it: not under a condition (an early return included),
+        not in a loop (whose counter it may name). Later accesses are costed with it."""
+        if not e.operands or not (ctx.mask.is_const and ctx.mask.value) or ctx.loops:
+            return
+        self.facts = self.facts.merged(stated(e.operands[0], lambda x: self.eval(x, env, ctx)))
 
     def binary(self, op: str, a: Value, b: Value, e: N.Binary) -> Value:
         if not isinstance(a, S.Expr) or not isinstance(b, S.Expr):
@@ -301,6 +322,8 @@ class Interpreter(Visitor):
         ptr = self.eval(access.address, env, ctx)
         struct = struct_of_address(access.address)
         occ = Occurrence(access, ptr if isinstance(ptr, Ptr) else None, ctx.mask, ctx.loops, ctx.via, struct)
+        occ.facts = self.facts
+        occ.region_bytes = self.region_bytes.get(ptr.region) if isinstance(ptr, Ptr) else None
         self.occurrences.append(occ)
         size = access.element.size
         if not isinstance(ptr, Ptr) or not size or access.volatile or ptr.space not in COSTED_SPACES:
@@ -598,6 +621,22 @@ _BINARY: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {
 
 
 _MIN_MAX: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {"min": S.minimum, "max": S.maximum}
+
+
+def call_varies(spec: builtins.BuiltinSpec | None, operands: list[Value]) -> bool:
+    """Whether what a call warplint does not follow returns may differ between the lanes of a
+    warp. A builtin's value is fixed by its arguments unless its record says otherwise (a
+    shuffle); any other function's body is not seen, and it may read threadIdx or memory itself
+    (a `laneId()` takes no argument), so its result may differ whatever its arguments."""
+    if spec is None:
+        return True
+    if spec.kind is BuiltinKind.SHUFFLE and spec.operation == "idx":
+        # `__shfl_sync(mask, v, 0)`: every lane reads lane 0's value, unless a width splits the warp
+        rest = operands[1:] if spec.takes_mask else operands
+        width = rest[2] if len(rest) > 2 else None
+        whole_warp = width is None or (isinstance(width, S.Expr) and width.is_const and width.value >= 32)
+        return len(rest) < 2 or lane_dependent(rest[1]) or not whole_warp
+    return spec.lane_varying or any(lane_dependent(v) for v in operands)
 
 
 def _joined_flow(c: S.Expr, f1: Flow, f2: Flow) -> Flow:

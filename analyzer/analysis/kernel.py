@@ -16,13 +16,14 @@ from analyzer.analysis.costing import cost_occurrence
 from analyzer.analysis.interpret import Interpreter
 from analyzer.analysis.merge import merge_costs, merge_struct_fields
 from analyzer.analysis.results import KernelAnalysis, LaunchConfig
+from analyzer.analysis.values import Occurrence
 from analyzer.arch import Architecture, get_arch
 from analyzer.diagnostics import Diagnostic, Severity
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.ir.nodes import Space
 
-__all__ = ["analyze_kernel", "launch_values", "reused_loads"]
+__all__ = ["analyze_kernel", "known_at", "launch_values", "reused_loads"]
 
 
 def analyze_kernel(
@@ -44,7 +45,7 @@ def analyze_kernel(
     known = launch_values(launch, known_params)
     wanted = None if arrays is None else set(arrays)
     costs = [
-        cost_occurrence(o, kernel.display_name, launch, arch, known)
+        cost_occurrence(o, kernel.display_name, launch, arch, known_at(o, known))
         for o in interp.occurrences
         if wanted is None or o.access.array in wanted
     ]
@@ -58,6 +59,14 @@ def analyze_kernel(
     return KernelAnalysis(
         kernel, launch, merged, diagnostics, interp.notes, shared_arrays=_shared_arrays(module, kernel)
     )
+
+
+def known_at(occ: Occurrence, known: dict[str, int]) -> dict[str, int]:
+    """The values an occurrence is costed with: the launch's and the parameters', and those the
+    code stated before it (`__assume(n == 2)`); a value given on the command line or by the
+    launch wins over a stated one."""
+    stated = occ.facts.value_map()
+    return {**stated, **known} if stated else known
 
 
 def launch_values(launch: LaunchConfig, params: dict[str, int]) -> dict[str, int]:

@@ -115,9 +115,9 @@ class Rule:
 
 # ----------------------------------------------------------------------------- costs
 def known_excess(cost: AccessCost) -> bool:
-    """The access costs more than ideal, both known, it is not moved by a merged wide load and
-    it makes a request of its own (a reused value makes none)."""
-    return cost.merged_into is None and cost.reuses is None and cost.excess
+    """The access costs more than ideal, both known (not a bound on a data-dependent index), it
+    is not moved by a merged wide load and it makes a request of its own (a reused value makes none)."""
+    return cost.merged_into is None and cost.reuses is None and cost.excess and not cost.bounded
 
 
 def kernel_name(cost: AccessCost, analysis: KernelAnalysis) -> str:
