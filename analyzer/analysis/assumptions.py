@@ -19,6 +19,7 @@ from analyzer.ir.nodes import AccessOp, Space
 from analyzer.records import record
 
 __all__ = [
+    "AccessesMerged",
     "AddressNotFollowed",
     "AlignmentUnknown",
     "Assumption",
@@ -39,7 +40,6 @@ __all__ = [
     "SpaceNotCosted",
     "SpaceUnknown",
     "ValueReused",
-    "WideAccess",
     "words",
 ]
 
@@ -64,7 +64,7 @@ class AssumptionKind(StrEnum):
     MOVED_BY_WIDE_LOAD = "moved-by-wide-load"  # another access's wide load moves this field
     INDEX_FROM_CALL = "index-from-call"  # the index is what a call warplint does not follow returns
     COST_BOUNDED = "cost-bounded"  # per_request is a bound from the array's extent, not a figure
-    WIDE_ACCESS = "wide-access"  # nvcc merges adjacent accesses into this one wide access
+    ACCESSES_MERGED = "accesses-merged"  # nvcc merges adjacent accesses into one wide access here
     MOVED_BY_WIDE_ACCESS = "moved-by-wide-access"  # another access's wide access moves this one
 
 
@@ -182,8 +182,8 @@ class CostBounded(Assumption):
 
 
 @record
-class WideAccess(Assumption):
-    kind = AssumptionKind.WIDE_ACCESS
+class AccessesMerged(Assumption):
+    kind = AssumptionKind.ACCESSES_MERGED
     texts: tuple[str, ...]  # the accesses merged, in program order
     bytes: int  # what each lane moves in the merged access
 
@@ -253,7 +253,7 @@ def words(a: Assumption) -> str:
             )
         case CostBounded(space=space, lanes=lanes, words_per_bank=per_bank):
             return _bound_words(space, lanes, per_bank)
-        case WideAccess(texts=texts, bytes=nbytes):
+        case AccessesMerged(texts=texts, bytes=nbytes):
             merged = ", ".join(f"`{t}`" for t in texts)
             return f"nvcc merges {merged} into one {nbytes * 8}-bit access: the figure is for that access"
         case MovedByWideAccess(bytes=nbytes, carrier=carrier):

@@ -109,6 +109,10 @@ class Interpreter(Visitor):
         self.held: dict[HeldKey, HeldValue] = {}
         self.facts = NO_FACTS  # stated by `__assume` and the like, reached by every thread so far
         self.region_bytes: dict[str, int] = {}  # the size of each array a `Ptr` region names
+        # runs of shared accesses nvcc may merge (`window_of`): numbered, a new number when one ends
+        self.windows = 0
+        self.load_window = self.store_window = 0
+        self.store_region: str | None = None
 
     # ------------------------------------------------------------------ values
     def param_value(self, var: N.Variable, kernel_param: bool) -> Value:
@@ -265,6 +269,7 @@ class Interpreter(Visitor):
             self.assume(e, env, ctx)
             return S.const(1)
         self.held.clear()  # a barrier, or a call warplint does not follow
+        self.break_windows()
         if e.kind is OpaqueKind.CALL:
             return S.unknown(e.reason, Origin.CALL_RESULT, lane_varying=call_varies(spec, operands))
         # `tile.thread_rank()`, `g.meta_group_rank()`, a call through a pointer: may differ between lanes
@@ -324,6 +329,7 @@ class Interpreter(Visitor):
         occ = Occurrence(access, ptr if isinstance(ptr, Ptr) else None, ctx.mask, ctx.loops, ctx.via, struct)
         occ.facts = self.facts
         occ.region_bytes = self.region_bytes.get(ptr.region) if isinstance(ptr, Ptr) else None
+        occ.window = self.window_of(access, ptr if isinstance(ptr, Ptr) else None)
         self.occurrences.append(occ)
         size = access.element.size
         if not isinstance(ptr, Ptr) or not size or access.volatile or ptr.space not in COSTED_SPACES:
@@ -342,6 +348,39 @@ class Interpreter(Visitor):
         self.held = {k: h for k, h in self.held.items() if h.space != ptr.space or _disjoint(k, ptr, size)}
         if access.op == AccessOp.STORE:
             self.held[key] = HeldValue(access, ptr.space)
+
+    def window_of(self, access: N.Access, ptr: Ptr | None) -> int | None:
+        """The run of accesses nvcc may merge `access` with (`merge.merge_adjacent`), or None.
+        ptxas merges shared loads that no shared store or atomic (of any array) separates, and
+        shared stores to one array that no other shared access separates; barriers, fences,
+        calls and control flow end every run (`break_windows`). An access whose space is not
+        known may be a shared one."""
+        space = ptr.space if ptr is not None else Space.UNKNOWN
+        if space not in (Space.SHARED, Space.UNKNOWN):
+            return None
+        if space == Space.UNKNOWN or access.volatile or access.op == AccessOp.ATOMIC:
+            if access.op == AccessOp.LOAD:
+                self.store_window = self.new_window()
+            else:
+                self.break_windows()
+            return None
+        if access.op == AccessOp.LOAD:
+            self.store_window = self.new_window()  # a shared load ends a run of stores
+            return self.load_window
+        self.load_window = self.new_window()  # a shared store ends a run of loads
+        if ptr is not None and ptr.region != self.store_region:
+            self.store_window = self.new_window()
+            self.store_region = ptr.region
+        return self.store_window
+
+    def new_window(self) -> int:
+        self.windows += 1
+        return self.windows
+
+    def break_windows(self) -> None:
+        """End every run of accesses nvcc may merge: a barrier, a call, a branch, a loop."""
+        self.load_window, self.store_window = self.new_window(), self.new_window()
+        self.store_region = None
 
     def holder(self, ptr: Ptr, size: int, mask: S.Expr) -> N.Access | None:
         """The access whose value covers the `size` bytes at `ptr` for lanes under `mask`."""
@@ -441,11 +480,13 @@ class Interpreter(Visitor):
     def visit_Loop(self, s: N.Loop, env: dict[int, Value], ctx: Ctx) -> Flow:
         budget.spend(LOOP_STEPS)  # what it writes, its inductions and trips, worked out (analyzer.budget)
         self.held.clear()  # each iteration loads again (the body is interpreted once for all)
+        self.break_windows()  # nvcc's unrolled copies are not merged here: see `MayVectorize`
         try:
             if not self.unrolled(s, env, ctx):
                 self.loop_once(s, env, ctx)
         finally:
             self.held.clear()
+            self.break_windows()
         return Flow()
 
     def visit_Return(self, s: N.Return, env: dict[int, Value], ctx: Ctx) -> Flow:
@@ -464,10 +505,12 @@ class Interpreter(Visitor):
         for v in s.writes:
             env[v.uid] = S.unknown(f"{v.name} (written by a skipped statement)", Origin.SKIPPED)
         self.held.clear()
+        self.break_windows()
         return Flow()
 
     def visit_Sync(self, s: N.Sync, env: dict[int, Value], ctx: Ctx) -> Flow:
         self.held.clear()  # other threads' stores become visible
+        self.break_windows()
         return Flow()
 
     def visit_If(self, s: N.If, env: dict[int, Value], ctx: Ctx) -> Flow:
@@ -481,9 +524,12 @@ class Interpreter(Visitor):
         then_ctx = ctx.child(S.logical_and(ctx.mask, c))
         else_ctx = ctx.child(S.logical_and(ctx.mask, S.logical_not(c)))
         held = dict(self.held)
+        self.break_windows()  # accesses in different blocks are not merged (a conservative rule)
         f1 = self.block(s.then, then_env, then_ctx)
         then_held, self.held = self.held, dict(held)
+        self.break_windows()
         f2 = self.block(s.otherwise, else_env, else_ctx)
+        self.break_windows()
         # after the join a thread holds what it held before and neither branch changed
         self.held = {k: a for k, a in held.items() if then_held.get(k) is a and self.held.get(k) is a}
         for uid in set(then_env) | set(else_env):
@@ -514,6 +560,7 @@ class Interpreter(Visitor):
             self.stmt(st, env, ctx)
         for _ in range(trips):
             self.held.clear()
+            self.break_windows()
             self.block(s.body, env, ctx)
             for st in s.step:
                 self.stmt(st, env, ctx)

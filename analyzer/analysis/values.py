@@ -105,6 +105,7 @@ class Occurrence:
     # nvcc merges this access with its neighbours (`merge.merge_adjacent`): the wide access
     # that moves it, and for the access that carries the request its width and offset in it
     wide: WideAccess | None = None
+    window: int | None = None  # the run of shared accesses nvcc may merge it with (`Interpreter.window_of`)
 
 
 @record(slots=False)

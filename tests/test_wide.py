@@ -1,0 +1,154 @@
+"""Adjacent shared accesses as nvcc merges them (`analysis.merge.merge_adjacent`): one 64- or
+128-bit access, costed once at the access that carries it, and the simulator applying the same
+rule. The expected merges are nvcc 13.0's at -O3 for sm_90 (research/merge/RULES.md, rule P);
+`test_nvcc_merges_what_warplint_merges` holds the rule to nvcc's PTX... SASS where nvcc is on PATH."""
+
+from __future__ import annotations
+
+import pytest
+
+from analyzer.analysis.assumptions import AssumptionKind
+from analyzer.analysis.kernel import analyze_kernel
+from analyzer.analysis.launch import launch_configs
+from analyzer.api import Options, check_source
+from analyzer.arch import get_arch
+from analyzer.ir.lower import lower
+from analyzer.sim.run import simulate_kernel
+from analyzer.source.preprocess import preprocess
+from analyzer.syntax.parse import parse
+
+ARCH = get_arch("sm_90")
+
+SCAN = """
+__global__ void scan(float *g_odata, float *g_idata) {
+    __shared__ float temp[64];
+    int thid = threadIdx.x;
+    temp[2*thid] = g_idata[2*thid];
+    temp[2*thid+1] = g_idata[2*thid+1];
+    __syncthreads();
+    g_odata[2*thid] = temp[2*thid];
+    g_odata[2*thid+1] = temp[2*thid+1];
+}
+"""
+
+
+def module_of(source: str):
+    pp = preprocess(source, "t.cu")
+    return lower(parse(pp.text).unit, pp.text, "t.cu")
+
+
+def shared_costs(source: str, block=(32, 1, 1)) -> dict[tuple[str, str], tuple]:
+    """(text, op) -> (bytes, per_request, ideal, requests, merged into another) of each shared access."""
+    module = module_of(source)
+    kernel = module.kernels[0]
+    launch = launch_configs(module, kernel, block=block, grid=(1, 1, 1))[0]
+    analysis = analyze_kernel(module, kernel, launch, ARCH)
+    return {
+        (c.text, str(c.op)): (c.bytes, c.per_request, c.ideal_per_request, c.requests, c.merged_into is not None)
+        for c in analysis.costs
+        if c.space == "shared"
+    }
+
+
+def simulated(source: str, block=(32, 1, 1)) -> dict[tuple[str, str], tuple]:
+    module = module_of(source)
+    kernel = module.kernels[0]
+    launch = launch_configs(module, kernel, block=block, grid=(1, 1, 1))[0]
+    sim = simulate_kernel(module, kernel, launch, ARCH)
+    return {
+        (c.text, str(c.op)): (c.bytes, c.per_request, c.ideal_per_request, c.requests, c.merged_into is not None)
+        for c in sim.costs
+        if c.space == "shared"
+    }
+
+
+def test_the_work_efficient_scans_pair_is_one_64_bit_access_with_no_finding():
+    costs = shared_costs(SCAN)
+    # the stores issue at the last store (line 38 in GPUVerify's kernel), the loads at the first
+    assert costs == {
+        ("temp[2*thid]", "store"): (8, 2, 2, 0, True),
+        ("temp[2*thid+1]", "store"): (8, 2, 2, 1, False),
+        ("temp[2*thid]", "load"): (8, 2, 2, 1, False),
+        ("temp[2*thid+1]", "load"): (8, 2, 2, 0, True),
+    }
+    report = check_source("scan.cu", SCAN, Options(block=(32, 1, 1)))
+    assert [f.code for f in report.findings if f.code == "WL101"] == []
+
+
+def test_the_simulator_charges_the_scans_pair_as_check_does():
+    assert simulated(SCAN) == shared_costs(SCAN)
+
+
+def test_the_merged_access_says_what_it_merged():
+    module = module_of(SCAN)
+    launch = launch_configs(module, module.kernels[0], block=(32, 1, 1))[0]
+    costs = analyze_kernel(module, module.kernels[0], launch, ARCH).costs
+    carrier = next(c for c in costs if c.text == "temp[2*thid+1]" and c.op == "store")
+    moved = next(c for c in costs if c.text == "temp[2*thid]" and c.op == "store")
+    assert carrier.assumptions[-1].kind is AssumptionKind.ACCESSES_MERGED
+    assert str(carrier.assumptions[-1]) == (
+        "nvcc merges `temp[2*thid]`, `temp[2*thid+1]` into one 64-bit access: the figure is for that access"
+    )
+    assert moved.assumptions[-1].kind is AssumptionKind.MOVED_BY_WIDE_ACCESS
+
+
+def loads(body: str, decl: str = "__shared__ float s[1024];", elem: str = "float") -> str:
+    return f"__global__ void k({elem} *o) {{\n    {decl}\n    int t = threadIdx.x;\n    {body}\n}}\n"
+
+
+def widths(source: str) -> dict[str, int]:
+    """text -> bytes of each shared access that carries a request."""
+    return {t: v[0] for (t, _), v in shared_costs(source).items() if not v[4]}
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # a 16-byte chunk of 4 words: one 128-bit load (4 wavefronts for a full warp, ideal 4)
+        ("o[t] = s[4*t] + s[4*t+1] + s[4*t+2] + s[4*t+3];", {"s[4*t]": 16}),
+        # 3 of a chunk's 4 words: still LDS.128 (the 4th word is read too)
+        ("o[t] = s[4*t] + s[4*t+1] + s[4*t+2];", {"s[4*t]": 16}),
+        # the order of the source does not matter
+        ("o[t] = s[2*t+1] + s[2*t];", {"s[2*t+1]": 8}),
+        # not aligned for every lane: no merge
+        ("o[t] = s[3*t] + s[3*t+1];", {"s[3*t]": 4, "s[3*t+1]": 4}),
+        ("o[t] = s[2*t+1] + s[2*t+2];", {"s[2*t+1]": 4, "s[2*t+2]": 4}),
+        # a gap between the words
+        ("o[t] = s[4*t] + s[4*t+2];", {"s[4*t]": 4, "s[4*t+2]": 4}),
+        # two words at 4t+2, 4t+3: an aligned 8-byte pair
+        ("o[t] = s[4*t+2] + s[4*t+3];", {"s[4*t+2]": 8}),
+        # a barrier or a shared store between them
+        ("float a = s[2*t]; __syncthreads(); o[t] = a + s[2*t+1];", {"s[2*t]": 4, "s[2*t+1]": 4}),
+        ("float a = s[2*t]; s[t + 512] = 0; o[t] = a + s[2*t+1];", {"s[2*t]": 4, "s[2*t+1]": 4, "s[t + 512]": 4}),
+        # a global store between them does not block
+        ("float a = s[2*t]; o[t] = 0; o[t + 32] = a + s[2*t+1];", {"s[2*t]": 8}),
+    ],
+)
+def test_which_shared_loads_nvcc_merges(body, expected):
+    assert widths(loads(body)) == expected
+
+
+def test_doubles_pair_into_a_128_bit_load():
+    assert widths(loads("o[t] = s[2*t] + s[2*t+1];", "__shared__ double s[512];", "double")) == {"s[2*t]": 16}
+
+
+def test_a_second_array_placed_at_12_bytes_is_not_merged():
+    # ptxas places `a` first: `b` starts 12 bytes in, and no pair of it is 8-aligned
+    src = loads("o[t] = a[t] + b[2*t] + b[2*t+1];", "__shared__ float a[3]; __shared__ float b[1024];")
+    assert widths(src) == {"a[t]": 4, "b[2*t]": 4, "b[2*t+1]": 4}
+
+
+def test_three_stores_of_a_chunk_are_a_64_bit_pair_and_a_single_store():
+    src = loads("s[4*t] = 1; s[4*t+1] = 2; s[4*t+2] = 3; o[t] = 0;")
+    assert widths(src) == {"s[4*t+1]": 8, "s[4*t+2]": 4}
+
+
+def test_stores_in_different_branches_are_not_merged():
+    src = loads("if (t & 1) s[2*t] = 1; else s[2*t+1] = 2; o[t] = 0;")
+    assert widths(src) == {"s[2*t]": 4, "s[2*t+1]": 4}
+
+
+def test_the_simulator_agrees_on_a_128_bit_load_with_a_partial_warp():
+    src = loads("if (t < 20) o[t] = s[4*t] + s[4*t+1] + s[4*t+2] + s[4*t+3];")
+    assert simulated(src) == shared_costs(src)
+    assert shared_costs(src)[("s[4*t]", "load")][:3] == (16, 3, 3)  # 20 lanes: 5 + 5 + 5 + 5 words, three phases
