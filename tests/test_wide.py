@@ -1,16 +1,18 @@
 """Adjacent shared accesses as nvcc merges them (`analysis.merge.merge_adjacent`): one 64- or
 128-bit access, costed once at the access that carries it, and the simulator applying the same
 rule. The expected merges are nvcc 13.0's at -O3 for sm_90 (research/merge/RULES.md, rule P);
-`test_nvcc_merges_what_warplint_merges` holds the rule to nvcc's PTX... SASS where nvcc is on PATH."""
+`test_nvcc_merges_what_warplint_merges` holds the rule to nvcc's PTX where nvcc is on PATH."""
 
 from __future__ import annotations
+
+import shutil
 
 import pytest
 
 from analyzer.analysis.assumptions import AssumptionKind
 from analyzer.analysis.kernel import analyze_kernel
 from analyzer.analysis.launch import launch_configs
-from analyzer.api import Options, check_source
+from analyzer.api import Options, check_file, check_source
 from analyzer.arch import get_arch
 from analyzer.ir.lower import lower
 from analyzer.sim.run import simulate_kernel
@@ -152,3 +154,66 @@ def test_the_simulator_agrees_on_a_128_bit_load_with_a_partial_warp():
     src = loads("if (t < 20) o[t] = s[4*t] + s[4*t+1] + s[4*t+2] + s[4*t+3];")
     assert simulated(src) == shared_costs(src)
     assert shared_costs(src)[("s[4*t]", "load")][:3] == (16, 3, 3)  # 20 lanes: 5 + 5 + 5 + 5 words, three phases
+
+
+# ----------------------------------------------------------------------------- nvcc as the oracle
+# Where nvcc's merge shows in its PTX (an `extern __shared__` array is 16-byte aligned, so NVVM
+# already writes `ld.shared.v2`/`.v4`), the PTX path costs what nvcc made: the CUDA-C path's
+# merged accesses must cost the same, line by line. (ptxas's merges of static arrays show only
+# in SASS; those were measured on a GPU: docs/hardware-validation.md, "Wide accesses".)
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+
+EXTERN_BODIES = [
+    "o[t] = e[2 * t] + e[2 * t + 1];",  # ld.shared.v2.f32
+    "o[t] = e[4 * t] + e[4 * t + 1] + e[4 * t + 2] + e[4 * t + 3];",  # ld.shared.v4.f32
+    "o[t] = e[2 * t + 1] + e[2 * t + 2];",  # not aligned: two ld.shared.f32
+    "o[t] = e[3 * t] + e[3 * t + 1];",  # not aligned
+    "e[2 * t] = o[t];\n    e[2 * t + 1] = o[t + 32];",  # st.shared.v2.f32, on the second line
+    "o[t] = e[4 * t + 2] + e[4 * t + 3];",  # ld.shared.v2.f32 at +8
+]
+
+
+def requests_by_line(report) -> list[tuple[int, str, int, int | None]]:
+    """(line, op, bytes, per request) of each shared access that makes a request."""
+    out = []
+    for analysis in report.kernels:
+        for c in analysis.costs:
+            if c.space == "shared" and c.merged_into is None:
+                out.append((report.locate(c.span).line, str(c.op), c.bytes, c.per_request))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("body", EXTERN_BODIES)
+@needs_nvcc
+@pytest.mark.slow
+def test_nvcc_merges_what_warplint_merges(tmp_path, body):
+    path = tmp_path / "k.cu"
+    path.write_text(
+        f"__global__ void k(float *o) {{\n    extern __shared__ float e[];\n    int t = threadIdx.x;\n    {body}\n}}\n"
+    )
+    cuda = check_file(str(path), Options(block=(32, 1, 1)))
+    ptx = check_file(str(path), Options(block=(32, 1, 1), via_ptx=True))
+    assert requests_by_line(ptx) == requests_by_line(cuda)
+    assert requests_by_line(ptx)  # something was costed
+
+
+@needs_nvcc
+@pytest.mark.slow
+def test_the_ptx_path_costs_a_load_nvcc_selects_between_two_shared_arrays(tmp_path):
+    # srad's if-converted loads (Rodinia srad_v2 line 122): one load whose lanes read `east` or
+    # `temp`; lanes t and t + 16 on one bank at different words (the arrays are 1024 bytes
+    # apart): 2 wavefronts
+    path = tmp_path / "k.cu"
+    path.write_text(
+        "__global__ void k(float *o) {\n"
+        "    __shared__ float east[16][16];\n    __shared__ float temp[16][16];\n"
+        "    int t = threadIdx.x, ty = threadIdx.y;\n"
+        "    east[ty][t % 16] = o[t];\n    temp[ty][t % 16] = o[t + 32];\n    __syncthreads();\n"
+        "    float v;\n"
+        "    if (t < 16) v = east[0][t]; else v = temp[0][t - 16];\n"
+        "    o[t] = v;\n}\n"
+    )
+    ptx = check_file(str(path), Options(block=(32, 1, 1), via_ptx=True))
+    loads = [c for a in ptx.kernels for c in a.costs if c.space == "shared" and c.op == "load"]
+    assert [(c.per_request, c.ideal_per_request, c.exact) for c in loads] == [(2, 1, True)]
+    assert loads[0].access.array == "east|temp"
