@@ -217,3 +217,43 @@ def test_the_ptx_path_costs_a_load_nvcc_selects_between_two_shared_arrays(tmp_pa
     loads = [c for a in ptx.kernels for c in a.costs if c.space == "shared" and c.op == "load"]
     assert [(c.per_request, c.ideal_per_request, c.exact) for c in loads] == [(2, 1, True)]
     assert loads[0].access.array == "east|temp"
+
+
+# ----------------------------------------------------------------------------- if-conversion
+def branch_loads(body: str) -> dict[str, tuple]:
+    src = (
+        "__global__ void k(float *o, float x) {\n    __shared__ float a[32][32];\n    __shared__ float b[32][32];\n"
+        f"    int t = threadIdx.x;\n    float v = 0;\n    {body}\n    o[t] = v;\n}}\n"
+    )
+    module = module_of(src)
+    launch = launch_configs(module, module.kernels[0], block=(32, 1, 1))[0]
+    costs = analyze_kernel(module, module.kernels[0], launch, ARCH).costs
+    return {c.text: (c.per_request, c.exact, c.may_be_if_converted) for c in costs if c.space == "shared"}
+
+
+def test_loads_that_end_both_branches_may_be_if_converted_and_give_no_finding():
+    # a[t][0] by the 16 odd lanes alone is a 16-way conflict; nvcc may issue one load for all lanes
+    costs = branch_loads("if (t & 1) v = a[t][0] - x; else v = b[0][t] - x;")
+    assert costs == {"a[t][0]": (16, False, True), "b[0][t]": (1, False, True)}
+    src = (
+        "__global__ void k(float *o, float x) {\n  __shared__ float a[32][32];\n  __shared__ float b[32][32];\n"
+        "  int t = threadIdx.x;\n  float v;\n  if (t & 1) v = a[t][0] - x; else v = b[0][t] - x;\n  o[t] = v;\n}\n"
+    )
+    assert [f.code for f in check_source("k.cu", src, Options(block=(32, 1, 1))).findings] == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "if (t & 1) v = a[t][0] - x; else v = b[0][t] + x;",  # different operations
+        "if (t & 1) v = a[t][0]; else v = 1.0f;",  # a constant on one path
+        "if (t & 1) v = a[t][0];",  # no else
+    ],
+)
+def test_branch_loads_nvcc_keeps_apart_are_costed_as_written(body):
+    assert branch_loads(body)["a[t][0]"] == (16, True, False)
+
+
+def test_an_else_if_chain_of_loads_may_be_if_converted():
+    costs = branch_loads("if (t == 0) v = a[0][t]; else if (t == 1) v = b[1][t]; else v = a[t][0];")
+    assert all(converted for _, _, converted in costs.values()) and len(costs) == 3

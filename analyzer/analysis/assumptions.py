@@ -33,6 +33,7 @@ __all__ = [
     "IndexFromCall",
     "IndexLoaded",
     "IndexLoopCarried",
+    "MayBeIfConverted",
     "MayVectorize",
     "MovedByWideAccess",
     "MovedByWideLoad",
@@ -66,6 +67,7 @@ class AssumptionKind(StrEnum):
     COST_BOUNDED = "cost-bounded"  # per_request is a bound from the array's extent, not a figure
     ACCESSES_MERGED = "accesses-merged"  # nvcc merges adjacent accesses into one wide access here
     MOVED_BY_WIDE_ACCESS = "moved-by-wide-access"  # another access's wide access moves this one
+    MAY_BE_IF_CONVERTED = "may-be-if-converted"  # nvcc may merge branch loads into one (if-conversion)
 
 
 @record
@@ -195,6 +197,12 @@ class MovedByWideAccess(Assumption):
     carrier: str  # the text of the access that carries the merged request
 
 
+@record
+class MayBeIfConverted(Assumption):
+    kind = AssumptionKind.MAY_BE_IF_CONVERTED
+    others: tuple[str, ...]  # the loads of the other branches
+
+
 def words(a: Assumption) -> str:
     """The sentence that reports print for `a`."""
     match a:
@@ -248,14 +256,20 @@ def words(a: Assumption) -> str:
             return f"moved by the {nbytes}-byte load of `{load}`"
         case IndexFromCall(call=call):
             return (
-                f"the index depends on what a {call} returns, which warplint does not follow (its body is "
-                "not in the file): it may differ between lanes"
+                f"the index depends on what a {call} returns, which warplint does not work out (a function "
+                "whose body is not in the file, or a builtin it does not model): it may differ between lanes"
             )
         case CostBounded(space=space, lanes=lanes, words_per_bank=per_bank):
             return _bound_words(space, lanes, per_bank)
         case AccessesMerged(texts=texts, bytes=nbytes):
             merged = ", ".join(f"`{t}`" for t in texts)
             return f"nvcc merges {merged} into one {nbytes * 8}-bit access: the figure is for that access"
+        case MayBeIfConverted(others=others):
+            merged = ", ".join(f"`{t}`" for t in others)
+            return (
+                f"nvcc may merge this load with {merged} of the other branches into one load whose lanes "
+                "read either address (if-conversion): the figure is for the load as written"
+            )
         case MovedByWideAccess(bytes=nbytes, carrier=carrier):
             return f"no request of its own: moved by the {nbytes * 8}-bit access nvcc makes at `{carrier}`"
     raise TypeError(f"no wording for {a!r}")

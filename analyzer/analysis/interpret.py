@@ -17,6 +17,7 @@ from analyzer import budget
 from analyzer.analysis import loops
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.facts import NO_FACTS, stated
+from analyzer.analysis.ifconvert import if_converted_loads
 from analyzer.analysis.indexing import struct_of_address
 from analyzer.analysis.results import LaunchConfig
 from analyzer.analysis.symbolic import Origin
@@ -524,12 +525,14 @@ class Interpreter(Visitor):
         then_ctx = ctx.child(S.logical_and(ctx.mask, c))
         else_ctx = ctx.child(S.logical_and(ctx.mask, S.logical_not(c)))
         held = dict(self.held)
+        start = len(self.occurrences)
         self.break_windows()  # accesses in different blocks are not merged (a conservative rule)
         f1 = self.block(s.then, then_env, then_ctx)
         then_held, self.held = self.held, dict(held)
         self.break_windows()
         f2 = self.block(s.otherwise, else_env, else_ctx)
         self.break_windows()
+        self.mark_if_converted(s, start)
         # after the join a thread holds what it held before and neither branch changed
         self.held = {k: a for k, a in held.items() if then_held.get(k) is a and self.held.get(k) is a}
         for uid in set(then_env) | set(else_env):
@@ -543,6 +546,15 @@ class Interpreter(Visitor):
             else:
                 env[uid] = self.join(c, a, b)
         return _joined_flow(c, f1, f2)
+
+    def mark_if_converted(self, s: N.If, start: int) -> None:
+        """Mark the loads recorded since `start` that nvcc may merge into one (`ifconvert`)."""
+        for accesses in if_converted_loads(s).values():
+            uids = {a.uid for a in accesses}
+            for occ in self.occurrences[start:]:
+                if occ.access.uid in uids:
+                    others = (a.text for a in accesses if a.uid != occ.access.uid)
+                    occ.if_converted = tuple(dict.fromkeys(others))
 
     # ------------------------------------------------------------------ loops
     def unrolled(self, s: N.Loop, env: dict[int, Value], ctx: Ctx) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from analyzer.analysis.assumptions import MayBeIfConverted
 from analyzer.analysis.costing import cost_occurrence
 from analyzer.analysis.interpret import Interpreter
 from analyzer.analysis.merge import (
@@ -80,6 +81,9 @@ def cost_occurrences(
             carriers[id(o.wide)] = cost
         else:
             cost = cost_occurrence(o, kernel, launch, arch, known_at(o, known))
+        if o.if_converted:
+            cost.exact = False
+            cost.assumptions.append(MayBeIfConverted(o.if_converted))
         costs.append(cost)
     for o, cost in zip(occurrences, costs):
         carrier = carriers.get(id(o.wide)) if o.wide is not None else None

@@ -100,6 +100,11 @@ class AccessCost:
         return any(a.kind is AssumptionKind.COST_BOUNDED for a in self.assumptions)
 
     @property
+    def may_be_if_converted(self) -> bool:
+        """Whether nvcc may issue this load merged with other branches' (not as costed)."""
+        return any(a.kind is AssumptionKind.MAY_BE_IF_CONVERTED for a in self.assumptions)
+
+    @property
     def excess(self) -> bool:
         return (
             self.per_request is not None

@@ -106,6 +106,7 @@ class Occurrence:
     # that moves it, and for the access that carries the request its width and offset in it
     wide: WideAccess | None = None
     window: int | None = None  # the run of shared accesses nvcc may merge it with (`Interpreter.window_of`)
+    if_converted: tuple[str, ...] = ()  # the other branches' loads nvcc may merge it with (`ifconvert`)
 
 
 @record(slots=False)

@@ -51,18 +51,7 @@ from analyzer.ptx.instructions import (
     type_of,
     written_registers,
 )
-from analyzer.ptx.nodes import (
-    Addr,
-    Imm,
-    Not,
-    PtxFunction,
-    PtxInstruction,
-    PtxModule,
-    Reg,
-    SpecialReg,
-    Sym,
-    Vec,
-)
+from analyzer.ptx.nodes import Addr, Imm, Not, PtxFunction, PtxInstruction, PtxModule, Reg, SpecialReg, Sym, Vec
 from analyzer.ptx.values import (
     Dataflow,
     LoopParts,
