@@ -243,9 +243,10 @@ def _merge_run(members: list[tuple[int, int, Occurrence]], frame: tuple[int, int
     for chunk, positions in chunks.items():
         start = chunk * width
         slots = width // size
-        if width == arch.max_access_bytes and (
-            len(positions) == slots or (op == AccessOp.LOAD and slots == 4 == len(positions) + 1)
-        ):
+        whole = len(positions) == slots
+        # ptxas loads three words of a 16-byte chunk with one LDS.128 (the fourth is read too)
+        three_words_loaded = op == AccessOp.LOAD and slots == 4 and len(positions) == 3
+        if width == arch.max_access_bytes and (whole or three_words_loaded):
             _make_wide([by_position[p] for p in sorted(positions)], start, width, by_position)
             continue
         if size != 4:
