@@ -266,7 +266,7 @@ __global__ void k(float* out, int stride) {
     assert (given.per_request, given.exact) == (1, True)
 
 
-def test_data_dependent_index_is_unknown():
+def test_data_dependent_index_is_bounded_not_known():
     src = """
 __global__ void hist(int* data, int* bins) {
     int v = data[threadIdx.x];
@@ -274,7 +274,8 @@ __global__ void hist(int* data, int* bins) {
 }
 """
     c = cost_of(src, "atomicAdd(&bins[v], 1)", op="atomic", block=(32, 1, 1))
-    assert c.per_request is None and c.data_dependent
+    # a bound, not a figure: each of the 32 lanes touches one sector
+    assert (c.per_request, c.ideal_per_request, c.exact, c.data_dependent, c.bounded) == (32, 4, False, True, True)
 
 
 def test_device_function_is_inlined_with_the_callers_pointer():
@@ -344,9 +345,9 @@ def test_data_dependent_cost_when_a_loop_of_unknown_length_carries_a_per_lane_va
     # the same update in a loop whose trip count is a parameter: not unrolled, so unknown
     src = LOOP_CARRIED.replace("START", "threadIdx.x").replace("i < 2", "i < start")
     c = cost_of(src, "s[32 * threadIdx.x + pos]", block=(32, 1, 1))
-    assert (c.per_request, c.exact, c.data_dependent) == (None, False, True)
-    assert c.assumptions[-1].kind is AssumptionKind.INDEX_LOOP_CARRIED
-    assert "a loop updates in a way warplint does not follow" in str(c.assumptions[-1])
+    assert (c.per_request, c.exact, c.data_dependent, c.bounded) == (32, False, True, True)
+    assert c.assumptions[-2].kind is AssumptionKind.INDEX_LOOP_CARRIED
+    assert "a loop updates in a way warplint does not follow" in str(c.assumptions[-2])
 
 
 def test_histogram64s_rotating_start_is_a_two_way_conflict_on_every_iteration():
@@ -537,7 +538,7 @@ __global__ void k(const float *g, float *o) {
 }
 """
     c = cost_of(src, "g[r]", block=(32, 1, 1), grid=(1, 1, 1))
-    assert (c.per_request, c.data_dependent) == (None, True)
+    assert (c.per_request, c.data_dependent, c.bounded) == (32, True, True)
 
 
 def test_a_loop_whose_bounds_share_a_block_dependent_start_has_a_trip_count():

@@ -182,7 +182,7 @@ def test_value_loaded_from_memory_is_an_unknown_per_lane_index():
         st.global.u32 [%rd6], %r1;
     """)
     costs = _costs(text, block=(32, 1, 1))
-    assert [(c.op, c.per_request, c.data_dependent) for c in costs] == [("load", 4, False), ("store", None, True)]
+    assert [(c.op, c.per_request, c.data_dependent) for c in costs] == [("load", 4, False), ("store", 32, True)]
 
 
 def _costs(text: str, block=(32, 1, 1)):

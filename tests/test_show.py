@@ -241,5 +241,6 @@ def test_an_access_whose_addresses_are_not_known_says_what_was_assumed(monkeypat
     status, out, _ = show(monkeypatch, capsys, f"{source}:2", "--block", "32", "--column", "5")
     assert status == 0
     assert out.splitlines()[1] == (
-        "  no picture: the lanes' addresses are not known (the index depends on data loaded from memory: cost unknown)"
+        "  no picture: the lanes' addresses are not known (the index depends on data loaded from memory: cost unknown; "
+        "per_request is a bound, not a figure: each of at most 32 lanes touches one 32-byte sector)"
     )

@@ -19,6 +19,7 @@ from analyzer.ir.nodes import AccessOp, Space
 from analyzer.records import record
 
 __all__ = [
+    "AccessesMerged",
     "AddressNotFollowed",
     "AlignmentUnknown",
     "Assumption",
@@ -26,11 +27,15 @@ __all__ = [
     "BlockAssumed",
     "BlockUnknown",
     "ConditionAssumedTrue",
+    "CostBounded",
     "CostDependsOn",
     "FieldsLoadedTogether",
+    "IndexFromCall",
     "IndexLoaded",
     "IndexLoopCarried",
+    "MayBeIfConverted",
     "MayVectorize",
+    "MovedByWideAccess",
     "MovedByWideLoad",
     "NoActiveLane",
     "RequestsNotCounted",
@@ -60,6 +65,11 @@ class AssumptionKind(StrEnum):
     FIELDS_LOADED_TOGETHER = "fields-loaded-together"  # one wide load moves several fields
     MOVED_BY_WIDE_LOAD = "moved-by-wide-load"  # another access's wide load moves this field
     REQUESTS_NOT_COUNTED = "requests-not-counted"  # why `requests` and `total` are null
+    INDEX_FROM_CALL = "index-from-call"  # the index is what a call warplint does not follow returns
+    COST_BOUNDED = "cost-bounded"  # per_request is a bound from the array's extent, not a figure
+    ACCESSES_MERGED = "accesses-merged"  # nvcc merges adjacent accesses into one wide access here
+    MOVED_BY_WIDE_ACCESS = "moved-by-wide-access"  # another access's wide access moves this one
+    MAY_BE_IF_CONVERTED = "may-be-if-converted"  # nvcc may merge branch loads into one (if-conversion)
 
 
 @record
@@ -174,6 +184,40 @@ _NOT_COUNTED = {
 }
 
 
+@record
+class IndexFromCall(Assumption):
+    kind = AssumptionKind.INDEX_FROM_CALL
+    call: str  # "call to f": the call whose result the index depends on
+
+
+@record
+class CostBounded(Assumption):
+    kind = AssumptionKind.COST_BOUNDED
+    space: Space
+    lanes: int  # the most lanes one request has
+    words_per_bank: int | None  # shared: the words of the array in one bank, where its size is known
+
+
+@record
+class AccessesMerged(Assumption):
+    kind = AssumptionKind.ACCESSES_MERGED
+    texts: tuple[str, ...]  # the accesses merged, in program order
+    bytes: int  # what each lane moves in the merged access
+
+
+@record
+class MovedByWideAccess(Assumption):
+    kind = AssumptionKind.MOVED_BY_WIDE_ACCESS
+    bytes: int
+    carrier: str  # the text of the access that carries the merged request
+
+
+@record
+class MayBeIfConverted(Assumption):
+    kind = AssumptionKind.MAY_BE_IF_CONVERTED
+    others: tuple[str, ...]  # the loads of the other branches
+
+
 def words(a: Assumption) -> str:
     """The sentence that reports print for `a`."""
     match a:
@@ -227,7 +271,36 @@ def words(a: Assumption) -> str:
             return f"moved by the {nbytes}-byte load of `{load}`"
         case RequestsNotCounted(reasons=reasons):
             return "requests and total are not counted: " + "; ".join(_NOT_COUNTED[r] for r in reasons)
+        case IndexFromCall(call=call):
+            return (
+                f"the index depends on what a {call} returns, which warplint does not work out (a function "
+                "whose body is not in the file, or a builtin it does not model): it may differ between lanes"
+            )
+        case CostBounded(space=space, lanes=lanes, words_per_bank=per_bank):
+            return _bound_words(space, lanes, per_bank)
+        case AccessesMerged(texts=texts, bytes=nbytes):
+            merged = ", ".join(f"`{t}`" for t in texts)
+            return f"nvcc merges {merged} into one {nbytes * 8}-bit access: the figure is for that access"
+        case MayBeIfConverted(others=others):
+            merged = ", ".join(f"`{t}`" for t in others)
+            return (
+                f"nvcc may merge this load with {merged} of the other branches into one load whose lanes "
+                "read either address (if-conversion): the figure is for the load as written"
+            )
+        case MovedByWideAccess(bytes=nbytes, carrier=carrier):
+            return f"no request of its own: moved by the {nbytes * 8}-bit access nvcc makes at `{carrier}`"
     raise TypeError(f"no wording for {a!r}")
+
+
+def _bound_words(space: Space, lanes: int, per_bank: int | None) -> str:
+    """Why a data-dependent access's `per_request` is a bound, not a figure."""
+    if space == Space.SHARED and per_bank is not None:
+        why = f"the array holds at most {per_bank} words in one bank and a phase has at most {lanes} lanes"
+    elif space == Space.SHARED:
+        why = f"a phase has at most {lanes} lanes, each at one word of a bank"
+    else:
+        why = f"each of at most {lanes} lanes touches one 32-byte sector"
+    return f"per_request is a bound, not a figure: {why}"
 
 
 def _depends_on_words(unknowns: tuple[str, ...]) -> str:

@@ -14,10 +14,13 @@ from analyzer.analysis import symbolic as S
 from analyzer.analysis.assumptions import (
     AddressNotFollowed,
     AlignmentUnknown,
+    Assumption,
     BlockAssumed,
     BlockUnknown,
     ConditionAssumedTrue,
+    CostBounded,
     CostDependsOn,
+    IndexFromCall,
     IndexLoaded,
     IndexLoopCarried,
     MayVectorize,
@@ -26,6 +29,7 @@ from analyzer.analysis.assumptions import (
     SpaceNotCosted,
     SpaceUnknown,
 )
+from analyzer.analysis.bounds import request_bound
 from analyzer.analysis.cost import (
     GlobalCost,
     SharedCost,
@@ -46,6 +50,7 @@ from analyzer.analysis.scenarios import (
     warp_lanes,
 )
 from analyzer.analysis.symbolic import Origin
+from analyzer.analysis.symbolic.expressions import LANE_VARYING_PREFIX
 from analyzer.analysis.values import THREAD_SYMBOLS, Occurrence, lane_varying
 from analyzer.analysis.verdict import SymbolFacts, typical_residues
 from analyzer.arch import Architecture
@@ -228,8 +233,9 @@ def resolve_site(
         # an unknown that differs between lanes is data-dependent
         cost.exact = False
         cost.data_dependent = True
-        loop_carried = any(u.origin == Origin.LOOP_CARRIED for u in S.unknowns(offset))
-        cost.assumptions.append(IndexLoopCarried() if loop_carried else IndexLoaded())
+        cost.assumptions.append(data_dependence(offset))
+        if launch.block is not None:
+            bound_cost(cost, space, occ.region_bytes, launch.block, arch)
         return cost, None
     if launch.block is None:
         cost.exact = False
@@ -238,6 +244,26 @@ def resolve_site(
     mask = occ.mask.subs(known) if known else occ.mask
     site = Site(offset, affine, mask, occ.loops, launch, launch.block, known, space, pieces, arch.address_period, facts)
     return cost, site
+
+
+def data_dependence(offset: S.Expr) -> Assumption:
+    """Why an address is data-dependent: a call not followed, a loop not followed, or a load."""
+    varying = [u for u in S.unknowns(offset) if u.lane_varying] or list(S.unknowns(offset))
+    call = next((u for u in varying if u.origin == Origin.CALL_RESULT), None)
+    if call is not None:
+        return IndexFromCall(call.tag.removeprefix(LANE_VARYING_PREFIX))
+    loop_carried = any(u.origin == Origin.LOOP_CARRIED for u in S.unknowns(offset))
+    return IndexLoopCarried() if loop_carried else IndexLoaded()
+
+
+def bound_cost(
+    cost: AccessCost, space: Space, region_bytes: int | None, block: tuple[int, int, int], arch: Architecture
+) -> None:
+    """Give a data-dependent access the most one request can cost (`bounds.request_bound`) as its
+    `per_request`, marked as a bound."""
+    b = request_bound(space, cost.bytes, region_bytes, block, arch)
+    cost.per_request, cost.ideal_per_request = b.bound, b.ideal
+    cost.assumptions.append(CostBounded(space, b.lanes, b.words_per_bank))
 
 
 def charge_scenario(site: Site, plan: WarpPlan, combo: tuple[int, ...], summary: Summary, arch: Architecture) -> None:

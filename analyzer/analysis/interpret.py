@@ -16,6 +16,8 @@ from collections.abc import Callable
 from analyzer import budget
 from analyzer.analysis import loops
 from analyzer.analysis import symbolic as S
+from analyzer.analysis.facts import NO_FACTS, stated
+from analyzer.analysis.ifconvert import if_converted_loads
 from analyzer.analysis.indexing import struct_of_address
 from analyzer.analysis.results import LaunchConfig
 from analyzer.analysis.symbolic import Origin
@@ -27,6 +29,7 @@ from analyzer.analysis.values import (
     Ptr,
     StructParam,
     Value,
+    lane_dependent,
     lane_varying,
     struct_fields,
 )
@@ -105,6 +108,12 @@ class Interpreter(Visitor):
         # loads `data[tid].x` once in `data[tid].x * data[tid].x` and reads back a value it
         # has just stored from the register (measured on an H200)
         self.held: dict[HeldKey, HeldValue] = {}
+        self.facts = NO_FACTS  # stated by `__assume` and the like, reached by every thread so far
+        self.region_bytes: dict[str, int] = {}  # the size of each array a `Ptr` region names
+        # runs of shared accesses nvcc may merge (`window_of`): numbered, a new number when one ends
+        self.windows = 0
+        self.load_window = self.store_window = 0
+        self.store_region: str | None = None
 
     # ------------------------------------------------------------------ values
     def param_value(self, var: N.Variable, kernel_param: bool) -> Value:
@@ -152,7 +161,10 @@ class Interpreter(Visitor):
             space = Space(var.space) if var.space in named else Space.LOCAL
             # a shared array starts at bank 0 of a costing period; other memory as cudaMalloc's
             align = self.arch.address_period if space == Space.SHARED else self.arch.global_pointer_alignment
-            return Ptr(f"{space}:{var.name}#{var.uid}", space, S.const(0), align)
+            region = f"{space}:{var.name}#{var.uid}"
+            if var.type.size:
+                self.region_bytes[region] = var.type.size
+            return Ptr(region, space, S.const(0), align)
         if var.const_value is not None:
             return S.const(var.const_value)
         return S.unknown(f"uninitialised {var.name}", Origin.UNINITIALISED)
@@ -252,11 +264,26 @@ class Interpreter(Visitor):
         return {k: self.eval(v, env, ctx) for k, v in e.fields.items()}
 
     def visit_Opaque(self, e: N.Opaque, env: dict[int, Value], ctx: Ctx) -> Value:
-        for op in e.operands:
-            self.eval(op, env, ctx)
+        operands = [self.eval(op, env, ctx) for op in e.operands]
+        spec = builtins.lookup(e.callee) if e.kind is OpaqueKind.CALL and e.callee else None
+        if spec is not None and spec.kind is BuiltinKind.ASSUME:
+            self.assume(e, env, ctx)
+            return S.const(1)
         self.held.clear()  # a barrier, or a call warplint does not follow
-        # `tile.thread_rank()`, `g.meta_group_rank()`: may differ between lanes
-        return S.unknown(e.reason, Origin.UNMODELLED, lane_varying=e.kind is OpaqueKind.METHOD_CALL)
+        self.break_windows()
+        if e.kind is OpaqueKind.CALL:
+            return S.unknown(e.reason, Origin.CALL_RESULT, lane_varying=call_varies(spec, operands))
+        # `tile.thread_rank()`, `g.meta_group_rank()`, a call through a pointer: may differ between lanes
+        varies = e.kind in (OpaqueKind.METHOD_CALL, OpaqueKind.INDIRECT_CALL)
+        return S.unknown(e.reason, Origin.UNMODELLED, lane_varying=varies)
+
+    def assume(self, e: N.Opaque, env: dict[int, Value], ctx: Ctx) -> None:
+        """Take the condition of `__assume(c)` (`__builtin_assume`, `assert`) as a fact of the
+        kernel when every thread reaches it: not under a condition (an early return included),
+        not in a loop (whose counter it may name). Later accesses are costed with it."""
+        if not e.operands or not (ctx.mask.is_const and ctx.mask.value) or ctx.loops:
+            return
+        self.facts = self.facts.merged(stated(e.operands[0], lambda x: self.eval(x, env, ctx)))
 
     def binary(self, op: str, a: Value, b: Value, e: N.Binary) -> Value:
         if not isinstance(a, S.Expr) or not isinstance(b, S.Expr):
@@ -301,6 +328,9 @@ class Interpreter(Visitor):
         ptr = self.eval(access.address, env, ctx)
         struct = struct_of_address(access.address)
         occ = Occurrence(access, ptr if isinstance(ptr, Ptr) else None, ctx.mask, ctx.loops, ctx.via, struct)
+        occ.facts = self.facts
+        occ.region_bytes = self.region_bytes.get(ptr.region) if isinstance(ptr, Ptr) else None
+        occ.window = self.window_of(access, ptr if isinstance(ptr, Ptr) else None)
         self.occurrences.append(occ)
         size = access.element.size
         if not isinstance(ptr, Ptr) or not size or access.volatile or ptr.space not in COSTED_SPACES:
@@ -319,6 +349,39 @@ class Interpreter(Visitor):
         self.held = {k: h for k, h in self.held.items() if h.space != ptr.space or _disjoint(k, ptr, size)}
         if access.op == AccessOp.STORE:
             self.held[key] = HeldValue(access, ptr.space)
+
+    def window_of(self, access: N.Access, ptr: Ptr | None) -> int | None:
+        """The run of accesses nvcc may merge `access` with (`merge.merge_adjacent`), or None.
+        ptxas merges shared loads that no shared store or atomic (of any array) separates, and
+        shared stores to one array that no other shared access separates; barriers, fences,
+        calls and control flow end every run (`break_windows`). An access whose space is not
+        known may be a shared one."""
+        space = ptr.space if ptr is not None else Space.UNKNOWN
+        if space not in (Space.SHARED, Space.UNKNOWN):
+            return None
+        if space == Space.UNKNOWN or access.volatile or access.op == AccessOp.ATOMIC:
+            if access.op == AccessOp.LOAD:
+                self.store_window = self.new_window()
+            else:
+                self.break_windows()
+            return None
+        if access.op == AccessOp.LOAD:
+            self.store_window = self.new_window()  # a shared load ends a run of stores
+            return self.load_window
+        self.load_window = self.new_window()  # a shared store ends a run of loads
+        if ptr is not None and ptr.region != self.store_region:
+            self.store_window = self.new_window()
+            self.store_region = ptr.region
+        return self.store_window
+
+    def new_window(self) -> int:
+        self.windows += 1
+        return self.windows
+
+    def break_windows(self) -> None:
+        """End every run of accesses nvcc may merge: a barrier, a call, a branch, a loop."""
+        self.load_window, self.store_window = self.new_window(), self.new_window()
+        self.store_region = None
 
     def holder(self, ptr: Ptr, size: int, mask: S.Expr) -> N.Access | None:
         """The access whose value covers the `size` bytes at `ptr` for lanes under `mask`."""
@@ -418,11 +481,13 @@ class Interpreter(Visitor):
     def visit_Loop(self, s: N.Loop, env: dict[int, Value], ctx: Ctx) -> Flow:
         budget.spend(LOOP_STEPS)  # what it writes, its inductions and trips, worked out (analyzer.budget)
         self.held.clear()  # each iteration loads again (the body is interpreted once for all)
+        self.break_windows()  # nvcc's unrolled copies are not merged here: see `MayVectorize`
         try:
             if not self.unrolled(s, env, ctx):
                 self.loop_once(s, env, ctx)
         finally:
             self.held.clear()
+            self.break_windows()
         return Flow()
 
     def visit_Return(self, s: N.Return, env: dict[int, Value], ctx: Ctx) -> Flow:
@@ -441,10 +506,12 @@ class Interpreter(Visitor):
         for v in s.writes:
             env[v.uid] = S.unknown(f"{v.name} (written by a skipped statement)", Origin.SKIPPED)
         self.held.clear()
+        self.break_windows()
         return Flow()
 
     def visit_Sync(self, s: N.Sync, env: dict[int, Value], ctx: Ctx) -> Flow:
         self.held.clear()  # other threads' stores become visible
+        self.break_windows()
         return Flow()
 
     def visit_If(self, s: N.If, env: dict[int, Value], ctx: Ctx) -> Flow:
@@ -458,9 +525,14 @@ class Interpreter(Visitor):
         then_ctx = ctx.child(S.logical_and(ctx.mask, c))
         else_ctx = ctx.child(S.logical_and(ctx.mask, S.logical_not(c)))
         held = dict(self.held)
+        start = len(self.occurrences)
+        self.break_windows()  # accesses in different blocks are not merged (a conservative rule)
         f1 = self.block(s.then, then_env, then_ctx)
         then_held, self.held = self.held, dict(held)
+        self.break_windows()
         f2 = self.block(s.otherwise, else_env, else_ctx)
+        self.break_windows()
+        self.mark_if_converted(s, start)
         # after the join a thread holds what it held before and neither branch changed
         self.held = {k: a for k, a in held.items() if then_held.get(k) is a and self.held.get(k) is a}
         for uid in set(then_env) | set(else_env):
@@ -474,6 +546,15 @@ class Interpreter(Visitor):
             else:
                 env[uid] = self.join(c, a, b)
         return _joined_flow(c, f1, f2)
+
+    def mark_if_converted(self, s: N.If, start: int) -> None:
+        """Mark the loads recorded since `start` that nvcc may merge into one (`ifconvert`)."""
+        for accesses in if_converted_loads(s).values():
+            uids = {a.uid for a in accesses}
+            for occ in self.occurrences[start:]:
+                if occ.access.uid in uids:
+                    others = (a.text for a in accesses if a.uid != occ.access.uid)
+                    occ.if_converted = tuple(dict.fromkeys(others))
 
     # ------------------------------------------------------------------ loops
     def unrolled(self, s: N.Loop, env: dict[int, Value], ctx: Ctx) -> bool:
@@ -491,6 +572,7 @@ class Interpreter(Visitor):
             self.stmt(st, env, ctx)
         for _ in range(trips):
             self.held.clear()
+            self.break_windows()
             self.block(s.body, env, ctx)
             for st in s.step:
                 self.stmt(st, env, ctx)
@@ -598,6 +680,22 @@ _BINARY: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {
 
 
 _MIN_MAX: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {"min": S.minimum, "max": S.maximum}
+
+
+def call_varies(spec: builtins.BuiltinSpec | None, operands: list[Value]) -> bool:
+    """Whether what a call warplint does not follow returns may differ between the lanes of a
+    warp. A builtin's value is fixed by its arguments unless its record says otherwise (a
+    shuffle); any other function's body is not seen, and it may read threadIdx or memory itself
+    (a `laneId()` takes no argument), so its result may differ whatever its arguments."""
+    if spec is None:
+        return True
+    if spec.kind is BuiltinKind.SHUFFLE and spec.operation == "idx":
+        # `__shfl_sync(mask, v, 0)`: every lane reads lane 0's value, unless a width splits the warp
+        rest = operands[1:] if spec.takes_mask else operands
+        width = rest[2] if len(rest) > 2 else None
+        whole_warp = width is None or (isinstance(width, S.Expr) and width.is_const and width.value >= 32)
+        return len(rest) < 2 or lane_dependent(rest[1]) or not whole_warp
+    return spec.lane_varying or any(lane_dependent(v) for v in operands)
 
 
 def _joined_flow(c: S.Expr, f1: Flow, f2: Flow) -> Flow:

@@ -12,17 +12,28 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from analyzer.analysis.assumptions import MayBeIfConverted
 from analyzer.analysis.costing import cost_occurrence
 from analyzer.analysis.interpret import Interpreter
-from analyzer.analysis.merge import merge_costs, merge_struct_fields
-from analyzer.analysis.results import KernelAnalysis, LaunchConfig
+from analyzer.analysis.merge import (
+    carried_cost,
+    consistent_wide,
+    mark_moved,
+    merge_adjacent,
+    merge_costs,
+    merge_struct_fields,
+    shared_base_alignments,
+    widened,
+)
+from analyzer.analysis.results import AccessCost, KernelAnalysis, LaunchConfig
+from analyzer.analysis.values import Occurrence, WideAccess
 from analyzer.arch import Architecture, get_arch
 from analyzer.diagnostics import Diagnostic, Severity
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.ir.nodes import Space
 
-__all__ = ["analyze_kernel", "launch_values", "reused_loads"]
+__all__ = ["analyze_kernel", "cost_occurrences", "known_at", "launch_values", "reused_loads", "wide_accesses"]
 
 
 def analyze_kernel(
@@ -43,12 +54,9 @@ def analyze_kernel(
     interp.run_kernel(kernel)
     known = launch_values(launch, known_params)
     wanted = None if arrays is None else set(arrays)
-    costs = [
-        cost_occurrence(o, kernel.display_name, launch, arch, known)
-        for o in interp.occurrences
-        if wanted is None or o.access.array in wanted
-    ]
-    merged = merge_costs(costs)
+    occurrences = [o for o in interp.occurrences if wanted is None or o.access.array in wanted]
+    find_wide_accesses(module, kernel, interp.occurrences, known, arch)
+    merged = merge_costs(cost_occurrences(occurrences, kernel.display_name, launch, arch, known))
     merge_struct_fields(merged)
     # a limit the analysis hit is said where every report format shows it
     diagnostics = [
@@ -58,6 +66,65 @@ def analyze_kernel(
     return KernelAnalysis(
         kernel, launch, merged, diagnostics, interp.notes, shared_arrays=_shared_arrays(module, kernel)
     )
+
+
+def cost_occurrences(
+    occurrences: list[Occurrence], kernel: str, launch: LaunchConfig, arch: Architecture, known: dict[str, int]
+) -> list[AccessCost]:
+    """Each occurrence's cost; a wide access nvcc makes of several (`Occurrence.wide`) is costed
+    once, at its carrier, and its other members make no request of their own."""
+    costs: list[AccessCost] = []
+    carriers: dict[int, AccessCost] = {}
+    for o in occurrences:
+        if o.wide is not None and o.wide.carrier is o.access:
+            cost = carried_cost(cost_occurrence(widened(o), kernel, launch, arch, known_at(o, known)), o)
+            carriers[id(o.wide)] = cost
+        else:
+            cost = cost_occurrence(o, kernel, launch, arch, known_at(o, known))
+        if o.if_converted:
+            cost.exact = False
+            cost.assumptions.append(MayBeIfConverted(o.if_converted))
+        costs.append(cost)
+    for o, cost in zip(occurrences, costs):
+        carrier = carriers.get(id(o.wide)) if o.wide is not None else None
+        if carrier is not None and carrier is not cost:
+            mark_moved(cost, carrier)
+    return costs
+
+
+def find_wide_accesses(
+    module: N.Module, kernel: N.Function, occurrences: list[Occurrence], known: dict[str, int], arch: Architecture
+) -> dict[int, WideAccess]:
+    """Mark the occurrences nvcc merges into wide shared accesses (`merge.merge_adjacent`) and
+    return them by access uid (only accesses merged alike wherever they are reached)."""
+    alignments = shared_base_alignments(_shared_arrays(module, kernel).values(), arch)
+    merge_adjacent(occurrences, lambda o: known_at(o, known), alignments, arch)
+    return consistent_wide(occurrences)
+
+
+def wide_accesses(
+    module: N.Module,
+    kernel: N.Function,
+    launch: LaunchConfig,
+    params: dict[str, int] | None = None,
+    arch: Architecture | None = None,
+) -> dict[int, WideAccess]:
+    """The accesses of `kernel` that nvcc merges into wide shared accesses, by uid: the rule
+    `analyze_kernel` costs them by, for the simulator to apply to what it measures."""
+    known_params = dict(launch.params)
+    known_params.update(params or {})
+    arch = arch or get_arch()
+    interp = Interpreter(module, launch, known_params, arch)
+    interp.run_kernel(kernel)
+    return find_wide_accesses(module, kernel, interp.occurrences, launch_values(launch, known_params), arch)
+
+
+def known_at(occ: Occurrence, known: dict[str, int]) -> dict[str, int]:
+    """The values an occurrence is costed with: the launch's and the parameters', and those the
+    code stated before it (`__assume(n == 2)`); a value given on the command line or by the
+    launch wins over a stated one."""
+    stated = occ.facts.value_map()
+    return {**stated, **known} if stated else known
 
 
 def launch_values(launch: LaunchConfig, params: dict[str, int]) -> dict[str, int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from analyzer.analysis.assumptions import Assumption
+from analyzer.analysis.assumptions import Assumption, AssumptionKind
 from analyzer.analysis.indexing import element_field
 from analyzer.diagnostics import Diagnostic, Span
 from analyzer.ir.nodes import Access, AccessOp, Function, Space
@@ -127,6 +127,16 @@ class AccessCost:
             stride_bytes=t.stride_bytes,
             collisions=t.collisions,
         )
+
+    @property
+    def bounded(self) -> bool:
+        """Whether `per_request` is a bound (a data-dependent index), not a figure."""
+        return any(a.kind is AssumptionKind.COST_BOUNDED for a in self.assumptions)
+
+    @property
+    def may_be_if_converted(self) -> bool:
+        """Whether nvcc may issue this load merged with other branches' (not as costed)."""
+        return any(a.kind is AssumptionKind.MAY_BE_IF_CONVERTED for a in self.assumptions)
 
     @property
     def excess(self) -> bool:

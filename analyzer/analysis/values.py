@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from analyzer.analysis import symbolic as S
+from analyzer.analysis.facts import NO_FACTS, Facts
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.records import field, record
@@ -26,6 +27,7 @@ __all__ = [
     "Ptr",
     "StructParam",
     "Value",
+    "WideAccess",
     "is_loop_counter",
     "lane_dependent",
     "lane_varying",
@@ -98,6 +100,27 @@ class Occurrence:
     via: str | None
     struct_type: T.StructType | None = None
     reuses: N.Access | None = None  # the access whose value this load reuses (no request)
+    facts: Facts = NO_FACTS  # what the code stated (`__assume`) before the access, for every thread
+    region_bytes: int | None = None  # the size of the array `ptr` points into, where known
+    # nvcc merges this access with its neighbours (`merge.merge_adjacent`): the wide access
+    # that moves it, and for the access that carries the request its width and offset in it
+    wide: WideAccess | None = None
+    window: int | None = None  # the run of shared accesses nvcc may merge it with (`Interpreter.window_of`)
+    if_converted: tuple[str, ...] = ()  # the other branches' loads nvcc may merge it with (`ifconvert`)
+
+
+@record(slots=False)
+class WideAccess:
+    """One wide shared access nvcc makes of several adjacent ones (`s[2*t]`, `s[2*t+1]`: one
+    64-bit access): the access that carries the request (the first load, the last store), the
+    bytes each lane moves, and the byte offset of each member's element within a lane's bytes."""
+
+    carrier: N.Access
+    bytes: int
+    members: tuple[tuple[N.Access, int], ...]  # (access, offset within the wide access)
+
+    def offset_of(self, access: N.Access) -> int:
+        return next(off for a, off in self.members if a is access)
 
 
 def is_loop_counter(name: str) -> bool:

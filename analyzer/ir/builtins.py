@@ -57,6 +57,7 @@ class BuiltinKind(StrEnum):
     VOTE = "vote"  # a warp-wide vote over a predicate
     POPCOUNT = "popcount"
     MATH = "math"  # a floating-point (or abs) function
+    ASSUME = "assume"  # `__assume(c)`, `__builtin_assume(c)`, `assert(c)`: c holds where it is reached
 
 
 VARIABLE_KINDS = frozenset(
@@ -203,6 +204,8 @@ _TABLE: tuple[BuiltinSpec, ...] = (
         BuiltinSpec(name, BuiltinKind.POPCOUNT, ResultType.UNMODELLED, operation="popc")
         for name in ("__popc", "__popcll")
     ),
+    # facts the code states: the analysis takes their condition as true (`analysis.facts`)
+    *(BuiltinSpec(name, BuiltinKind.ASSUME, ResultType.INT) for name in ("__assume", "__builtin_assume", "assert")),
     # math: the spellings typed `float` by lowering (the others' type is not modelled) ...
     _float_math("sqrtf", "sqrt"),
     _float_math("sqrt"),

@@ -30,7 +30,6 @@ is 0.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 from analyzer.analysis import symbolic as S
@@ -52,98 +51,24 @@ from analyzer.ptx.instructions import (
     type_of,
     written_registers,
 )
-from analyzer.ptx.nodes import (
-    Addr,
-    Imm,
-    Not,
-    PtxFunction,
-    PtxInstruction,
-    PtxModule,
-    Reg,
-    SpecialReg,
-    Sym,
-    Vec,
+from analyzer.ptx.nodes import Addr, Imm, Not, PtxFunction, PtxInstruction, PtxModule, Reg, SpecialReg, Sym, Vec
+from analyzer.ptx.values import (
+    Dataflow,
+    LoopParts,
+    ParamNaming,
+    PtxAccess,
+    Value,
+    select_pointer,
+    static_shared_offsets,
 )
 
 __all__ = ["Dataflow", "ParamNaming", "PtxAccess", "evaluate"]
 
-Value = Any  # S.Expr | Ptr
-
-COMPARE = {
-    "eq": "==",
-    "ne": "!=",
-    "lt": "<",
-    "le": "<=",
-    "gt": ">",
-    "ge": ">=",
-    "lo": "<",
-    "ls": "<=",
-    "hi": ">",
-    "hs": ">=",
-}
+_SIGNED_COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+COMPARE = {**_SIGNED_COMPARE, "lo": "<", "ls": "<=", "hi": ">", "hs": ">="}  # and the unsigned spellings
 MULTIPLICATIVE = {"shl": "<<", "shr": ">>", "mul": "*", "div": "/"}
+MAX_JOINED_PATHS = 16  # a join of more paths than this makes the registers that differ unknown
 SPECIAL = {"%tid": "threadIdx", "%ctaid": "blockIdx", "%ntid": "blockDim", "%nctaid": "gridDim"}
-
-
-@dataclass(frozen=True)
-class ParamNaming:
-    """How kernel parameters are named: PTX param -> CUDA name, and (param, byte offset) ->
-    `A.width` for a field of a struct passed by value. A param not listed is named by its
-    PTX name without the kernel's prefix (`param_2`)."""
-
-    names: Mapping[str, str] = field(default_factory=dict)
-    fields: Mapping[tuple[str, int], str] = field(default_factory=dict)
-
-    def name(self, fn: PtxFunction, param: str, offset: int) -> str:
-        if (param, offset) in self.fields:
-            return self.fields[(param, offset)]
-        base = self.names.get(param)
-        if base is None:
-            base = param[len(fn.name) + 1 :] if param.startswith(fn.name + "_") else param
-        return base if offset == 0 else f"{base}.field{offset}"
-
-
-@dataclass
-class PtxAccess:
-    """One `ld`/`st`/`atom`/`red` on shared, global or generic memory, as evaluated."""
-
-    instruction: PtxInstruction
-    space: Space  # SHARED, GLOBAL or UNKNOWN (generic memory whose pointer was not traced)
-    op: AccessOp
-    bytes: int  # bytes per lane: element size times vector width
-    ptr: Ptr | None
-    mask: S.Expr
-    loop_headers: tuple[int, ...]  # blocks of the enclosing loops' headers, outermost first
-    loops: tuple[LoopCtx, ...] = ()  # filled once every loop's condition is known
-
-    @property
-    def text(self) -> str:
-        return instruction_text(self.instruction)
-
-
-@dataclass(frozen=True)
-class LoopParts:
-    """What entering a loop found: its counter and kind, the registers that are additive
-    inductions, and a multiplicative counter's start, operator and step (for its `LoopCtx`)."""
-
-    counter: str  # `k@<loop>`, or `<register>@<loop>` for a multiplicative counter
-    kind: LoopKind = LoopKind.ADDITIVE
-    inductions: frozenset[str] = frozenset()
-    init: S.Expr | None = None
-    op: str = ""
-    step: int = 0
-
-
-@dataclass
-class Dataflow:
-    function: PtxFunction
-    cfg: PtxCfg
-    accesses: list[PtxAccess]
-    entry_env: dict[int, dict[str, Value]]  # registers at each block's start
-    exit_env: dict[int, dict[str, Value]]  # registers at each block's end
-    masks: dict[int, S.Expr]  # the condition under which a lane runs each block
-    loops: dict[int, LoopCtx | None]  # by header block (None: a loop whose counter is not known)
-    notes: list[str] = field(default_factory=list)
 
 
 class _Evaluator:
@@ -166,6 +91,7 @@ class _Evaluator:
         }
         self.entry_params = {p.name for p in fn.params}
         self.notes: list[str] = []
+        self.shared_offsets = static_shared_offsets((*module.globals, *fn.decls))
 
     # ------------------------------------------------------------------ operands
     def special(self, reg: SpecialReg) -> Value:
@@ -379,8 +305,8 @@ class _Evaluator:
         if opcode == "selp":
             c = self.integer(src[2])
             a, b = src[0], src[1]
-            if isinstance(a, Ptr) and isinstance(b, Ptr) and a.region == b.region:
-                return Ptr(a.region, a.space, S.select(c, a.offset, b.offset), min(a.align, b.align))
+            if isinstance(a, Ptr) and isinstance(b, Ptr):
+                return select_pointer(c, a, b, self.shared_offsets, self.arch)
             return S.select(c, self.integer(a), self.integer(b))
         if opcode in ("bfi", "bfe"):
             return self.bitfield(opcode, src)
@@ -611,7 +537,14 @@ def _join(
             first_pred = next(p for p, v in zip(preds, values) if v is not None)
             cond = _branch_condition(cfg, ev, idom, first_pred, b, exit_env)
             cond = present[0][1] if cond is None else cond
-            out[r] = _select(cond, present[0][0], present[1][0])
+            out[r] = _select(cond, present[0][0], present[1][0], ev)
+        elif len(present) <= MAX_JOINED_PATHS:
+            # an else-if chain joined at once: each path's value under the condition of its edge
+            # (a lane takes one path), as srad's `if`s choose which array a load reads
+            joined = present[-1][0]
+            for v, c in reversed(present[:-1]):
+                joined = _select(c, v, joined, ev)
+            out[r] = joined
         else:
             out[r] = S.unknown("join", Origin.JOIN)
     return out, mask
@@ -633,11 +566,13 @@ def _branch_condition(
     return None
 
 
-def _select(c: S.Expr, a: Value, b: Value) -> Value:
+def _select(c: S.Expr, a: Value, b: Value, ev: _Evaluator) -> Value:
     if isinstance(a, S.Expr) and isinstance(b, S.Expr):
         return S.select(c, a, b)
-    if isinstance(a, Ptr) and isinstance(b, Ptr) and a.region == b.region:
-        return Ptr(a.region, a.space, S.select(c, a.offset, b.offset), min(a.align, b.align))
+    if isinstance(a, Ptr) and isinstance(b, Ptr):
+        chosen = select_pointer(c, a, b, ev.shared_offsets, ev.arch)
+        if chosen is not None:
+            return chosen
     return S.unknown("join", Origin.JOIN)
 
 

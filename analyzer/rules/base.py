@@ -122,8 +122,11 @@ class Rule:
 
 # ----------------------------------------------------------------------------- costs
 def known_excess(cost: AccessCost) -> bool:
-    """The access costs more than ideal, both known, it is not moved by a merged wide load and
+    """The access costs more than ideal, both known (not a bound on a data-dependent index, and
+    not a branch load nvcc may merge with another's), it is not moved by a merged wide load and
     it makes a request of its own (a reused value makes none)."""
+    if cost.bounded or cost.may_be_if_converted:  # a bound, or not the load nvcc may issue
+        return False
     return cost.merged_into is None and cost.reuses is None and cost.excess
 
 

@@ -17,6 +17,7 @@ addresses relative to an anchor at a multiple of it.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,7 @@ from analyzer.analysis.assumptions import SpaceNotCosted
 from analyzer.analysis.cost import global_cost, shared_cost, split_access
 from analyzer.analysis.launch import DEFAULT_BLOCKS as ASSUMED_BLOCKS  # by number of dimensions
 from analyzer.analysis.results import AccessCost, KernelAnalysis, LaunchConfig, Unit
+from analyzer.analysis.values import WideAccess
 from analyzer.arch import Architecture
 from analyzer.budget import SIMULATION_FLOOR, Budget
 from analyzer.diagnostics import Span
@@ -118,9 +120,12 @@ def sample_blocks(grid: tuple[int, int, int], limit: int) -> list[tuple[int, int
 class SiteRecorder:
     """Charges each warp's request at each site; the `on_access` callback of the interpreter."""
 
-    def __init__(self, memory: Memory, arch: Architecture) -> None:
+    def __init__(self, memory: Memory, arch: Architecture, wide: dict[int, WideAccess] | None = None) -> None:
         self.memory = memory
         self.arch = arch
+        # the accesses nvcc merges into wide shared accesses (analysis.kernel.wide_accesses): the
+        # carrier is charged as the wide access, the other members make no request
+        self.wide = wide or {}
         self.anchor = arch.address_period  # both cost functions are invariant under a shift by it
         self.sites: dict[int, _Site] = {}
         self.cache: dict[tuple, tuple[int, int, Any]] = {}
@@ -131,7 +136,10 @@ class SiteRecorder:
         if s is None:
             elem = access.element
             pieces: tuple[tuple[int, int], ...] = ()
-            if elem.size and elem.align:
+            wide = self.wide.get(access.uid)
+            if wide is not None:  # moved by a wide access: from the start of its bytes, or not at all
+                pieces = ((-wide.offset_of(access), wide.bytes),) if wide.carrier is access else ()
+            elif elem.size and elem.align:
                 try:
                     pieces = split_access(elem.size, elem.align, self.arch)
                 except ValueError:
@@ -162,6 +170,8 @@ class SiteRecorder:
         a = addrs.astype(np.int64).reshape(-1, warp)
         m = mask.reshape(-1, warp)
         warps = np.nonzero(m.any(axis=1))[0]
+        if access.uid in self.wide and not site.pieces:
+            return  # moved by another access's wide access: no request of its own
         if space not in COSTED or not site.pieces:
             site.requests += len(warps) * max(1, len(site.pieces))
             return
@@ -243,7 +253,7 @@ def simulate_kernel(
     n_threads = block[0] * block[1] * block[2]
     default = options.default_param if options.default_param is not None else n_threads * math.prod(grid)
     memory = Memory(options.fill, options.seed)
-    recorder = SiteRecorder(memory, arch)
+    recorder = SiteRecorder(memory, arch, _wide_accesses(module, kernel, launch, known, arch))
     barriers: dict[int, BarrierProblem] = {}
     within = blocks_within(options.budget, n_threads)
     cut_blocks = options.max_blocks <= 0 and math.prod(grid) > within
@@ -295,6 +305,18 @@ def simulate_kernel(
     return sim
 
 
+def _wide_accesses(
+    module: N.Module, kernel: N.Function, launch: LaunchConfig, known: dict[str, int], arch: Architecture
+) -> dict[int, WideAccess]:
+    """The accesses nvcc merges into wide shared accesses: the same rule as `check`'s."""
+    from analyzer.analysis.kernel import wide_accesses
+
+    try:
+        return wide_accesses(module, kernel, launch, known, arch)
+    except (Exception, RecursionError):  # noqa: BLE001 - then every access is charged as written
+        return {}
+
+
 def _charge_reused_loads(
     costs: list[AccessCost], module: N.Module, kernel: N.Function, launch: LaunchConfig, known: dict[str, int]
 ) -> None:
@@ -313,6 +335,23 @@ def _charge_reused_loads(
             mark_reused(c, holder)
             if isinstance(c, SimulatedCost):
                 c.mean_per_request = None
+
+
+def _mark_wide(costs: Sequence[AccessCost], wide: dict[int, WideAccess]) -> None:
+    """Say which costs are wide accesses nvcc makes of several, as `check` does."""
+    from analyzer.analysis.assumptions import AccessesMerged
+    from analyzer.analysis.merge import mark_moved
+
+    by_uid = {c.access.uid: c for c in costs}
+    for c in costs:
+        w = wide.get(c.access.uid)
+        carrier = by_uid.get(w.carrier.uid) if w is not None else None
+        if w is None or carrier is None:
+            continue
+        if carrier is c:
+            c.assumptions.append(AccessesMerged(tuple(a.text for a, _ in w.members), w.bytes))
+        else:
+            mark_moved(c, carrier)
 
 
 def _costs(kernel: N.Function, module: N.Module, recorder: SiteRecorder, sim: Simulation) -> list[AccessCost]:
@@ -369,6 +408,7 @@ def _costs(kernel: N.Function, module: N.Module, recorder: SiteRecorder, sim: Si
             c.assumptions.append(SpaceNotCosted(space))
         costs.append(c)
     merge_struct_fields(costs)
+    _mark_wide(costs, recorder.wide)
     for c in costs:  # after merging: a field moved by another access's wide load has no request
         c.mean_per_request = round(c.total / c.requests, 3) if c.requests and c.total is not None else None
     return [*costs]

@@ -711,6 +711,8 @@ class BlockInterpreter(Visitor):
             return np.array([bin(int(x)).count("1") for x in v], np.int32)
         if kind is BuiltinKind.VOTE and ops:
             return self.vote(spec.operation, _truth(ops[-1]), mask)  # type: ignore[union-attr]
+        if kind is BuiltinKind.ASSUME:
+            return self.zero(e.type)  # a fact stated for the compiler: no value, no effect
         value = self.math(callee, ops, e.type) if callee is not None else None
         if value is not None:
             return value
