@@ -15,13 +15,33 @@ from analyzer.arch import (
 )
 
 VOLTA_TO_HOPPER = ("sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90")
+# the seed articles' hardware (tests/test_seed_architectures.py holds them to the guide's rules)
+SEED_GENERATIONS = (
+    "sm_10",
+    "sm_11",
+    "sm_12",
+    "sm_13",
+    "sm_20",
+    "sm_21",
+    "sm_30",
+    "sm_30-bank8",
+    "sm_35",
+    "sm_35-bank8",
+    "sm_37",
+)
 
 
 def test_table_holds_volta_to_hopper():
-    assert set(ARCHITECTURES) == set(VOLTA_TO_HOPPER)
+    assert set(VOLTA_TO_HOPPER) <= set(ARCHITECTURES)
 
 
-@pytest.mark.parametrize("name", VOLTA_TO_HOPPER)
+def test_table_holds_the_seed_generations_and_they_charge_global_memory_in_transactions():
+    assert set(SEED_GENERATIONS) <= set(ARCHITECTURES)
+    assert not any(ARCHITECTURES[name].charges_sectors for name in SEED_GENERATIONS)
+    assert all(ARCHITECTURES[name].charges_sectors for name in VOLTA_TO_HOPPER)
+
+
+@pytest.mark.parametrize("name", VOLTA_TO_HOPPER + SEED_GENERATIONS)
 def test_each_entry_is_named_by_its_key_and_described(name):
     arch = ARCHITECTURES[name]
     assert arch.name == name
@@ -78,10 +98,10 @@ def test_an_access_size_the_hardware_lacks_is_refused(access_bytes):
 
 def test_an_unknown_name_raises_a_key_error_listing_the_valid_names():
     with pytest.raises(UnknownArchitecture) as excinfo:
-        get_arch("sm_35")
+        get_arch("sm_50")
     assert isinstance(excinfo.value, KeyError)
     message = str(excinfo.value)
-    assert "'sm_35'" in message
+    assert "'sm_50'" in message
     for name in VOLTA_TO_HOPPER:
         assert name in message
 

@@ -21,6 +21,7 @@ from analyzer.records import record
 __all__ = [
     "AddressNotFollowed",
     "AlignmentUnknown",
+    "ArchitectureNote",
     "Assumption",
     "AssumptionKind",
     "BlockAssumed",
@@ -58,6 +59,7 @@ class AssumptionKind(StrEnum):
     VALUE_REUSED = "value-reused"  # the thread holds the value: no request
     FIELDS_LOADED_TOGETHER = "fields-loaded-together"  # one wide load moves several fields
     MOVED_BY_WIDE_LOAD = "moved-by-wide-load"  # another access's wide load moves this field
+    ARCHITECTURE_NOTE = "architecture-note"  # what the architecture's table does not express
 
 
 @record
@@ -159,6 +161,13 @@ class MovedByWideLoad(Assumption):
     load: str  # the text of the access whose wide load moves this field
 
 
+@record
+class ArchitectureNote(Assumption):
+    kind = AssumptionKind.ARCHITECTURE_NOTE
+    arch: str  # the architecture's name
+    note: str  # one of `Architecture.notes`
+
+
 def words(a: Assumption) -> str:
     """The sentence that reports print for `a`."""
     match a:
@@ -210,6 +219,8 @@ def words(a: Assumption) -> str:
             return f"fields {', '.join(fields)} of one `{struct}` element are loaded with one {nbytes}-byte access"
         case MovedByWideLoad(bytes=nbytes, load=load):
             return f"moved by the {nbytes}-byte load of `{load}`"
+        case ArchitectureNote(arch=arch, note=note):
+            return f"{arch}: {note}"
     raise TypeError(f"no wording for {a!r}")
 
 

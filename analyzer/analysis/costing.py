@@ -16,6 +16,7 @@ from analyzer.analysis import symbolic as S
 from analyzer.analysis.assumptions import (
     AddressNotFollowed,
     AlignmentUnknown,
+    ArchitectureNote,
     BlockAssumed,
     BlockUnknown,
     ConditionAssumedTrue,
@@ -166,7 +167,7 @@ def resolve_site(
         size,
         size,
         1,
-        unit_of(space),
+        unit_of(space, arch),
         None,
         None,
         via=occ.via,
@@ -174,6 +175,8 @@ def resolve_site(
     )
     if launch.assumed:
         cost.assumptions.append(BlockAssumed(launch.origin))
+    if space in (Space.SHARED, Space.GLOBAL):  # what the architecture's table cannot express
+        cost.assumptions += [ArchitectureNote(arch.name, note) for note in arch.notes]
     if space not in (Space.SHARED, Space.GLOBAL):
         cost.exact = False
         cost.assumptions.append(SpaceNotCosted(space) if space in (Space.LOCAL, Space.CONSTANT) else SpaceUnknown())
@@ -200,7 +203,7 @@ def resolve_site(
         cost.assumptions.append(BlockUnknown())
         return cost, None
     mask = occ.mask.subs(known) if known else occ.mask
-    return cost, Site(offset, affine, mask, occ.loops, launch, launch.block, known, space, pieces)
+    return cost, Site(offset, affine, mask, occ.loops, launch, launch.block, known, space, pieces, cost.op)
 
 
 def charge_scenario(site: Site, plan: WarpPlan, combo: tuple[int, ...], summary: Summary, arch: Architecture) -> None:
@@ -251,7 +254,7 @@ def start_residues(
     assert ref_v is not None
     residues = tuple(sorted(S.residues(ref_v, period)))
     if site.space == Space.GLOBAL:
-        residues = one_per_sector_shift(residues, arch.sector_bytes)
+        residues = one_per_sector_shift(residues, arch.global_period)
     return residues
 
 
@@ -285,7 +288,7 @@ def charge_request(
             key = (addrs, psize)
             ch = known.get(key)
             if ch is None:
-                ch = known[key] = charge(addrs, psize, site.space, arch)
+                ch = known[key] = charge(addrs, psize, site.space, arch, site.op)
             charges.append(ch)
             ideal_here = ideal_here and ch.per_request <= ch.ideal
         some_start_is_ideal = some_start_is_ideal or ideal_here
@@ -295,12 +298,15 @@ def charge_request(
     return Outcome(tuple(charges), some_start_is_ideal, worst, lowest, alignment_matters)
 
 
-def charge(addresses: tuple[int | None, ...], size: int, space: Space, arch: Architecture) -> Charge:
-    """One request of `size`-byte lanes at `addresses`, in wavefronts (shared) or sectors."""
+def charge(
+    addresses: tuple[int | None, ...], size: int, space: Space, arch: Architecture, op: AccessOp = AccessOp.LOAD
+) -> Charge:
+    """One request of `size`-byte lanes at `addresses`, in wavefronts (shared) or sectors
+    (transactions on the seed generations, where a load and a store may differ: `op`)."""
     if space == Space.SHARED:
         c = shared_cost(addresses, size, arch)
         return Charge(c.wavefronts, c.ideal, c, addresses)
-    g = global_cost(addresses, size, arch)
+    g = global_cost(addresses, size, arch, op)
     return Charge(g.sectors, g.ideal, g, addresses)
 
 

@@ -32,7 +32,7 @@ from analyzer.analysis.values import (
 )
 from analyzer.ir import builtins
 from analyzer.ir.builtins import BuiltinKind
-from analyzer.ir.nodes import Space
+from analyzer.ir.nodes import AccessOp, Space
 from analyzer.records import record, replace
 
 __all__ = [
@@ -77,6 +77,7 @@ class Site:
     known: dict[str, int]  # the symbols the launch (and --param) fix
     space: Space
     pieces: tuple[tuple[int, int], ...]  # (byte offset, bytes) of each hardware access of an element
+    op: AccessOp = AccessOp.LOAD  # a seed generation may charge loads and stores differently
 
 
 @record(frozen=False)

@@ -22,6 +22,8 @@ from analyzer.rules.base import (
     type_name,
 )
 
+CHARGED_IN = (Unit.SECTORS, Unit.TRANSACTIONS)  # sectors today, transactions on the seed generations
+
 STAGE = (
     "stage the tile through shared memory: move it between global and shared memory with "
     "threadIdx.x indexing consecutive elements, and make the strided access in shared memory"
@@ -107,7 +109,7 @@ class UncoalescedAccess(Rule):
     def check(self, analysis: KernelAnalysis, ctx: CheckContext) -> Iterator[Finding]:
         uses: ThreadIndexUse | None = None
         for cost in analysis.costs:
-            if cost.space != Space.GLOBAL or cost.unit != Unit.SECTORS or not known_excess(cost):
+            if cost.space != Space.GLOBAL or cost.unit not in CHARGED_IN or not known_excess(cost):
                 continue
             if cost.only_alignment:
                 # e.g. `A[row * width + col]` with `width` not known: coalesced when the row
@@ -117,11 +119,12 @@ class UncoalescedAccess(Rule):
             assert cost.per_request is not None and cost.ideal_per_request is not None
             if uses is None:
                 uses = ThreadIndexUse(analysis.kernel)
+            count = "sectors" if cost.unit == Unit.SECTORS else "transactions"
             args = {
                 "op": cost.op,
                 "access": cost.text,
                 "array": cost.access.array,
-                "sectors": cost.per_request,
+                count: cost.per_request,
                 "ideal": cost.ideal_per_request,
                 "efficiency": 100.0 * cost.ideal_per_request / cost.per_request,
                 "stride_bytes": cost.stride_bytes,
@@ -136,6 +139,7 @@ class UncoalescedAccess(Rule):
                 args=args,
                 fix=fix,
                 detail=why + context_lines(cost, analysis),
+                message=None if cost.unit == Unit.SECTORS else self.message.replace("sectors", "transactions"),
             )
 
     # ------------------------------------------------------------------ the fix
