@@ -49,7 +49,7 @@ def analyze_kernel(
         if wanted is None or o.access.array in wanted
     ]
     merged = merge_costs(costs)
-    merge_struct_fields(merged)
+    merge_struct_fields(merged, arch)
     # a limit the analysis hit is said where every report format shows it
     diagnostics = [
         Diagnostic(Severity.WARNING, f"in kernel `{kernel.display_name}`: {note}", "WL903", kernel.name_span)

@@ -370,7 +370,7 @@ def _costs(kernel: N.Function, module: N.Module, recorder: SiteRecorder, sim: Si
         if not costed:
             c.assumptions.append(SpaceNotCosted(space))
         costs.append(c)
-    merge_struct_fields(costs)
+    merge_struct_fields(costs, recorder.arch)
     for c in costs:  # after merging: a field moved by another access's wide load has no request
         c.mean_per_request = round(c.total / c.requests, 3) if c.requests and c.total is not None else None
     return [*costs]
