@@ -184,3 +184,26 @@ def test_wl201_says_transactions_and_the_report_says_what_the_table_does_not_exp
     assert "sm_13: costs are per warp-level request, the sum over its two half-warps, each charged on its own" in notes
     today = check_source("k.cu", STRIDED, Options(arch="sm_90"))
     assert not [a for c in today.kernels[0].costs for a in c.assumptions]
+
+
+@pytest.mark.parametrize("code", ["WL101", "WL201", "WL301"])
+def test_explain_says_how_the_cost_differs_by_generation(code):
+    from analyzer.rules.registry import RULES
+
+    options = RULES[code].documentation().split("## Options", 1)[1].split("## References", 1)[0]
+    assert "How the cost differs by generation (`--arch`)" in options
+    assert "sm_11" in options
+
+
+def test_the_json_report_of_a_seed_generation_validates_against_the_schema():
+    import json
+    from pathlib import Path
+
+    jsonschema = pytest.importorskip("jsonschema")
+    from analyzer.report.json import document
+
+    schema = json.loads((Path(__file__).resolve().parents[1] / "docs" / "schema-v1.json").read_text())
+    doc = document([check_source("k.cu", STRIDED, Options(arch="sm_11"))])
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    units = {a["unit"] for k in doc["files"][0]["kernels"] for a in k["accesses"]}
+    assert units == {"wavefronts", "transactions"}

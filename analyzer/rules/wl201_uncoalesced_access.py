@@ -90,6 +90,15 @@ class UncoalescedAccess(Rule):
     None of its own. The launch configuration (`--block`) decides which lanes form a
     warp.
 
+    How the cost differs by generation (`--arch`): Volta to Hopper (the default) count
+    32-byte sectors per warp. The older generations count transactions: Kepler
+    (`sm_30`, `sm_35`) 32-byte segments; Fermi (`sm_20`) one 128-byte line per cached
+    load and 32-byte segments per store; compute capability 1.2/1.3 (`sm_12`, `sm_13`)
+    one segment of 32 to 128 bytes per half-warp, shrunk to the half it uses, and 1.0/1.1
+    (`sm_10`, `sm_11`) one transaction per half-warp only when its k-th lane reads the
+    k-th word of an aligned segment, else one per lane: `x[tid + 1]` costs 5 sectors
+    today, 3 transactions on `sm_13` and 32 on `sm_11`.
+
     ## References
     - CUDA C++ Programming Guide, Performance Guidelines, "Device Memory Accesses":
       <https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#device-memory-accesses>
