@@ -18,13 +18,33 @@ from analyzer.arch import (
 
 VOLTA_TO_HOPPER = ("sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90")
 BLACKWELL = ("sm_100", "sm_101", "sm_103", "sm_120", "sm_121")
+# the seed articles' hardware (tests/test_seed_architectures.py holds them to the guide's rules)
+SEED_GENERATIONS = (
+    "sm_10",
+    "sm_11",
+    "sm_12",
+    "sm_13",
+    "sm_20",
+    "sm_21",
+    "sm_30",
+    "sm_30-bank8",
+    "sm_35",
+    "sm_35-bank8",
+    "sm_37",
+)
 
 
-def test_table_holds_volta_to_blackwell():
-    assert set(ARCHITECTURES) == set(VOLTA_TO_HOPPER) | set(BLACKWELL)
+def test_table_holds_volta_to_blackwell_and_the_seed_generations():
+    assert set(ARCHITECTURES) == set(VOLTA_TO_HOPPER) | set(BLACKWELL) | set(SEED_GENERATIONS)
 
 
-@pytest.mark.parametrize("name", VOLTA_TO_HOPPER + BLACKWELL)
+def test_table_holds_the_seed_generations_and_they_charge_global_memory_in_transactions():
+    assert set(SEED_GENERATIONS) <= set(ARCHITECTURES)
+    assert not any(ARCHITECTURES[name].charges_sectors for name in SEED_GENERATIONS)
+    assert all(ARCHITECTURES[name].charges_sectors for name in VOLTA_TO_HOPPER)
+
+
+@pytest.mark.parametrize("name", VOLTA_TO_HOPPER + BLACKWELL + SEED_GENERATIONS)
 def test_each_entry_is_named_by_its_key_and_described(name):
     arch = ARCHITECTURES[name]
     assert arch.name == name
@@ -82,13 +102,17 @@ OPT_IN_KIB = {
     "sm_103": 227,
     "sm_120": 99,
     "sm_121": 99,
+    # before compute capability 7.0 there is no opt-in: the most a block may use at all
+    **dict.fromkeys(("sm_10", "sm_11", "sm_12", "sm_13"), 16),
+    **dict.fromkeys(("sm_20", "sm_21", "sm_30", "sm_30-bank8", "sm_35", "sm_35-bank8", "sm_37"), 48),
 }
 
 
 def test_the_opt_in_shared_memory_per_block_is_the_programming_guides():
     assert {name: arch.shared_memory_per_block_opt_in // 1024 for name, arch in ARCHITECTURES.items()} == OPT_IN_KIB
-    # what a block may declare statically is 48 KiB on every generation, Blackwell included
-    assert {arch.shared_memory_per_block for arch in ARCHITECTURES.values()} == {48 * 1024}
+    # what a block may declare statically is 48 KiB on every generation since Fermi, Blackwell included
+    assert {a.shared_memory_per_block for n, a in ARCHITECTURES.items() if n not in SEED_GENERATIONS[:4]} == {48 * 1024}
+    assert {ARCHITECTURES[n].shared_memory_per_block for n in SEED_GENERATIONS[:4]} == {16 * 1024}
 
 
 @pytest.mark.parametrize("name", BLACKWELL)
@@ -124,10 +148,10 @@ def test_an_access_size_the_hardware_lacks_is_refused(access_bytes):
 
 def test_an_unknown_name_raises_a_key_error_listing_the_valid_names():
     with pytest.raises(UnknownArchitecture) as excinfo:
-        get_arch("sm_35")
+        get_arch("sm_50")
     assert isinstance(excinfo.value, KeyError)
     message = str(excinfo.value)
-    assert "'sm_35'" in message
+    assert "'sm_50'" in message
     for name in VOLTA_TO_HOPPER:
         assert name in message
 

@@ -14,7 +14,9 @@ README, runs the whole pipeline (`analyzer.api.check_file`) on the sample, and c
   `total == per_request * requests` and whole warps of the launch;
 - the finding codes at the access's exact line:column are the row's verdict: WL101 on a
   shared access that costs more than its ideal, WL201 on such a global access, neither
-  on an access the row calls OK.
+  on an access the row calls OK;
+- the same again under the article's own hardware, where the row names one (its `--arch`
+  column, the "cost there" in wavefronts and global *transactions*, the "verdict there").
 
 How a row selects its accesses: the backticked snippets of its "access as written"
 column that occur verbatim on the row's lines pick the accesses they overlap; when none
@@ -40,7 +42,15 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
 README = SAMPLES / "README.md"
 
-UNIT_SPACE = {"wf": "shared", "wavefront": "shared", "wavefronts": "shared", "sector": "global", "sectors": "global"}
+UNIT_SPACE = {
+    "wf": "shared",
+    "wavefront": "shared",
+    "wavefronts": "shared",
+    "sector": "global",
+    "sectors": "global",
+    "transaction": "global",  # the seed generations charge global memory in transactions
+    "transactions": "global",
+}
 RULE_FOR_SPACE = {"shared": "WL101", "global": "WL201"}  # the rule a costly access of that space gets
 COST_CODES = frozenset(RULE_FOR_SPACE.values())
 
@@ -64,6 +74,10 @@ class Row:
     verdict: str
     snippets: tuple[str, ...] = field(default=())
     kinds: frozenset[tuple[str, str]] = frozenset()  # (space, op) pairs the cell names
+    claim: str = ""  # the article's claim, verbatim ("—": none)
+    arch: str | None = None  # the article's hardware, as `--arch` names it; None: no claim
+    costs_there: dict[str, Cost] = field(default_factory=dict)  # by space, under `arch`
+    verdict_there: str = ""
 
     @property
     def id(self) -> str:
@@ -120,7 +134,9 @@ def _costs(cell: str, access_cell: str = "") -> dict[str, Cost]:
     text = cell.replace("**", "")
     named = {space for space in ("shared", "global") if space in access_cell}
     costs: dict[str, Cost] = {}
-    for m in re.finditer(r"(\d+)\s*(wf|wavefronts?|sectors?)?\s*/\s*(\d+)(\s*\[ncu ideal (\d+)\])?", text):
+    for m in re.finditer(
+        r"(\d+)\s*(wf|wavefronts?|sectors?|transactions?)?\s*/\s*(\d+)(\s*\[ncu ideal (\d+)\])?", text
+    ):
         if m[2]:
             space = UNIT_SPACE[m[2]]
         else:
@@ -141,8 +157,9 @@ def _kinds(cell: str) -> frozenset[tuple[str, str]]:
 def verdict_rows() -> tuple[Row, ...]:
     rows = []
     for cells in _table_after(README.read_text(encoding="utf-8"), "## Verdict table"):
-        number, where, kernel, access, _reasoning, cost, verdict = cells[:7]
+        number, where, kernel, access, _reasoning, cost, verdict, claim, arch, cost_there, verdict_there = cells
         file, lines = _lines(where)
+        named = re.findall(r"`(sm_[\w-]+)`", arch)
         rows.append(
             Row(
                 number=int(number),
@@ -154,6 +171,10 @@ def verdict_rows() -> tuple[Row, ...]:
                 verdict=verdict.lower(),
                 snippets=tuple(re.findall(r"`([^`]+)`", access)),
                 kinds=_kinds(access),
+                claim=claim,
+                arch=named[0] if named else None,
+                costs_there=_costs(cost_there, access) if named else {},
+                verdict_there=verdict_there.lower(),
             )
         )
     return tuple(rows)
@@ -186,12 +207,13 @@ def literal_launch(launch_cell: str) -> tuple[int, int] | None:
 
 
 @cache
-def report(file: str) -> dict[str, Any]:
-    """The JSON document of one sample, as `warplint check --format json` prints it."""
-    from analyzer.api import check_file
+def report(file: str, arch: str | None = None) -> dict[str, Any]:
+    """The JSON document of one sample, as `warplint check --format json [--arch ARCH]` prints it."""
+    from analyzer.api import Options, check_file
     from analyzer.report.json import document
 
-    doc = document([check_file(str(SAMPLES / file))])
+    options = Options() if arch is None else Options(arch=arch)
+    doc = document([check_file(str(SAMPLES / file), options)])
     return doc["files"][0]
 
 
@@ -217,7 +239,7 @@ def selected_accesses(row: Row, kernel: dict[str, Any]) -> list[dict[str, Any]]:
         on_lines = [a for a in on_lines if any(_overlaps(a, *span) for span in spans)]
     if row.kinds:
         on_lines = [a for a in on_lines if (a["space"], a["op"]) in row.kinds]
-    return [a for a in on_lines if a["space"] in row.costs]
+    return [a for a in on_lines if a["space"] in row.costs]  # (the spaces are the same on every arch)
 
 
 def kernels_named(file_report: dict[str, Any], name: str) -> list[dict[str, Any]]:
@@ -313,7 +335,37 @@ def test_the_cost_parser_reads_the_forms_the_table_uses() -> None:
 
 @pytest.mark.parametrize("row", ROWS)
 def test_sample_access_costs_and_findings_match_the_readme_row(row: Row) -> None:
-    file_report = report(row.file)
+    check_row(row, report(row.file), row.costs)
+
+
+SEED_ROWS = [pytest.param(row, id=f"{row.id}-{row.arch}") for row in verdict_rows() if row.arch is not None]
+
+
+@pytest.mark.parametrize("row", SEED_ROWS)
+def test_sample_costs_on_the_articles_hardware_match_the_readme_row(row: Row) -> None:
+    assert row.arch is not None
+    check_row(row, report(row.file, row.arch), row.costs_there)
+
+
+def test_every_claim_of_the_articles_names_the_hardware_it_was_written_for() -> None:
+    # a row with a claim has an architecture and a cost there; a row without has neither
+    for row in verdict_rows():
+        assert (not row.claim.startswith("—")) == (row.arch is not None), row
+    assert {row.arch for row in verdict_rows()} == {None, "sm_10", "sm_11", "sm_13", "sm_20", "sm_35"}
+
+
+def test_verdicts_there_agree_with_the_costs_the_row_states() -> None:
+    for row in verdict_rows():
+        if row.arch is None:
+            continue
+        over = {space for space, c in row.costs_there.items() if c.per_request > c.ideal}
+        assert ("shared" in over) == row.verdict_there.startswith("conflict"), row
+        assert ("global" in over) == row.verdict_there.startswith("uncoalesced"), row
+        assert (not over) == row.verdict_there.startswith("ok"), row
+
+
+def check_row(row: Row, file_report: dict[str, Any], costs: dict[str, Cost]) -> None:
+    """The row's accesses in `file_report` cost `costs` per request, with the findings that follow."""
     context = describe(row, file_report)
     assert not [e for e in file_report["errors"] if e["severity"] == "error"], context
     kernels = kernels_named(file_report, row.kernel)
@@ -321,7 +373,7 @@ def test_sample_access_costs_and_findings_match_the_readme_row(row: Row) -> None
     kernel = kernels[0]
     accesses = selected_accesses(row, kernel)
     assert accesses, "no access of the row found\n" + context
-    assert {a["space"] for a in accesses} <= set(row.costs), context
+    assert {a["space"] for a in accesses} <= set(costs), context
 
     findings: dict[tuple[int, int], set[str]] = {}
     for f in file_report["findings"]:
@@ -331,7 +383,7 @@ def test_sample_access_costs_and_findings_match_the_readme_row(row: Row) -> None
     launch = literal_launch(next(r.launch for r in file_rows() if r.file == row.file))
     for a in accesses:
         where = f"{a['line']}:{a['column']} `{a['text']}`\n{context}"
-        expected = row.costs[a["space"]]
+        expected = costs[a["space"]]
         assert (a["per_request"], a["ideal_per_request"]) == (expected.per_request, expected.ideal), where
         # a load whose value the thread already holds makes no request, so it gets no finding
         # (the README's "the repeated `data[tid].x` is loaded once", "reuses the values just

@@ -22,6 +22,7 @@ __all__ = [
     "AccessesMerged",
     "AddressNotFollowed",
     "AlignmentUnknown",
+    "ArchitectureNote",
     "Assumption",
     "AssumptionKind",
     "BlockAssumed",
@@ -70,6 +71,7 @@ class AssumptionKind(StrEnum):
     ACCESSES_MERGED = "accesses-merged"  # nvcc merges adjacent accesses into one wide access here
     MOVED_BY_WIDE_ACCESS = "moved-by-wide-access"  # another access's wide access moves this one
     MAY_BE_IF_CONVERTED = "may-be-if-converted"  # nvcc may merge branch loads into one (if-conversion)
+    ARCHITECTURE_NOTE = "architecture-note"  # what the architecture's table does not express
 
 
 @record
@@ -218,6 +220,13 @@ class MayBeIfConverted(Assumption):
     others: tuple[str, ...]  # the loads of the other branches
 
 
+@record
+class ArchitectureNote(Assumption):
+    kind = AssumptionKind.ARCHITECTURE_NOTE
+    arch: str  # the architecture's name
+    note: str  # one of `Architecture.notes`
+
+
 def words(a: Assumption) -> str:
     """The sentence that reports print for `a`."""
     match a:
@@ -289,6 +298,8 @@ def words(a: Assumption) -> str:
             )
         case MovedByWideAccess(bytes=nbytes, carrier=carrier):
             return f"no request of its own: moved by the {nbytes * 8}-bit access nvcc makes at `{carrier}`"
+        case ArchitectureNote(arch=arch, note=note):
+            return f"{arch}: {note}"
     raise TypeError(f"no wording for {a!r}")
 
 

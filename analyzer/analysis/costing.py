@@ -14,6 +14,7 @@ from analyzer.analysis import symbolic as S
 from analyzer.analysis.assumptions import (
     AddressNotFollowed,
     AlignmentUnknown,
+    ArchitectureNote,
     Assumption,
     BlockAssumed,
     BlockUnknown,
@@ -207,7 +208,7 @@ def resolve_site(
         size,
         size,
         1,
-        unit_of(space),
+        unit_of(space, arch),
         None,
         None,
         via=occ.via,
@@ -215,6 +216,8 @@ def resolve_site(
     )
     if launch.assumed:
         cost.assumptions.append(BlockAssumed(launch.origin))
+    if space in (Space.SHARED, Space.GLOBAL):  # what the architecture's table cannot express
+        cost.assumptions += [ArchitectureNote(arch.name, note) for note in arch.notes]
     if space not in (Space.SHARED, Space.GLOBAL):
         cost.exact = False
         cost.assumptions.append(SpaceNotCosted(space) if space in (Space.LOCAL, Space.CONSTANT) else SpaceUnknown())
@@ -242,7 +245,9 @@ def resolve_site(
         cost.assumptions.append(BlockUnknown())
         return cost, None
     mask = occ.mask.subs(known) if known else occ.mask
-    site = Site(offset, affine, mask, occ.loops, launch, launch.block, known, space, pieces, arch.address_period, facts)
+    site = Site(
+        offset, affine, mask, occ.loops, launch, launch.block, known, space, pieces, arch.address_period, facts, cost.op
+    )
     return cost, site
 
 
@@ -318,9 +323,9 @@ def start_residues(
     residues = tuple(sorted(S.residues(ref_v, period)))
     typical = typical_residues(ref_v, period, site.facts)
     if site.space == Space.GLOBAL:
-        residues = one_per_sector_shift(residues, arch.sector_bytes)
-        kept = {r % arch.sector_bytes: r for r in residues}
-        typical = frozenset(kept[r % arch.sector_bytes] for r in typical)
+        residues = one_per_sector_shift(residues, arch.global_period)
+        kept = {r % arch.global_period: r for r in residues}
+        typical = frozenset(kept[r % arch.global_period] for r in typical)
     return residues, tuple(r for r in residues if r in typical)
 
 
@@ -359,7 +364,7 @@ def charge_request(
             key = (addrs, psize)
             ch = known.get(key)
             if ch is None:
-                ch = known[key] = charge(addrs, psize, site.space, arch)
+                ch = known[key] = charge(addrs, psize, site.space, arch, site.op)
             charges.append(ch)
             if r in typical:
                 typical_charges.append(ch)
@@ -375,12 +380,15 @@ def charge_request(
     )
 
 
-def charge(addresses: tuple[int | None, ...], size: int, space: Space, arch: Architecture) -> Charge:
-    """One request of `size`-byte lanes at `addresses`, in wavefronts (shared) or sectors."""
+def charge(
+    addresses: tuple[int | None, ...], size: int, space: Space, arch: Architecture, op: AccessOp = AccessOp.LOAD
+) -> Charge:
+    """One request of `size`-byte lanes at `addresses`, in wavefronts (shared) or sectors
+    (transactions on the seed generations, where a load and a store may differ: `op`)."""
     if space == Space.SHARED:
         c = shared_cost(addresses, size, arch)
         return Charge(c.wavefronts, c.ideal, c, addresses)
-    g = global_cost(addresses, size, arch)
+    g = global_cost(addresses, size, arch, op)
     return Charge(g.sectors, g.ideal, g, addresses)
 
 

@@ -57,7 +57,7 @@ def analyze_kernel(
     occurrences = [o for o in interp.occurrences if wanted is None or o.access.array in wanted]
     find_wide_accesses(module, kernel, interp.occurrences, known, arch)
     merged = merge_costs(cost_occurrences(occurrences, kernel.display_name, launch, arch, known))
-    merge_struct_fields(merged)
+    merge_struct_fields(merged, arch)
     # a limit the analysis hit is said where every report format shows it
     diagnostics = [
         Diagnostic(Severity.WARNING, f"in kernel `{kernel.display_name}`: {note}", "WL903", kernel.name_span)

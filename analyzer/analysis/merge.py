@@ -29,6 +29,7 @@ from analyzer.analysis.assumptions import (
     MovedByWideLoad,
     ValueReused,
 )
+from analyzer.analysis.cost import global_cost
 from analyzer.analysis.indexing import element_field, expression_key
 from analyzer.analysis.results import AccessCost
 from analyzer.analysis.values import Occurrence, Ptr, WideAccess
@@ -91,10 +92,11 @@ def merge_costs(costs: list[AccessCost]) -> list[AccessCost]:
     return [by_uid[u] for u in order]
 
 
-def merge_struct_fields(costs: Sequence[AccessCost]) -> None:
+def merge_struct_fields(costs: Sequence[AccessCost], arch: Architecture | None = None) -> None:
     """Loads of several fields of one naturally aligned struct element in one statement are
     one wide load (what nvcc emits): charge the first as the whole element, mark the others.
-    Fields are grouped by the element they read (`indexing.element_field`), read from the IR."""
+    Fields are grouped by the element they read (`indexing.element_field`), read from the IR.
+    `arch`: where it charges transactions (a seed generation), the wide load is charged again."""
     groups: dict[tuple, list[AccessCost]] = {}
     for c in costs:
         st = c.struct_type
@@ -109,10 +111,10 @@ def merge_struct_fields(costs: Sequence[AccessCost]) -> None:
     for group in groups.values():
         fields = {c.field_path[-1] for c in group}
         if len(fields) >= 2:
-            _one_wide_load(group, tuple(sorted(fields)))
+            _one_wide_load(group, tuple(sorted(fields)), arch)
 
 
-def _one_wide_load(group: list[AccessCost], fields: tuple[str, ...]) -> None:
+def _one_wide_load(group: list[AccessCost], fields: tuple[str, ...], arch: Architecture | None = None) -> None:
     """Charge the first access of `group` as the wide load of the whole element; the others
     make no request of their own."""
     first = group[0]
@@ -123,7 +125,9 @@ def _one_wide_load(group: list[AccessCost], fields: tuple[str, ...]) -> None:
     for c in group:
         c.merged_into = first.access.uid if c is not first else None
     first.bytes = struct.size
-    if first.per_request is not None and first.ideal_per_request is not None:
+    if arch is not None and not arch.charges_sectors:
+        _charge_wide_load(first, struct.size, arch)
+    elif first.per_request is not None and first.ideal_per_request is not None:
         first.ideal_per_request *= scale
     first.assumptions.append(FieldsLoadedTogether(fields, struct.name, first.bytes))
     for c in group[1:]:
@@ -137,6 +141,21 @@ def _one_wide_load(group: list[AccessCost], fields: tuple[str, ...]) -> None:
         )
         c.requests = 0 if c.requests is not None else None
         c.total = 0 if c.total is not None else None
+
+
+def _charge_wide_load(first: AccessCost, size: int, arch: Architecture) -> None:
+    """Charge the wide load of `first`'s worst request again, each lane at its element's start.
+    A field at a stride of the element touches the sectors the element does (what the scaled
+    ideal above relies on), but not the transactions of a seed generation (compute capability
+    1.0 coalesces 16-byte words read in sequence, and never 4-byte ones 16 bytes apart)."""
+    if first.per_request is None or not any(a is not None for a in first.lane_addresses):
+        return
+    starts = [None if a is None else a - a % size for a in first.lane_addresses]
+    wide = global_cost(starts, size, arch)
+    first.per_request, first.ideal_per_request = wide.sectors, wide.ideal
+    first.best_per_request = None
+    if first.requests is not None:
+        first.total = wide.sectors * first.requests
 
 
 def mark_reused(cost: AccessCost, holder: N.Access) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from analyzer.analysis.assumptions import Assumption, AssumptionKind
 from analyzer.analysis.indexing import element_field
+from analyzer.arch import Architecture
 from analyzer.diagnostics import Diagnostic, Span
 from analyzer.ir.nodes import Access, AccessOp, Function, Space
 from analyzer.ir.types import StructType
@@ -14,15 +15,19 @@ from analyzer.records import field, record, replace
 
 
 class Unit(StrEnum):
-    """What a request costs in: shared memory in wavefronts, global memory in sectors."""
+    """What a request costs in: shared memory in wavefronts, global memory in sectors (Volta
+    onward) or in transactions (the seed generations, `Architecture.charges_sectors` false)."""
 
     WAVEFRONTS = "wavefronts"
     SECTORS = "sectors"
+    TRANSACTIONS = "transactions"
 
 
-def unit_of(space: Space) -> Unit:
-    """The unit a request to `space` is charged in."""
-    return Unit.WAVEFRONTS if space == Space.SHARED else Unit.SECTORS
+def unit_of(space: Space, arch: Architecture | None = None) -> Unit:
+    """The unit a request to `space` is charged in on `arch` (sectors when no arch is given)."""
+    if space == Space.SHARED:
+        return Unit.WAVEFRONTS
+    return Unit.SECTORS if arch is None or arch.charges_sectors else Unit.TRANSACTIONS
 
 
 @record(slots=False)

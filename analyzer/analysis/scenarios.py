@@ -33,7 +33,7 @@ from analyzer.analysis.values import (
 from analyzer.analysis.verdict import Assume, SymbolFacts, is_block_index, sample_values
 from analyzer.ir import builtins
 from analyzer.ir.builtins import BuiltinKind
-from analyzer.ir.nodes import Space
+from analyzer.ir.nodes import AccessOp, Space
 from analyzer.records import record, replace
 
 __all__ = [
@@ -71,6 +71,7 @@ class Site:
     pieces: tuple[tuple[int, int], ...]  # (byte offset, bytes) of each hardware access of an element
     address_period: int  # the shift under which a request's cost is invariant (`Architecture`)
     facts: SymbolFacts | None = None  # what the code says about the symbols (restricts the values tried)
+    op: AccessOp = AccessOp.LOAD  # a seed generation may charge loads and stores differently
 
 
 @record(frozen=False)

@@ -105,14 +105,17 @@ class Rule:
         fix: str | None = None,
         detail: Iterable[str] = (),
         related: Iterable[Related] = (),
+        message: str | None = None,
     ) -> Finding:
+        """A finding of this rule; `message` is a template of its own where the class's does not
+        fit (a cost in another unit)."""
         return Finding(
             code=self.code,
             rule=self.name,
             severity=self.severity,
             span=span,
             kernel=kernel,
-            message=self.message.format(**args),
+            message=(message or self.message).format(**args),
             fix=fix,
             args=types.MappingProxyType(dict(args)),
             detail=tuple(_unique(detail)),

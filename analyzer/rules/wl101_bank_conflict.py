@@ -107,6 +107,15 @@ class BankConflict(Rule):
     (`--arch`) decide the warp's lanes and the bank layout; `--assume worst`
     (configuration `assume`) judges unknowns at their worst.
 
+    How the cost differs by generation (`--arch`): Volta to Hopper (`sm_70` ...
+    `sm_90`, the default) and Fermi (`sm_20`) have 32 banks and serve a warp of 4-byte
+    accesses in one wavefront. Compute capability 1.x (`sm_10`, `sm_11`, `sm_12`,
+    `sm_13`) has 16 banks and serves each half-warp on its own, so a conflict-free warp
+    costs 2, and a `[16][17]` tile written or read by a 16 x 16 block is conflict-free
+    there but 2-way today; it broadcasts one word per step, so lanes reading
+    consecutive `char`s conflict. Kepler (`sm_30`, `sm_35`) serves words i and i + 32
+    of one 64-word segment together; `sm_35-bank8` models its 8-byte bank mode.
+
     ## References
     - CUDA C++ Programming Guide, Compute Capabilities: "Shared Memory" (7.x and later):
       <https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#shared-memory-7-x>

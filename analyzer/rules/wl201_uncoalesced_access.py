@@ -22,6 +22,8 @@ from analyzer.rules.base import (
     type_name,
 )
 
+CHARGED_IN = (Unit.SECTORS, Unit.TRANSACTIONS)  # sectors today, transactions on the seed generations
+
 STAGE = (
     "stage the tile through shared memory: move it between global and shared memory with "
     "threadIdx.x indexing consecutive elements, and make the strided access in shared memory"
@@ -91,6 +93,15 @@ class UncoalescedAccess(Rule):
     None of its own. The launch configuration (`--block`) decides which lanes form a
     warp; `--assume worst` (configuration `assume`) judges unknowns at their worst.
 
+    How the cost differs by generation (`--arch`): Volta to Hopper (the default) count
+    32-byte sectors per warp. The older generations count transactions: Kepler
+    (`sm_30`, `sm_35`) 32-byte segments; Fermi (`sm_20`) one 128-byte line per cached
+    load and 32-byte segments per store; compute capability 1.2/1.3 (`sm_12`, `sm_13`)
+    one segment of 32 to 128 bytes per half-warp, shrunk to the half it uses, and 1.0/1.1
+    (`sm_10`, `sm_11`) one transaction per half-warp only when its k-th lane reads the
+    k-th word of an aligned segment, else one per lane: `x[tid + 1]` costs 5 sectors
+    today, 3 transactions on `sm_13` and 32 on `sm_11`.
+
     ## References
     - CUDA C++ Programming Guide, Performance Guidelines, "Device Memory Accesses":
       <https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#device-memory-accesses>
@@ -111,16 +122,17 @@ class UncoalescedAccess(Rule):
         uses: ThreadIndexUse | None = None
         for written in analysis.costs:
             cost = ctx.verdict(written)
-            if cost.space != Space.GLOBAL or cost.unit != Unit.SECTORS or not known_excess(cost):
+            if cost.space != Space.GLOBAL or cost.unit not in CHARGED_IN or not known_excess(cost):
                 continue
             assert cost.per_request is not None and cost.ideal_per_request is not None
             if uses is None:
                 uses = ThreadIndexUse(analysis.kernel)
+            count = "sectors" if cost.unit == Unit.SECTORS else "transactions"
             args = {
                 "op": cost.op,
                 "access": cost.text,
                 "array": cost.access.array,
-                "sectors": cost.per_request,
+                count: cost.per_request,
                 "ideal": cost.ideal_per_request,
                 "efficiency": 100.0 * cost.ideal_per_request / cost.per_request,
                 "stride_bytes": cost.stride_bytes,
@@ -135,6 +147,7 @@ class UncoalescedAccess(Rule):
                 args=args,
                 fix=fix,
                 detail=why + context_lines(cost, analysis),
+                message=None if cost.unit == Unit.SECTORS else self.message.replace("sectors", "transactions"),
             )
 
     # ------------------------------------------------------------------ the fix

@@ -26,14 +26,14 @@ import numpy as np
 from analyzer.analysis.assumptions import SpaceNotCosted
 from analyzer.analysis.cost import global_cost, shared_cost, split_access
 from analyzer.analysis.launch import DEFAULT_BLOCKS as ASSUMED_BLOCKS  # by number of dimensions
-from analyzer.analysis.results import AccessCost, KernelAnalysis, LaunchConfig, Unit
+from analyzer.analysis.results import AccessCost, KernelAnalysis, LaunchConfig, unit_of
 from analyzer.analysis.values import WideAccess
 from analyzer.arch import Architecture
 from analyzer.budget import SIMULATION_FLOOR, Budget
 from analyzer.diagnostics import Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
-from analyzer.ir.nodes import Space
+from analyzer.ir.nodes import AccessOp, Space
 from analyzer.sim.memory import Memory
 from analyzer.sim.warp import BarrierProblem, BlockInterpreter, StepBudgetExceeded
 
@@ -183,10 +183,10 @@ class SiteRecorder:
         for w in warps.tolist():
             key_lanes = rel[w].tobytes()
             for off, size in site.pieces:
-                key = (space, size, off, key_lanes)
+                key = (space, size, off, key_lanes, access.op)
                 charge = cache.get(key)
                 if charge is None:
-                    charge = self.charge(space, rel[w], off, size)
+                    charge = self.charge(space, rel[w], off, size, access.op)
                     cache[key] = charge
                 cost, ideal, detail = charge
                 site.requests += 1
@@ -198,12 +198,14 @@ class SiteRecorder:
                 if site.best is None or cost < site.best:
                     site.best = cost
 
-    def charge(self, space: str, rel: np.ndarray, off: int, size: int) -> tuple[int, int, Any]:
+    def charge(
+        self, space: str, rel: np.ndarray, off: int, size: int, op: AccessOp = AccessOp.LOAD
+    ) -> tuple[int, int, Any]:
         lanes = [None if x < 0 else int(x) + off for x in rel.tolist()]
         if space == "shared":
             c = shared_cost(lanes, size, self.arch)
             return c.wavefronts, c.ideal, (tuple(lanes), c.worst)
-        g = global_cost(lanes, size, self.arch)
+        g = global_cost(lanes, size, self.arch, op)
         return g.sectors, g.ideal, (tuple(lanes), ())
 
 
@@ -391,7 +393,7 @@ def _costs(kernel: N.Function, module: N.Module, recorder: SiteRecorder, sim: Si
             s.pieces[0][1] if s.pieces else size,
             size,
             max(1, len(s.pieces)),
-            Unit.WAVEFRONTS if space == Space.SHARED else Unit.SECTORS,
+            unit_of(space, recorder.arch),
             s.worst if space in COSTED else None,
             s.worst_ideal if space in COSTED else None,
         )
@@ -407,7 +409,7 @@ def _costs(kernel: N.Function, module: N.Module, recorder: SiteRecorder, sim: Si
         if not costed:
             c.assumptions.append(SpaceNotCosted(space))
         costs.append(c)
-    merge_struct_fields(costs)
+    merge_struct_fields(costs, recorder.arch)
     _mark_wide(costs, recorder.wide)
     for c in costs:  # after merging: a field moved by another access's wide load has no request
         c.mean_per_request = round(c.total / c.requests, 3) if c.requests and c.total is not None else None
