@@ -478,7 +478,10 @@ def _run_pipeline(
     pre, parsed, module = lowered(path, options, report, diagnostics, text=text, comments=comments)
     if not module.kernels:
         return
-    meter = _analyze_kernels(path, module, pre.text, arch, options, report, diagnostics)
+    from analyzer.analysis.guards import gpuverify_header
+
+    header = gpuverify_header(pre.comments)
+    meter = _analyze_kernels(path, module, pre.text, arch, options, report, diagnostics, header)
     if not report.kernels:
         return
     with metered(meter):  # the padding fixes' reanalyses spend what the kernels left
@@ -503,6 +506,7 @@ def _analyze_kernels(
     options: Options,
     report: FileReport,
     diagnostics: list[Diagnostic],
+    header: Any = None,
 ) -> Meter:
     """analyze: every kernel of `module` for each of its launch configurations, into
     `report.kernels`; a kernel whose analysis raises is an internal error, the others go on.
@@ -519,7 +523,7 @@ def _analyze_kernels(
         part = meter.share(last=i == len(kernels) - 1)
         allowed = part.left
         with metered(part):
-            _analyze_kernel(path, module, kernel, source, arch, options, report, diagnostics)
+            _analyze_kernel(path, module, kernel, source, arch, options, report, diagnostics, header)
         meter.settle(part, allowed)
     return meter
 
@@ -533,6 +537,7 @@ def _analyze_kernel(
     options: Options,
     report: FileReport,
     diagnostics: list[Diagnostic],
+    header: Any = None,
 ) -> None:
     """One kernel for each of its launch configurations (under the running meter); not at all
     when it declares or moves something larger than CUDA allows (WL907)."""
@@ -556,6 +561,7 @@ def _analyze_kernel(
             line_of=lambda span: report.locate(span).line,
             problems=diagnostics,
             foreign=_foreign_launches(report, kernel, options.program),
+            header=header,
         )
         for launch in launches:
             analysis = analyze_kernel(module, kernel, launch, arch, params=options.params or None)

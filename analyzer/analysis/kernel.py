@@ -44,7 +44,7 @@ def analyze_kernel(
     known = launch_values(launch, known_params)
     wanted = None if arrays is None else set(arrays)
     costs = [
-        cost_occurrence(o, kernel.display_name, launch, arch, known)
+        cost_occurrence(o, kernel.display_name, launch, arch, known, facts=launch.facts)
         for o in interp.occurrences
         if wanted is None or o.access.array in wanted
     ]
