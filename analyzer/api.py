@@ -544,6 +544,7 @@ def _analyze_kernel(
     from analyzer.analysis.kernel import analyze_kernel
     from analyzer.analysis.launch import launch_configs
     from analyzer.analysis.limits import kernel_limit_problems
+    from analyzer.analysis.missing import undefined_name_notes
 
     launches: list[Any] = []
     done = 0
@@ -552,6 +553,7 @@ def _analyze_kernel(
         if too_large:
             diagnostics.extend(too_large)
             return
+        diagnostics.extend(undefined_name_notes(kernel, module))
         launches = launch_configs(
             module,
             kernel,

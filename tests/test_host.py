@@ -27,7 +27,7 @@ def test_a_launch_through_a_const_dim3_reference_parameter_takes_its_fields(tmp_
         "void run(float *d, const dim3 &dims, int w)\n{\n    dim3 block(dims.x, 1);\n    k<<<1, block>>>(d, w);\n}\n"
         "int main()\n{\n    dim3 dims(32, 4);\n    float *d;\n    run(d, dims, 2);\n}\n"
     )
-    ((name, launch, costs),) = kernels(tmp_path, capsys, source)
+    ((_, launch, costs),) = kernels(tmp_path, capsys, source)
     assert launch["block"] == [32, 1, 1] and launch["params"] == {"w": 2}
     assert costs == [(3, 8)]  # 32 lanes 8 bytes apart: 8 sectors
 
@@ -123,3 +123,12 @@ def test_a_gpuverify_header_is_the_launch_of_the_files_kernel(tmp_path, capsys):
     assert launch["block"] == [16, 8, 1] and launch["grid"] == [64, 64, 1] and not launch["assumed"]
     assert launch["origin"] == "GPUVerify header at line 2 (--blockDim, --gridDim)"
     assert costs == [(6, 4)]  # two rows of 16 floats: 2 sectors each
+
+
+def test_a_kernel_using_a_name_nothing_defines_says_which(tmp_path, capsys):
+    (tmp_path / "k.cu").write_text("__global__ void k(float *a)\n{\n    a[threadIdx.x * STRIDE] = 0;\n}\n")
+    main(["check", "--format", "json", "--isolated", "--exit-zero", "-q", str(tmp_path / "k.cu")])
+    (entry,) = json.loads(capsys.readouterr().out)["files"]
+    (note,) = [d for d in entry["errors"] if "STRIDE" in d["message"]]
+    assert (note["code"], note["severity"], note["line"], note["column"]) == ("WL903", "note", 3, 21)
+    assert note["message"].startswith("in kernel `k`: `STRIDE` is not defined")
