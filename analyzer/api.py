@@ -22,6 +22,7 @@ from analyzer import records
 from analyzer.arch import DEFAULT_ARCH, Architecture, get_arch
 from analyzer.budget import Budget, BudgetExceeded, Meter, exceeded, metered
 from analyzer.diagnostics import Diagnostic, Location, Severity, Span
+from analyzer.pickling import pickle_mappingproxy
 from analyzer.records import field, record
 from analyzer.source.cuda_macros import DEFAULT_TOOLKIT
 from analyzer.source.files import MAX_FILE_BYTES, looks_binary, text_file_problem
@@ -282,7 +283,7 @@ def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> I
         return
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    _pickle_mappingproxy()
+    pickle_mappingproxy()
     with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
         futures = {
             pool.submit(_check_in_worker, path, opts): (slot, path, opts) for slot, (path, opts) in zip(slots, work)
@@ -302,27 +303,8 @@ def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> I
 
 def _check_in_worker(path: str, options: Options) -> FileReport:
     """`check_file` in a worker process; its report is pickled back to the parent."""
-    _pickle_mappingproxy()
+    pickle_mappingproxy()
     return check_file(path, options)
-
-
-def _pickle_mappingproxy() -> None:
-    """Findings keep their `args` in a read-only mappingproxy, which pickle refuses;
-    teach pickle to send it as a dict and rebuild the proxy on arrival."""
-    import copyreg
-    import types
-
-    copyreg.pickle(types.MappingProxyType, _mappingproxy_reduce)
-
-
-def _mappingproxy_reduce(proxy: Any) -> tuple[Any, tuple[dict[Any, Any]]]:
-    return _mappingproxy, (dict(proxy),)
-
-
-def _mappingproxy(data: dict[Any, Any]) -> Any:
-    import types
-
-    return types.MappingProxyType(data)
 
 
 def check_file(path: str, options: Options | None = None) -> FileReport:

@@ -132,3 +132,15 @@ def test_a_kernel_using_a_name_nothing_defines_says_which(tmp_path, capsys):
     (note,) = [d for d in entry["errors"] if "STRIDE" in d["message"]]
     assert (note["code"], note["severity"], note["line"], note["column"]) == ("WL903", "note", 3, 21)
     assert note["message"].startswith("in kernel `k`: `STRIDE` is not defined")
+
+
+def test_a_parameter_left_unknown_says_where_host_code_got_it(tmp_path, capsys):
+    source = STRIDED + (
+        "void run(float *d, int w)\n{\n    k<<<1, 32>>>(d, w);\n}\n"
+        "int main(int argc, char **argv)\n{\n    int size_x = atoi(argv[1]);\n    float *d;\n    run(d, size_x);\n}\n"
+    )
+    (tmp_path / "k.cu").write_text(source)
+    main(["check", "--format", "json", "--isolated", "--exit-zero", "-q", str(tmp_path / "k.cu")])
+    (entry,) = json.loads(capsys.readouterr().out)["files"]
+    (access,) = entry["kernels"][0]["accesses"]
+    assert access["assumptions"][-1].endswith("(pass --param w=VALUE); `w`: returned by `atoi` at k.cu:11")

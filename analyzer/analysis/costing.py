@@ -384,7 +384,8 @@ def summarise(
         cost.assumptions.append(AlignmentUnknown())
     depends = tuple(sorted(summary.depends))
     if depends:
-        cost.assumptions.append(CostDependsOn(depends))
+        origins = tuple((name, where) for name, where in launch.unknowns if name in depends)
+        cost.assumptions.append(CostDependsOn(depends, origins))
     cost.per_request = worst.per_request
     cost.ideal_per_request = worst.ideal
     cost.best_per_request = summary.best

@@ -9,12 +9,13 @@ with no known block is analysed with a stated default, never silently.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 from analyzer import budget
 from analyzer.analysis.guards import Fact, facts_of_condition, is_exit, launch_facts, required_facts
 from analyzer.analysis.results import LaunchConfig
-from analyzer.diagnostics import Diagnostic, Severity
+from analyzer.diagnostics import Diagnostic, Severity, Span
 from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
@@ -102,11 +103,16 @@ class HostInterpreter(Visitor):
         # what guards and asserts state of variables the code does not fix (`analysis.guards`),
         # by uid: dropped when the variable is assigned
         self.facts: dict[int, list[Fact]] = {}
+        # where a variable whose value is not known got it (uid -> words, the place), and the
+        # arguments of each launch left unknown with theirs (id of the launch -> (position, words, place))
+        self.origins: dict[int, tuple[str, Span]] = {}
+        self.unknown_args: dict[int, tuple[tuple[int, str, Span], ...]] = {}
         self.functions = functions or {}
         self.depth = depth
         # a local whose address was passed on (`cudaMemcpy(&n, ...)`) may have changed unseen:
         # a launch computed from it is not held to CUDA's limits (its value is only a guess)
         self.escaped: set[str] = set()  # names of such locals
+        self.escaped_at: dict[str, Span] = {}  # where each first had its address passed on
         self.guessed: set[int] = set()  # uids of variables computed from them
         self.uncertain: set[int] = set()  # id() of the launches whose configuration is a guess
 
@@ -129,6 +135,11 @@ class HostInterpreter(Visitor):
     def visit_Assign(self, s: N.Assign) -> None:
         value = self.expr(s.value)
         self.facts.pop(s.var.uid, None)
+        origin = self.origin_of(s.value) if value is None and not s.field else None
+        if origin is not None:
+            self.origins[s.var.uid] = origin
+        elif not s.field:
+            self.origins.pop(s.var.uid, None)
         if s.field:
             current = self.env.get(s.var.uid)
             if not isinstance(current, dict):
@@ -144,7 +155,23 @@ class HostInterpreter(Visitor):
         block = self.expr(s.config[1]) if len(s.config) > 1 else None
         args = tuple(self.expr(a) for a in s.args)
         facts = tuple((i, f) for i, a in enumerate(s.args) for f in self.facts_of(a))
+        origins = [(i, self.origin_of(a) if self.expr(a) is None else None) for i, a in enumerate(s.args)]
+        self.unknown_args[id(s)] = tuple((i, o[0], o[1]) for i, o in origins if o is not None)
         self.launches.append((s, grid, block, args, facts))
+
+    def origin_of(self, e: N.Expr) -> tuple[str, Span] | None:
+        """Where the value of `e`, not known, comes from: a variable's own origin, a call's result,
+        a local written through its address; None when nothing says."""
+        for x in _preorder(e):
+            if isinstance(x, N.VarRef) and x.var.uid in self.origins:
+                return self.origins[x.var.uid]
+            if isinstance(x, N.VarRef) and x.var.name in self.escaped:
+                return f"written through its address (`&{x.var.name}`)", self.escaped_at.get(x.var.name, x.span)
+            if isinstance(x, N.Opaque) and x.kind is OpaqueKind.CALL and x.callee not in (None, *self.functions):
+                return f"returned by `{x.callee}`", x.span
+            if isinstance(x, N.Load):
+                return "read from memory", x.span
+        return None
 
     def facts_of(self, e: N.Expr) -> list[Fact]:
         """What guards stated of the variable `e` reads, when `e` is one whose value is not known."""
@@ -236,20 +263,29 @@ class HostInterpreter(Visitor):
             x = stack.pop()
             if isinstance(x, N.Opaque) and x.kind == OpaqueKind.LOCAL_ADDRESS and x.variable is not None:
                 self.escaped.add(x.variable.name)
+                self.escaped_at.setdefault(x.variable.name, x.span)
             elif isinstance(x, N.VarRef) and (x.var.name in self.escaped or x.var.uid in self.guessed):
                 found = True
             stack.extend(N.sub_expressions(x))
         return found
 
-    def call(self, fn: N.Function, args: list[Value], facts: list[list[Fact]] | None = None) -> None:
+    def call(
+        self,
+        fn: N.Function,
+        args: list[Value],
+        facts: list[list[Fact]] | None = None,
+        origins: dict[int, tuple[str, Span]] | None = None,
+    ) -> None:
         if self.depth >= MAX_HOST_CALL_DEPTH:
             return
         inner = HostInterpreter(self.functions, self.depth + 1)
         inner.env = {p.uid: a for p, a in zip(fn.params, args)}
         inner.facts = {p.uid: list(f) for p, f in zip(fn.params, facts or []) if f}
+        inner.origins = dict(origins or {})
         inner.run(fn.body)
         self.launches.extend(inner.launches)
         self.uncertain.update(inner.uncertain)
+        self.unknown_args.update(inner.unknown_args)
 
     def _forget_writes(self, s: N.Stmt) -> None:
         if isinstance(s, N.Assign):
@@ -326,7 +362,13 @@ class HostInterpreter(Visitor):
             return None
         callee = self.functions.get(e.callee)
         if callee is not None:
-            self.call(callee, [self.expr(op) for op in e.operands], [self.facts_of(op) for op in e.operands])
+            values = [self.expr(op) for op in e.operands]
+            origins = {
+                p.uid: o
+                for p, op, v in zip(callee.params, e.operands, values)
+                if v is None and (o := self.origin_of(op)) is not None
+            }
+            self.call(callee, values, [self.facts_of(op) for op in e.operands], origins)
             return None
         spec = builtins.math_function(e.callee)
         rounding = _ROUNDING.get(spec.operation) if spec is not None else None
@@ -344,6 +386,17 @@ class HostInterpreter(Visitor):
 
 #: The math functions host code rounds a grid size with (`ceil(n / 256.0)`), by operation.
 _ROUNDING = {"ceil": math.ceil, "floor": math.floor}
+
+
+def _preorder(e: N.Expr) -> list[N.Expr]:
+    """`e` and the expressions inside it, outermost and leftmost first."""
+    out: list[N.Expr] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        out.append(x)
+        stack.extend(reversed(list(N.sub_expressions(x))))
+    return out
 
 
 def _own_expressions(s: N.Stmt) -> list[N.Expr]:
@@ -412,6 +465,7 @@ class HostLaunch:
     stmt: N.LaunchStmt | None = None
     place: str | None = None
     facts: tuple[tuple[int, Fact], ...] = ()  # what guards stated of the arguments, by position
+    unknowns: tuple[tuple[int, str, Span], ...] = ()  # where arguments not known come from, by position
 
 
 def host_launches(module: N.Module) -> list[HostLaunch]:
@@ -438,6 +492,7 @@ def host_launches(module: N.Module) -> list[HostLaunch]:
                     block_text,
                     stmt,
                     facts=facts,
+                    unknowns=interp.unknown_args.get(id(stmt), ()),
                 )
             )
     return out
@@ -543,10 +598,23 @@ def _configured(
     else:
         where = f"launch at line {line_of(stmt.span)}" if line_of else "launch in host code"
     span = stmt.span if stmt is not None else None
+    unknowns = _unknown_origins(kernel, launch, module.path, line_of) if stmt is not None else ()
     if bdims is None:
         where += f" (block `{launch.block_text}` unknown)"
-        return replace(_default(kernel, module, gdims, tuple(sorted(known.items())), where, span), facts=facts)
-    return LaunchConfig(bdims, gdims, where, False, tuple(sorted(known.items())), span, facts)
+        config = _default(kernel, module, gdims, tuple(sorted(known.items())), where, span)
+        return replace(config, facts=facts, unknowns=unknowns)
+    return LaunchConfig(bdims, gdims, where, False, tuple(sorted(known.items())), span, facts, unknowns)
+
+
+def _unknown_origins(kernel: N.Function, launch: HostLaunch, path: str, line_of: Any) -> tuple[tuple[str, str], ...]:
+    """(parameter, where its value comes from: "returned by `atoi` at k.cu:7") for each argument
+    of the launch that host code leaves unknown and says where it got."""
+    out = []
+    for i, words, span in launch.unknowns:
+        if i < len(kernel.params) and isinstance(kernel.params[i].type, T.ScalarType):
+            place = f" at {os.path.basename(path)}:{line_of(span)}" if line_of else ""
+            out.append((kernel.params[i].name, words + place))
+    return tuple(out)
 
 
 def _foreign_problem(launch: HostLaunch, check_grid: bool) -> str | None:

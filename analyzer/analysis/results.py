@@ -58,6 +58,8 @@ class LaunchConfig:
     params: tuple[tuple[str, int], ...] = ()  # kernel scalar parameters with known values
     span: Span | None = None  # the launch in host code, when there is one
     facts: LaunchFacts | None = None  # what the code states of the parameters it leaves unknown
+    # where host code got the values of parameters it leaves unknown: (name, "returned by `atoi` at k.cu:7")
+    unknowns: tuple[tuple[str, str], ...] = ()
 
 
 @record(frozen=False, slots=False)
