@@ -22,6 +22,7 @@ from analyzer.arch import DEFAULT_ARCH, Architecture, get_arch
 from analyzer.budget import Budget, BudgetExceeded, Meter, exceeded, metered
 from analyzer.diagnostics import Diagnostic, Location, Severity, Span
 from analyzer.inputs import CUDA_SUFFIXES, INPUT_ERROR, NO_CUDA_FILES, at_top, collect_files, input_problem
+from analyzer.pickling import pickle_mappingproxy
 from analyzer.records import field, record
 from analyzer.source.cuda_macros import DEFAULT_TOOLKIT
 from analyzer.source.files import MAX_FILE_BYTES, looks_binary
@@ -215,7 +216,7 @@ def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> I
         return
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    _pickle_mappingproxy()
+    pickle_mappingproxy()
     with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
         futures = {
             pool.submit(_check_in_worker, path, opts): (slot, path, opts) for slot, (path, opts) in zip(slots, work)
@@ -235,27 +236,8 @@ def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> I
 
 def _check_in_worker(path: str, options: Options) -> FileReport:
     """`check_file` in a worker process; its report is pickled back to the parent."""
-    _pickle_mappingproxy()
+    pickle_mappingproxy()
     return check_file(path, options)
-
-
-def _pickle_mappingproxy() -> None:
-    """Findings keep their `args` in a read-only mappingproxy, which pickle refuses;
-    teach pickle to send it as a dict and rebuild the proxy on arrival."""
-    import copyreg
-    import types
-
-    copyreg.pickle(types.MappingProxyType, _mappingproxy_reduce)
-
-
-def _mappingproxy_reduce(proxy: Any) -> tuple[Any, tuple[dict[Any, Any]]]:
-    return _mappingproxy, (dict(proxy),)
-
-
-def _mappingproxy(data: dict[Any, Any]) -> Any:
-    import types
-
-    return types.MappingProxyType(data)
 
 
 def check_file(path: str, options: Options | None = None) -> FileReport:
@@ -411,7 +393,10 @@ def _run_pipeline(
     pre, parsed, module = lowered(path, options, report, diagnostics, text=text, comments=comments)
     if not module.kernels:
         return
-    meter = _analyze_kernels(path, module, pre.text, arch, options, report, diagnostics)
+    from analyzer.analysis.guards import gpuverify_header
+
+    header = gpuverify_header(pre.comments)
+    meter = _analyze_kernels(path, module, pre.text, arch, options, report, diagnostics, header)
     if not report.kernels:
         return
     with metered(meter):  # the padding fixes' reanalyses spend what the kernels left
@@ -436,6 +421,7 @@ def _analyze_kernels(
     options: Options,
     report: FileReport,
     diagnostics: list[Diagnostic],
+    header: Any = None,
 ) -> Meter:
     """analyze: every kernel of `module` for each of its launch configurations, into
     `report.kernels`; a kernel whose analysis raises is an internal error, the others go on.
@@ -452,7 +438,7 @@ def _analyze_kernels(
         part = meter.share(last=i == len(kernels) - 1)
         allowed = part.left
         with metered(part):
-            _analyze_kernel(path, module, kernel, source, arch, options, report, diagnostics)
+            _analyze_kernel(path, module, kernel, source, arch, options, report, diagnostics, header)
         meter.settle(part, allowed)
     return meter
 
@@ -466,6 +452,7 @@ def _analyze_kernel(
     options: Options,
     report: FileReport,
     diagnostics: list[Diagnostic],
+    header: Any = None,
 ) -> None:
     """One kernel for each of its launch configurations (under the running meter); not at all
     when it declares or moves something larger than CUDA allows (WL907)."""
@@ -473,6 +460,7 @@ def _analyze_kernel(
     from analyzer.analysis.kernel import analyze_kernel
     from analyzer.analysis.launch import launch_configs
     from analyzer.analysis.limits import kernel_limit_problems
+    from analyzer.analysis.missing import undefined_name_notes
 
     launches: list[Any] = []
     done = 0
@@ -481,6 +469,7 @@ def _analyze_kernel(
         if too_large:
             diagnostics.extend(too_large)
             return
+        diagnostics.extend(undefined_name_notes(kernel, module))
         launches = launch_configs(
             module,
             kernel,
@@ -490,6 +479,7 @@ def _analyze_kernel(
             line_of=lambda span: report.locate(span).line,
             problems=diagnostics,
             foreign=_foreign_launches(report, kernel, options.program),
+            header=header,
         )
         for launch in launches:
             analysis = analyze_kernel(module, kernel, launch, arch, params=options.params or None)

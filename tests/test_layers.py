@@ -48,7 +48,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "analyzer"
 
 #: (layer, the modules and packages in it), first to last.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("foundation", ("analyzer", "analyzer.records", "analyzer.gc_pause", "analyzer.grammar_files")),
+    (
+        "foundation",
+        ("analyzer", "analyzer.records", "analyzer.gc_pause", "analyzer.grammar_files", "analyzer.pickling"),
+    ),
     (
         "data",
         ("analyzer.diagnostics", "analyzer.arch", "analyzer.findings", "analyzer.launch_limits", "analyzer.budget"),

@@ -142,6 +142,8 @@ class AlignmentUnknown(Assumption):
 class CostDependsOn(Assumption):
     kind = AssumptionKind.COST_DEPENDS_ON
     unknowns: tuple[str, ...]  # the symbols sampled, sorted: parameters, block indices, sizes
+    # where the host code got the values of those it leaves unknown: (name, "returned by `atoi` at k.cu:7")
+    origins: tuple[tuple[str, str], ...] = ()
 
 
 @record
@@ -259,6 +261,8 @@ def words(a: Assumption) -> str:
                 "the alignment of the warp's first address is not known and changes the cost: "
                 "per_request is the worst case over its possible alignments, best_per_request the best"
             )
+        case CostDependsOn(unknowns=unknowns, origins=origins) if origins:
+            return _depends_on_words(unknowns) + "".join(f"; `{name}`: {where}" for name, where in origins)
         case CostDependsOn(unknowns=unknowns):
             return _depends_on_words(unknowns)
         case MayVectorize(iterations=iterations, bytes=nbytes):

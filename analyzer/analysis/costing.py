@@ -53,7 +53,7 @@ from analyzer.analysis.scenarios import (
 from analyzer.analysis.symbolic import Origin
 from analyzer.analysis.symbolic.expressions import LANE_VARYING_PREFIX
 from analyzer.analysis.values import THREAD_SYMBOLS, Occurrence, lane_varying
-from analyzer.analysis.verdict import SymbolFacts, typical_residues
+from analyzer.analysis.verdict import SymbolFacts, stated_residues, typical_residues
 from analyzer.arch import Architecture
 from analyzer.ir.nodes import AccessOp, Space
 from analyzer.records import field, record
@@ -321,6 +321,9 @@ def start_residues(
         return (0,), (0,)
     assert ref_v is not None
     residues = tuple(sorted(S.residues(ref_v, period)))
+    stated = stated_residues(ref_v, period, site.facts)  # what the code states holds in the worst case too
+    if stated is not None:
+        residues = tuple(r for r in residues if r in stated) or residues
     typical = typical_residues(ref_v, period, site.facts)
     if site.space == Space.GLOBAL:
         residues = one_per_sector_shift(residues, arch.global_period)
@@ -415,7 +418,8 @@ def summarise(
         cost.assumptions.append(AlignmentUnknown())
     depends = tuple(sorted(summary.depends))
     if depends:
-        cost.assumptions.append(CostDependsOn(depends))
+        origins = tuple((name, where) for name, where in launch.unknowns if name in depends)
+        cost.assumptions.append(CostDependsOn(depends, origins))
     cost.per_request = worst.per_request
     cost.ideal_per_request = worst.ideal
     cost.best_per_request = summary.best

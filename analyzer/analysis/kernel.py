@@ -14,6 +14,7 @@ from typing import Any
 
 from analyzer.analysis.assumptions import MayBeIfConverted
 from analyzer.analysis.costing import cost_occurrence
+from analyzer.analysis.facts import Facts
 from analyzer.analysis.interpret import Interpreter
 from analyzer.analysis.merge import (
     carried_cost,
@@ -25,7 +26,7 @@ from analyzer.analysis.merge import (
     shared_base_alignments,
     widened,
 )
-from analyzer.analysis.results import AccessCost, KernelAnalysis, LaunchConfig
+from analyzer.analysis.results import AccessCost, KernelAnalysis, LaunchConfig, LaunchFacts
 from analyzer.analysis.values import Occurrence, WideAccess
 from analyzer.arch import Architecture, get_arch
 from analyzer.diagnostics import Diagnostic, Severity
@@ -72,15 +73,19 @@ def cost_occurrences(
     occurrences: list[Occurrence], kernel: str, launch: LaunchConfig, arch: Architecture, known: dict[str, int]
 ) -> list[AccessCost]:
     """Each occurrence's cost; a wide access nvcc makes of several (`Occurrence.wide`) is costed
-    once, at its carrier, and its other members make no request of their own."""
+    once, at its carrier, and its other members make no request of their own. The values tried
+    for what stays unknown are restricted by what the code states: the host's guards of the
+    launch (`LaunchConfig.facts`) and the kernel's `__assume`s before the access."""
     costs: list[AccessCost] = []
     carriers: dict[int, AccessCost] = {}
     for o in occurrences:
+        facts = stated_facts(launch.facts, o.facts)
         if o.wide is not None and o.wide.carrier is o.access:
-            cost = carried_cost(cost_occurrence(widened(o), kernel, launch, arch, known_at(o, known)), o)
+            wide = cost_occurrence(widened(o), kernel, launch, arch, known_at(o, known), facts=facts)
+            cost = carried_cost(wide, o)
             carriers[id(o.wide)] = cost
         else:
-            cost = cost_occurrence(o, kernel, launch, arch, known_at(o, known))
+            cost = cost_occurrence(o, kernel, launch, arch, known_at(o, known), facts=facts)
         if o.if_converted:
             cost.exact = False
             cost.assumptions.append(MayBeIfConverted(o.if_converted))
@@ -189,3 +194,16 @@ def _vars_in(e: N.Expr) -> Iterable[N.Variable]:
         if isinstance(x, N.VarRef):
             yield x.var
         stack.extend(N.sub_expressions(x))
+
+
+def stated_facts(host: LaunchFacts | None, device: Facts) -> LaunchFacts | None:
+    """The facts stated by the host's guards of a launch and by the kernel's `__assume`s before
+    an access, together (the same three kinds, by name: a value, a divisor, a range)."""
+    if not (device.values or device.divisors or device.ranges):
+        return host
+    host = host or LaunchFacts()
+    return LaunchFacts(
+        tuple(sorted(set(host.value_of) | set(device.values))),
+        tuple(sorted(set(host.divisor_of) | set(device.divisors))),
+        tuple(sorted(set(host.range_of) | set(device.ranges), key=repr)),
+    )

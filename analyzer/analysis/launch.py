@@ -9,11 +9,13 @@ with no known block is analysed with a stated default, never silently.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 from analyzer import budget
+from analyzer.analysis.guards import Fact, facts_of_condition, is_exit, launch_facts, required_facts
 from analyzer.analysis.results import LaunchConfig
-from analyzer.diagnostics import Diagnostic, Severity
+from analyzer.diagnostics import Diagnostic, Severity, Span
 from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
@@ -22,10 +24,13 @@ from analyzer.ir.lower_scopes import fold_binary
 from analyzer.ir.nodes import OpaqueKind
 from analyzer.ir.visit import Visitor
 from analyzer.launch_limits import MAX_BLOCK, MAX_BLOCK_THREADS, MAX_GRID, dims_problem
-from analyzer.records import record
+from analyzer.records import record, replace
 
 DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 4)}
-MAX_HOST_LOOP = 0  # loops in host code are not iterated: what they assign becomes unknown
+#: A host loop whose condition is known at each test is run this many iterations at most (each
+#: distinct launch in it is analysed); a longer one, or one with an unknown condition, is not
+#: iterated: what it assigns becomes unknown and its launches are taken with what is known.
+MAX_HOST_LOOP = 64
 
 Value = Any  # int | float | tuple[int|None, int|None, int|None] | None
 
@@ -94,12 +99,20 @@ class HostInterpreter(Visitor):
 
     def __init__(self, functions: dict[str, N.Function] | None = None, depth: int = 0) -> None:
         self.env: dict[int, Value] = {}
-        self.launches: list[tuple[N.LaunchStmt, Value, Value, tuple[Value, ...]]] = []
+        self.launches: list[tuple[N.LaunchStmt, Value, Value, tuple[Value, ...], tuple[tuple[int, Fact], ...]]] = []
+        # what guards and asserts state of variables the code does not fix (`analysis.guards`),
+        # by uid: dropped when the variable is assigned
+        self.facts: dict[int, list[Fact]] = {}
+        # where a variable whose value is not known got it (uid -> words, the place), and the
+        # arguments of each launch left unknown with theirs (id of the launch -> (position, words, place))
+        self.origins: dict[int, tuple[str, Span]] = {}
+        self.unknown_args: dict[int, tuple[tuple[int, str, Span], ...]] = {}
         self.functions = functions or {}
         self.depth = depth
         # a local whose address was passed on (`cudaMemcpy(&n, ...)`) may have changed unseen:
         # a launch computed from it is not held to CUDA's limits (its value is only a guess)
         self.escaped: set[str] = set()  # names of such locals
+        self.escaped_at: dict[str, Span] = {}  # where each first had its address passed on
         self.guessed: set[int] = set()  # uids of variables computed from them
         self.uncertain: set[int] = set()  # id() of the launches whose configuration is a guess
 
@@ -121,6 +134,12 @@ class HostInterpreter(Visitor):
 
     def visit_Assign(self, s: N.Assign) -> None:
         value = self.expr(s.value)
+        self.facts.pop(s.var.uid, None)
+        origin = self.origin_of(s.value) if value is None and not s.field else None
+        if origin is not None:
+            self.origins[s.var.uid] = origin
+        elif not s.field:
+            self.origins.pop(s.var.uid, None)
         if s.field:
             current = self.env.get(s.var.uid)
             if not isinstance(current, dict):
@@ -135,7 +154,37 @@ class HostInterpreter(Visitor):
         grid = self.expr(s.config[0]) if len(s.config) > 0 else None
         block = self.expr(s.config[1]) if len(s.config) > 1 else None
         args = tuple(self.expr(a) for a in s.args)
-        self.launches.append((s, grid, block, args))
+        facts = tuple((i, f) for i, a in enumerate(s.args) for f in self.facts_of(a))
+        origins = [(i, self.origin_of(a) if self.expr(a) is None else None) for i, a in enumerate(s.args)]
+        self.unknown_args[id(s)] = tuple((i, o[0], o[1]) for i, o in origins if o is not None)
+        self.launches.append((s, grid, block, args, facts))
+
+    def origin_of(self, e: N.Expr) -> tuple[str, Span] | None:
+        """Where the value of `e`, not known, comes from: a variable's own origin, a call's result,
+        a local written through its address; None when nothing says."""
+        for x in _preorder(e):
+            if isinstance(x, N.VarRef) and x.var.uid in self.origins:
+                return self.origins[x.var.uid]
+            if isinstance(x, N.VarRef) and x.var.name in self.escaped:
+                return f"written through its address (`&{x.var.name}`)", self.escaped_at.get(x.var.name, x.span)
+            if isinstance(x, N.Opaque) and x.kind is OpaqueKind.CALL and x.callee not in (None, *self.functions):
+                return f"returned by `{x.callee}`", x.span
+            if isinstance(x, N.Load):
+                return "read from memory", x.span
+        return None
+
+    def facts_of(self, e: N.Expr) -> list[Fact]:
+        """What guards stated of the variable `e` reads, when `e` is one whose value is not known."""
+        if isinstance(e, N.VarRef) and self.expr(e) is None:
+            return self.facts.get(e.var.uid, [])
+        return []
+
+    def state(self, cond: N.Expr, holds: bool) -> None:
+        """Keeps the facts `cond` states of variables when it is `holds` (an assert, a guard)."""
+        for var, fact in facts_of_condition(cond, holds, self.expr):
+            known = self.facts.setdefault(var.uid, [])
+            if fact not in known:
+                known.append(fact)
 
     def visit_If(self, s: N.If) -> None:
         cond = self.expr(s.cond)
@@ -148,9 +197,16 @@ class HostInterpreter(Visitor):
             for uid in set(self.env) | set(before):
                 if self.env.get(uid) != before.get(uid):
                     self.env[uid] = None
+            # past a branch that ends the program (`if (w % 32) exit(1);`), its condition failed
+            if is_exit(s.then) and not is_exit(s.otherwise):
+                self.state(s.cond, False)
+            elif is_exit(s.otherwise) and not is_exit(s.then):
+                self.state(s.cond, True)
 
     def visit_Loop(self, s: N.Loop) -> None:
         self.run(s.init)
+        if self._iterated(s):
+            return
         for st in s.body + s.step:
             self._forget_writes(st)
         # launches inside host loops are still collected, with what is known
@@ -160,12 +216,38 @@ class HostInterpreter(Visitor):
         for st in s.body + s.step:
             self._forget_writes(st)
 
+    def _iterated(self, s: N.Loop) -> bool:
+        """Runs a host loop iteration by iteration when its condition is known at each test
+        and it ends within `MAX_HOST_LOOP` iterations (`for (stride = 2; stride <= n; stride
+        <<= 1) k<<<g, b>>>(d, stride)`: each distinct launch is analysed); False, and the
+        environment as it was, when it cannot be (a condition not known, a jump out of the
+        body, too many iterations)."""
+        if s.cond is None or any(isinstance(x, (N.Break, N.Return, N.Continue)) for x in N.walk_statements(s.body)):
+            return False
+        saved_env, saved_launches = dict(self.env), len(self.launches)
+        for count in range(MAX_HOST_LOOP + 1):
+            cond = self.expr(s.cond) if s.test_first or count else 1
+            if cond is None or isinstance(cond, dict) or count == MAX_HOST_LOOP:
+                if cond is not None and not isinstance(cond, dict) and not cond:
+                    return True  # the loop ended on its last allowed test
+                self.env = saved_env
+                del self.launches[saved_launches:]
+                return False
+            if not cond:
+                return True
+            self.run(s.body)
+            self.run(s.step)
+        return False  # not reached: the range ends at the bound's test
+
     def visit_Skipped(self, s: N.Skipped) -> None:
         for v in s.writes:
             self.env[v.uid] = None
 
     def visit_Eval(self, s: N.Eval) -> None:
         self.expr(s.expr)
+        e = s.expr
+        if isinstance(e, N.Opaque) and e.callee == "assert" and len(e.operands) == 1:
+            self.state(e.operands[0], True)
 
     def visit_Store(self, s: N.Stmt) -> None:
         pass  # host code's stores, returns, jumps and barriers launch nothing
@@ -181,23 +263,34 @@ class HostInterpreter(Visitor):
             x = stack.pop()
             if isinstance(x, N.Opaque) and x.kind == OpaqueKind.LOCAL_ADDRESS and x.variable is not None:
                 self.escaped.add(x.variable.name)
+                self.escaped_at.setdefault(x.variable.name, x.span)
             elif isinstance(x, N.VarRef) and (x.var.name in self.escaped or x.var.uid in self.guessed):
                 found = True
             stack.extend(N.sub_expressions(x))
         return found
 
-    def call(self, fn: N.Function, args: list[Value]) -> None:
+    def call(
+        self,
+        fn: N.Function,
+        args: list[Value],
+        facts: list[list[Fact]] | None = None,
+        origins: dict[int, tuple[str, Span]] | None = None,
+    ) -> None:
         if self.depth >= MAX_HOST_CALL_DEPTH:
             return
         inner = HostInterpreter(self.functions, self.depth + 1)
         inner.env = {p.uid: a for p, a in zip(fn.params, args)}
+        inner.facts = {p.uid: list(f) for p, f in zip(fn.params, facts or []) if f}
+        inner.origins = dict(origins or {})
         inner.run(fn.body)
         self.launches.extend(inner.launches)
         self.uncertain.update(inner.uncertain)
+        self.unknown_args.update(inner.unknown_args)
 
     def _forget_writes(self, s: N.Stmt) -> None:
         if isinstance(s, N.Assign):
             self.env[s.var.uid] = None
+            self.facts.pop(s.var.uid, None)
         elif isinstance(s, N.If):
             for x in s.then + s.otherwise:
                 self._forget_writes(x)
@@ -269,7 +362,13 @@ class HostInterpreter(Visitor):
             return None
         callee = self.functions.get(e.callee)
         if callee is not None:
-            self.call(callee, [self.expr(op) for op in e.operands])
+            values = [self.expr(op) for op in e.operands]
+            origins = {
+                p.uid: o
+                for p, op, v in zip(callee.params, e.operands, values)
+                if v is None and (o := self.origin_of(op)) is not None
+            }
+            self.call(callee, values, [self.facts_of(op) for op in e.operands], origins)
             return None
         spec = builtins.math_function(e.callee)
         rounding = _ROUNDING.get(spec.operation) if spec is not None else None
@@ -287,6 +386,17 @@ class HostInterpreter(Visitor):
 
 #: The math functions host code rounds a grid size with (`ceil(n / 256.0)`), by operation.
 _ROUNDING = {"ceil": math.ceil, "floor": math.floor}
+
+
+def _preorder(e: N.Expr) -> list[N.Expr]:
+    """`e` and the expressions inside it, outermost and leftmost first."""
+    out: list[N.Expr] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        out.append(x)
+        stack.extend(reversed(list(N.sub_expressions(x))))
+    return out
 
 
 def _own_expressions(s: N.Stmt) -> list[N.Expr]:
@@ -354,6 +464,8 @@ class HostLaunch:
     block_text: str  # the block as written (`threads`), for the note when it is unknown
     stmt: N.LaunchStmt | None = None
     place: str | None = None
+    facts: tuple[tuple[int, Fact], ...] = ()  # what guards stated of the arguments, by position
+    unknowns: tuple[tuple[int, str, Span], ...] = ()  # where arguments not known come from, by position
 
 
 def host_launches(module: N.Module) -> list[HostLaunch]:
@@ -367,7 +479,7 @@ def host_launches(module: N.Module) -> list[HostLaunch]:
             continue  # run from its callers, with their arguments
         interp = HostInterpreter(functions)
         interp.run(host.body)
-        for stmt, g, b, args in interp.launches:
+        for stmt, g, b, args, facts in interp.launches:
             block_text = stmt.config_text[1] if len(stmt.config_text) > 1 else "?"
             out.append(
                 HostLaunch(
@@ -379,6 +491,8 @@ def host_launches(module: N.Module) -> list[HostLaunch]:
                     id(stmt) in interp.uncertain,
                     block_text,
                     stmt,
+                    facts=facts,
+                    unknowns=interp.unknown_args.get(id(stmt), ()),
                 )
             )
     return out
@@ -400,12 +514,15 @@ def launch_configs(
     line_of: Any = None,
     problems: list[Diagnostic] | None = None,
     foreign: tuple[HostLaunch, ...] = (),
+    header: tuple[tuple[int, int, int], tuple[int, int, int], int] | None = None,
 ) -> list[LaunchConfig]:
     """Every configuration the kernel is analysed for. `line_of(span) -> int` names launch lines.
     `foreign` are launches made by other files of the run (`analyzer.program`), after the
     module's own. A host launch, or `__launch_bounds__`, with dimensions CUDA refuses is a
     WL907 added to `problems` (for the module's own launches) and is not analysed (nor is a
-    kernel launched only so)."""
+    kernel launched only so). `header` is the file's GPUVerify launch header (`analysis.guards`),
+    taken where no host code launches the kernel; the kernel's `__requires` facts hold for
+    every configuration."""
     given = tuple(sorted((params or {}).items()))
     if block is not None:
         return [LaunchConfig(block, grid, "--block" + (" and --grid" if grid else ""), False, given)]
@@ -416,15 +533,35 @@ def launch_configs(
         cfg = _configured(module, kernel, launch, grid, params, line_of, problems)
         if cfg is None:
             refused += 1
-        elif all((c.block, c.grid, c.params) != (cfg.block, cfg.grid, cfg.params) for c in found):
+        elif all((c.block, c.grid, c.params, c.facts) != (cfg.block, cfg.grid, cfg.params, cfg.facts) for c in found):
             found.append(cfg)
     if found or refused:
         return found
+    required = required_facts(kernel, HostInterpreter().expr)
+    if header is not None and _dims_problem(header[0], block=True) is None:
+        known = {name: v for name, (kind, v) in required if kind == "value"}
+        known.update(params or {})
+        origin = f"GPUVerify header at line {header[2]} (--blockDim, --gridDim)"
+        facts = launch_facts((n, f) for n, f in required if f[0] != "value")
+        return [LaunchConfig(header[0], grid or header[1], origin, False, tuple(sorted(known.items())), facts=facts)]
     if kernel.launch_bounds:
         bounded = _bounded(kernel, grid, given, problems)
         if bounded is not None:
-            return [bounded]
-    return [_default(kernel, module, grid, given, "no launch of this kernel in the file", None)]
+            return [_with_required(bounded, required)]
+    return [
+        _with_required(_default(kernel, module, grid, given, "no launch of this kernel in the file", None), required)
+    ]
+
+
+def _with_required(config: LaunchConfig, required: list[tuple[str, Fact]]) -> LaunchConfig:
+    """`config` with the facts a kernel's `__requires` states: its values as known parameters
+    (what the command line gives wins), the rest as facts."""
+    if not required:
+        return config
+    known = {name: v for name, (kind, v) in required if kind == "value"}
+    known.update(dict(config.params))
+    facts = launch_facts((n, f) for n, f in required if f[0] != "value" and n not in known)
+    return replace(config, params=tuple(sorted(known.items())), facts=facts)
 
 
 def _configured(
@@ -452,15 +589,32 @@ def _configured(
     gdims = grid or _dims(launch.grid)
     known = _known_params(kernel, launch.args)
     known.update(params or {})
+    stated = [(kernel.params[i].name, f) for i, f in launch.facts if i < len(kernel.params)]
+    stated += required_facts(kernel, HostInterpreter().expr)
+    known.update({n: v for n, (kind, v) in stated if kind == "value" and n not in known})
+    facts = launch_facts((n, f) for n, f in stated if f[0] != "value" and n not in known)
     if stmt is None:
         where = f"launch at {launch.place}"
     else:
         where = f"launch at line {line_of(stmt.span)}" if line_of else "launch in host code"
     span = stmt.span if stmt is not None else None
+    unknowns = _unknown_origins(kernel, launch, module.path, line_of) if stmt is not None else ()
     if bdims is None:
         where += f" (block `{launch.block_text}` unknown)"
-        return _default(kernel, module, gdims, tuple(sorted(known.items())), where, span)
-    return LaunchConfig(bdims, gdims, where, False, tuple(sorted(known.items())), span)
+        config = _default(kernel, module, gdims, tuple(sorted(known.items())), where, span)
+        return replace(config, facts=facts, unknowns=unknowns)
+    return LaunchConfig(bdims, gdims, where, False, tuple(sorted(known.items())), span, facts, unknowns)
+
+
+def _unknown_origins(kernel: N.Function, launch: HostLaunch, path: str, line_of: Any) -> tuple[tuple[str, str], ...]:
+    """(parameter, where its value comes from: "returned by `atoi` at k.cu:7") for each argument
+    of the launch that host code leaves unknown and says where it got."""
+    out = []
+    for i, words, span in launch.unknowns:
+        if i < len(kernel.params) and isinstance(kernel.params[i].type, T.ScalarType):
+            place = f" at {os.path.basename(path)}:{line_of(span)}" if line_of else ""
+            out.append((kernel.params[i].name, words + place))
+    return tuple(out)
 
 
 def _foreign_problem(launch: HostLaunch, check_grid: bool) -> str | None:

@@ -30,6 +30,30 @@ def unit_of(space: Space, arch: Architecture | None = None) -> Unit:
     return Unit.SECTORS if arch is None or arch.charges_sectors else Unit.TRANSACTIONS
 
 
+@record
+class LaunchFacts:
+    """What the code states of a launch's parameters without fixing them (`analysis.guards`:
+    a host guard `if (w % 32) exit(1)`, `assert`, `__requires`), by name, sorted: values,
+    divisors (the parameter is a multiple of it) and inclusive ranges (None: no bound). Read
+    through `values`, `divisors` and `ranges`, the verdict policy's `SymbolFacts`."""
+
+    value_of: tuple[tuple[str, int], ...] = ()
+    divisor_of: tuple[tuple[str, int], ...] = ()
+    range_of: tuple[tuple[str, int | None, int | None], ...] = ()
+
+    @property
+    def values(self) -> dict[str, int]:
+        return dict(self.value_of)
+
+    @property
+    def divisors(self) -> dict[str, int]:
+        return dict(self.divisor_of)
+
+    @property
+    def ranges(self) -> dict[str, tuple[int | None, int | None]]:
+        return {name: (lo, hi) for name, lo, hi in self.range_of}
+
+
 @record(slots=False)
 class LaunchConfig:
     block: tuple[int, int, int] | None
@@ -38,6 +62,9 @@ class LaunchConfig:
     assumed: bool = False  # True when warplint chose the block because none was known
     params: tuple[tuple[str, int], ...] = ()  # kernel scalar parameters with known values
     span: Span | None = None  # the launch in host code, when there is one
+    facts: LaunchFacts | None = None  # what the code states of the parameters it leaves unknown
+    # where host code got the values of parameters it leaves unknown: (name, "returned by `atoi` at k.cu:7")
+    unknowns: tuple[tuple[str, str], ...] = ()
 
 
 @record(frozen=False, slots=False)

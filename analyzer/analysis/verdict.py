@@ -32,6 +32,7 @@ __all__ = [
     "is_block_index",
     "param_samples",
     "sample_values",
+    "stated_residues",
     "typical_residues",
 ]
 
@@ -128,6 +129,26 @@ def typical_residues(e: S.Expr, modulus: int, facts: SymbolFacts | None = None) 
         if not monomial:
             continue
         g = math.gcd(g, abs(coefficient) * _typical_step(monomial, facts))
+    g = math.gcd(g, modulus)
+    c0 = next((c for m, c in e.terms() if not m), 0)
+    return frozenset(range(c0 % g, modulus, g))
+
+
+def stated_residues(e: S.Expr, modulus: int, facts: SymbolFacts | None) -> frozenset[int] | None:
+    """The values ``e mod modulus`` can take where `facts` state divisors of its symbols (a
+    host guard `if (w % 32) exit(1)`): knowledge, so it restricts the worst case too; None when
+    the facts constrain none of its terms."""
+    if facts is None or not facts.divisors:
+        return None
+    g, constrained = 0, False
+    for monomial, coefficient in e.terms():
+        if not monomial:
+            continue
+        step = max((facts.divisors.get(a.name, 1) for a in monomial if isinstance(a, S.Symbol)), default=1)
+        constrained = constrained or step > 1
+        g = math.gcd(g, abs(coefficient) * step)
+    if not constrained:
+        return None
     g = math.gcd(g, modulus)
     c0 = next((c for m, c in e.terms() if not m), 0)
     return frozenset(range(c0 % g, modulus, g))

@@ -28,6 +28,7 @@ from analyzer.ir.nodes import Space
 from analyzer.syntax import ast as A
 
 MAX_INSTANTIATION_DEPTH = 64  # nested device-function instantiations lowered at once
+MAX_HOST_INSTANCES = 64  # implicit instantiations of host function templates lowered in one file
 
 
 class Lowerer(StatementLowering):
@@ -56,18 +57,13 @@ class Lowerer(StatementLowering):
         self, host_functions: list[A.FunctionDef], kernel_defs: list[A.FunctionDef], launches: list[N.Function]
     ) -> None:
         """The host functions (into `launches`), then the kernels, each template kernel once per
-        instantiation the host code launches."""
-        for fd in host_functions:
-            # a host function template explicitly instantiated (`template void reduce<int>(...);`)
-            # is lowered once per instantiation, so the kernels it launches get real types
-            for targs in self.explicit.get(fd.name, [()]) if fd.template_params else [()]:
-                fn = self.lower_function(fd, "host", targs)
-                if fn is not None:
-                    launches.append(fn)
+        instantiation the host code launches or the file instantiates explicitly."""
+        self.lower_host_functions(host_functions, launches)
         instantiations = self.collect_instantiations(launches)
         for fd in kernel_defs:
             if fd.template_params:
-                wanted = instantiations.get(fd.name, [])
+                wanted = list(instantiations.get(fd.name, []))
+                wanted += [t for t in self.explicit.get(fd.name, []) if t not in wanted]
                 if not wanted:
                     self.warn(
                         f"template kernel '{fd.name}' is never launched in this file, so it is not analysed; "
@@ -84,6 +80,35 @@ class Lowerer(StatementLowering):
                 fn = self.lower_function(fd, "global")
                 if fn is not None:
                     self.kernels.append(fn)
+
+    def lower_host_functions(self, host_functions: list[A.FunctionDef], launches: list[N.Function]) -> None:
+        """The host functions into `launches`: a function template once per explicit
+        instantiation (`template void reduce<int>(...);`) or, without one, once per
+        instantiation that host code calls (`runTest<float>(...)`, also one called from another
+        instantiation), so the kernels it launches get real types; a template nothing
+        instantiates is lowered once with its parameters unknown, as before."""
+        instances: list[tuple[A.FunctionDef, tuple[Any, ...]]] = []
+        for fd in host_functions:
+            if not fd.template_params:
+                instances.append((fd, ()))
+            elif fd.name in self.explicit:
+                instances.extend((fd, targs) for targs in self.explicit[fd.name])
+        implicit = {fd.name for fd in host_functions if fd.template_params and fd.name not in self.explicit}
+        done: set[str] = set()
+        while instances:
+            fd, targs = instances.pop(0)
+            fn = self.lower_function(fd, "host", targs)
+            if fn is not None:
+                launches.append(fn)
+            for callee, (name, called_targs) in list(self.host_instances.items()):
+                if name in implicit and callee not in done and len(done) < MAX_HOST_INSTANCES:
+                    done.add(callee)
+                    instances.append((self.function_defs[name], called_targs))
+        for fd in host_functions:
+            if fd.name in implicit and not any(name == fd.name for name, _ in self.host_instances.values()):
+                fn = self.lower_function(fd, "host")
+                if fn is not None:
+                    launches.append(fn)
 
     def lower_top(self, decl: A.Node, hosts: list[A.FunctionDef], kernels: list[A.FunctionDef]) -> None:
         if isinstance(decl, A.FunctionDef):
@@ -174,14 +199,28 @@ class Lowerer(StatementLowering):
             self.globals.names[var.name] = var
 
     def collect_instantiations(self, hosts: list[N.Function]) -> dict[str, list[tuple[Any, ...]]]:
+        """The template arguments of each kernel's launches: as written (`k<float><<<...>>>`) or
+        deduced from the arguments' types (`k<<<g, b>>>(d)` with `d` a `float *`; the launch
+        statement is given the deduced arguments, so it matches the instantiation)."""
         out: dict[str, list[tuple[Any, ...]]] = {}
         for fn in hosts:
             for st in N.walk_statements(fn.body):
+                if isinstance(st, N.LaunchStmt) and not st.template_args:
+                    st.template_args = self.deduced_launch(st)
                 if isinstance(st, N.LaunchStmt) and st.template_args:
                     lst = out.setdefault(st.kernel, [])
                     if st.template_args not in lst:
                         lst.append(st.template_args)
         return out
+
+    def deduced_launch(self, st: N.LaunchStmt) -> tuple[Any, ...]:
+        """The template arguments deduced for a launch of a template kernel written without
+        them, or () when it is no template or they cannot all be deduced."""
+        fd = self.function_defs.get(st.kernel) or self.function_defs.get(st.kernel.rsplit("::", 1)[-1])
+        if fd is None or not fd.template_params or "__global__" not in fd.specs.storage:
+            return ()
+        targs = self.deduce(fd, list(st.args))
+        return () if any(isinstance(t, T.UnknownType) for t in targs) else targs
 
     # ------------------------------------------------------------------ functions
     def lower_function(

@@ -35,6 +35,7 @@ class CallLowering(ExpressionLowering):
         def lower_local_declaration(self, decl: A.Declaration) -> list[N.Stmt]: ...
 
         def device_function(self, name: str, targs: tuple[Any, ...], args: list[N.Expr], span: Span) -> str | None: ...
+        def deduce(self, fd: A.FunctionDef, args: list[N.Expr]) -> tuple[Any, ...]: ...
 
     def lower_call(self, e: A.Call) -> N.Expr:
         name = callee_name(e.func)
@@ -80,7 +81,9 @@ class CallLowering(ExpressionLowering):
             rt = fn.returns if fn is not None else T.UnknownType("?")
             return N.Call(callee, tuple(args), rt, e.span)
         returns = T.UnknownType("?") if name in self.function_defs and self.host else _known_return(spec, short)
-        return N.Opaque(OpaqueKind.CALL, f"call to {name}", returns, e.span, tuple(args), callee=name)
+        return N.Opaque(
+            OpaqueKind.CALL, f"call to {name}", returns, e.span, tuple(args), callee=self.host_callee(name, targs, args)
+        )
 
     def builtin_access(self, spec: builtins.BuiltinSpec, e: A.Call) -> N.Expr:
         """An atomic (`atomicAdd(&a[i], v)`: a `Call` with the access it makes) or a load
@@ -100,6 +103,21 @@ class CallLowering(ExpressionLowering):
             except LoweringError:
                 pass  # not an lvalue warplint follows: passed as a value
         return self.rvalue(a)
+
+    def host_callee(self, name: str, targs: tuple[Any, ...], args: list[N.Expr]) -> str:
+        """The name a call in host code is made to: for a host function template, its
+        instantiation (`runTest<float>`, the template arguments written or deduced from the
+        arguments), which `lower_functions` lowers once for each such name it finds."""
+        fd = self.function_defs.get(name)
+        if not self.host or fd is None or not fd.template_params or "__global__" in fd.specs.storage:
+            return name
+        if not targs:
+            targs = self.deduce(fd, args)
+        if len(targs) != len(fd.template_params) or any(isinstance(t, T.UnknownType) for t in targs):
+            return name
+        callee = f"{name}<{', '.join(str(a) for a in targs)}>"
+        self.host_instances.setdefault(callee, (name, tuple(targs)))
+        return callee
 
     def reference_params(self, name: str) -> set[int]:
         """The positions of the mutable reference parameters (`T &x`) of a device function."""

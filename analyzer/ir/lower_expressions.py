@@ -270,6 +270,8 @@ class ExpressionLowering(ScopesAndTypes):
             return N.Const(int(e.name == "true"), T.BOOL, e.span)
         if e.name in ("NULL", "nullptr"):
             return N.Const(0, T.PointerType(T.VOID), e.span)
+        if e.name in self.function_defs:  # a function named as a value: its address (a function pointer)
+            return N.Opaque(OpaqueKind.VALUE, f"address of function '{e.name}'", T.PointerType(T.VOID), e.span)
         return N.Opaque(OpaqueKind.VALUE, f"unknown name '{e.name}'", T.UnknownType(e.name), e.span)
 
     def _member(self, e: A.Member, expected: T.CType | None) -> N.Expr:

@@ -42,9 +42,24 @@ class StatementLowering(CallLowering):
                 except LoweringError as err:
                     self.warn(f"{err}; statement skipped", err.span)
                     out.append(N.Skipped(str(err), self.written_vars(item), item.span))
+                    self.declare_skipped(item)
         finally:
             self.scopes.pop()
         return out
+
+    def declare_skipped(self, item: A.Node) -> None:
+        """The names a skipped declaration declares, declared with no value: a later use reads an
+        unknown local, not a name nothing defines."""
+        decl = item.decl if isinstance(item, A.DeclStmt) else item
+        if not isinstance(decl, A.Declaration):
+            return
+        for d in decl.declarators:
+            dec = d.declarator
+            if dec.name and self.lookup(dec.name) is None:
+                var = N.Variable(
+                    dec.name, T.UnknownType(dec.name), "local", dec.span, space=Space.LOCAL, uid=self.new_uid()
+                )
+                self.declare(var, dec.name)
 
     def written_vars(self, node: A.Node) -> tuple[N.Variable, ...]:
         out = []

@@ -1,0 +1,59 @@
+"""The names a kernel uses that nothing defines: a macro of a header that was not read, a `-D`
+that was not given, a constant of another file.
+
+Lowering keeps such a name as an opaque value (`unknown name 'STRIDE'`), so the accesses that use
+it are not costed; without a word, a kernel whose tile size is in a `<tile.cuh>` would report
+"No findings" for the wrong reason. `undefined_names` finds them, `undefined_name_notes` says so
+at the kernel, naming each one.
+"""
+
+from __future__ import annotations
+
+from analyzer.diagnostics import Diagnostic, Severity, Span
+from analyzer.ir import nodes as N
+from analyzer.ir import types as T
+from analyzer.ir.nodes import OpaqueKind
+
+__all__ = ["undefined_name_notes", "undefined_names"]
+
+
+def undefined_names(kernel: N.Function, module: N.Module) -> dict[str, Span]:
+    """The names `kernel` and the device functions it calls use that nothing defines, each with
+    its first use, in the order of use."""
+    found: dict[str, Span] = {}
+    seen: set[str] = set()
+    stack = [kernel]
+    while stack:
+        fn = stack.pop()
+        if fn.name in seen:
+            continue
+        seen.add(fn.name)
+        uses = [x for x in N.walk_nodes(fn.body) if _is_undefined_name(x)]
+        for x in sorted(uses, key=lambda x: x.span.start):
+            found.setdefault(x.type.name, x.span)
+        stack.extend(module.functions[c] for c in fn.calls if c in module.functions)
+    return found
+
+
+def _is_undefined_name(x: object) -> bool:
+    return (
+        isinstance(x, N.Opaque)
+        and x.kind is OpaqueKind.VALUE
+        and isinstance(x.type, T.UnknownType)
+        and x.reason == f"unknown name '{x.type.name}'"
+    )
+
+
+def undefined_name_notes(kernel: N.Function, module: N.Module) -> list[Diagnostic]:
+    """One note at the first use of each name `kernel` uses that nothing defines (WL903)."""
+    return [
+        Diagnostic(
+            Severity.NOTE,
+            f"in kernel `{kernel.display_name}`: `{name}` is not defined (no macro, variable, constant "
+            "or type of that name in this file or the headers read: a header not found, or a -D not "
+            "given?); what depends on it is not known, and an access whose index does may not be costed",
+            "WL903",
+            span,
+        )
+        for name, span in undefined_names(kernel, module).items()
+    ]

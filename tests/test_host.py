@@ -1,0 +1,146 @@
+"""The host interpreter carries values and facts into launches (issue 14 items 3 and 4): each
+construct on a small program written for the test, with the exact cost warplint must give."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from analyzer.cli import main
+
+
+def kernels(tmp_path: Path, capsys, source: str, name: str = "k.cu") -> list[tuple[str, dict, list[tuple[int, int]]]]:
+    """`warplint check --format json` of one file: (kernel, launch, [(line, per request)]) of each analysis."""
+    (tmp_path / name).write_text(source)
+    status = main(["check", "--format", "json", "--isolated", "--exit-zero", "-q", str(tmp_path / name)])
+    out = json.loads(capsys.readouterr().out)
+    assert status == 0
+    (entry,) = out["files"]
+    return [(k["name"], k["launch"], [(a["line"], a["per_request"]) for a in k["accesses"]]) for k in entry["kernels"]]
+
+
+STRIDED = "__global__ void k(float *a, int w)\n{\n    a[threadIdx.x * w] = 0;\n}\n"
+
+
+def test_a_launch_through_a_const_dim3_reference_parameter_takes_its_fields(tmp_path, capsys):
+    source = STRIDED + (
+        "void run(float *d, const dim3 &dims, int w)\n{\n    dim3 block(dims.x, 1);\n    k<<<1, block>>>(d, w);\n}\n"
+        "int main()\n{\n    dim3 dims(32, 4);\n    float *d;\n    run(d, dims, 2);\n}\n"
+    )
+    ((_, launch, costs),) = kernels(tmp_path, capsys, source)
+    assert launch["block"] == [32, 1, 1] and launch["params"] == {"w": 2}
+    assert costs == [(3, 8)]  # 32 lanes 8 bytes apart: 8 sectors
+
+
+def test_a_host_loop_launches_once_for_each_value_of_its_counter(tmp_path, capsys):
+    source = (
+        STRIDED + "int main()\n{\n    float *d;\n    for (int w = 1; w <= 4; w *= 2)\n        k<<<1, 32>>>(d, w);\n}\n"
+    )
+    got = kernels(tmp_path, capsys, source)
+    assert [(launch["params"], costs) for _, launch, costs in got] == [
+        ({"w": 1}, [(3, 4)]),
+        ({"w": 2}, [(3, 8)]),
+        ({"w": 4}, [(3, 16)]),
+    ]
+
+
+def test_a_host_loop_whose_condition_is_not_known_launches_with_what_is_known(tmp_path, capsys):
+    source = (
+        STRIDED
+        + "int main(int n)\n{\n    float *d;\n    for (int w = 1; w <= n; w *= 2)\n        k<<<1, 32>>>(d, 4);\n}\n"
+    )
+    ((_, launch, costs),) = kernels(tmp_path, capsys, source)
+    assert launch["params"] == {"w": 4} and costs == [(3, 16)]
+
+
+def test_an_implicit_instantiation_of_a_host_template_gives_the_kernel_its_type(tmp_path, capsys):
+    source = (
+        "template <class T> __global__ void k(T *a, int w)\n{\n    a[threadIdx.x * w] = 0;\n}\n"
+        "template <class T> int runTest(int w)\n{\n    T *d;\n    k<T><<<1, 32>>>(d, w);\n    return 0;\n}\n"
+        "int main()\n{\n    runTest<float>(2);\n    runTest<char>(4);\n}\n"
+    )
+    got = sorted((name, launch["params"], costs) for name, launch, costs in kernels(tmp_path, capsys, source))
+    # char, 4 bytes apart: 4 sectors (ideal 1); float, 8 bytes apart: 8 sectors (ideal 4)
+    assert got == [("k<char>", {"w": 4}, [(3, 4)]), ("k<float>", {"w": 2}, [(3, 8)])]
+
+
+def test_an_explicit_template_global_instantiation_is_analysed(tmp_path, capsys):
+    source = (
+        "template <class T> __global__ void k(T *a)\n{\n    a[threadIdx.x * 2] = 0;\n}\n"
+        "template __global__ void k<double>(double *);\n"
+    )
+    ((name, launch, costs),) = kernels(tmp_path, capsys, source)
+    assert name == "k<double>" and launch["assumed"] and costs == [(3, 16)]  # 16 bytes apart: 16 sectors
+
+
+def test_a_launch_in_a_host_template_deduces_the_kernels_template_arguments(tmp_path, capsys):
+    source = (
+        "template <class T> __global__ void k(T *a, int w)\n{\n    a[threadIdx.x * w] = 0;\n}\n"
+        "template <class T> void host(T *d)\n{\n    k<<<1, 32>>>(d, 2);\n}\n"
+        "int main()\n{\n    double *d;\n    host(d);\n}\n"
+    )
+    ((name, launch, costs),) = kernels(tmp_path, capsys, source)
+    assert name == "k<double>" and launch["block"] == [32, 1, 1] and costs == [(3, 16)]
+
+
+GUARDED = (
+    "__global__ void k(float *a, int w)\n{\n    a[threadIdx.x + blockIdx.x * w] = 0;\n}\n"
+    "int main(int argc, char **argv)\n{\n    int w = atoi(argv[1]);\n    GUARD\n    float *d;\n    k<<<4, 32>>>(d, w);\n}\n"
+)
+
+
+def test_a_guard_that_exits_states_a_divisor_and_the_access_is_exact(tmp_path, capsys):
+    ((_, launch, costs),) = kernels(tmp_path, capsys, GUARDED.replace("GUARD", "if (w % 32) exit(1);"))
+    assert "w" not in launch["params"] and costs == [(3, 4)]  # every block starts on a sector
+
+
+def test_without_the_guard_the_worst_alignment_is_reported(tmp_path, capsys):
+    ((_, _, costs),) = kernels(tmp_path, capsys, GUARDED.replace("GUARD", ""))
+    assert costs == [(3, 5)]
+
+
+def test_an_assert_and_a_guard_that_returns_state_the_same_fact(tmp_path, capsys):
+    for guard in ("assert(w % 32 == 0);", "if (w % 32 != 0) { return 1; }", "if ((w & 31) != 0) exit(1);"):
+        ((_, _, costs),) = kernels(tmp_path, capsys, GUARDED.replace("GUARD", guard))
+        assert costs == [(3, 4)], guard
+
+
+def test_requires_gives_a_kernel_parameter_its_value(tmp_path, capsys):
+    source = (
+        "__global__ void k(float *a, int width)\n{\n    __requires(width == 3);\n    a[threadIdx.x * width] = 0;\n}\n"
+    )
+    ((_, launch, costs),) = kernels(tmp_path, capsys, source)
+    assert launch["params"] == {"width": 3} and costs == [(4, 12)]  # 12 bytes apart: 12 sectors
+
+
+def test_a_gpuverify_header_is_the_launch_of_the_files_kernel(tmp_path, capsys):
+    source = (
+        "//pass\n//--blockDim=[16,8] --gridDim=[64,64]\n"
+        "__global__ void k(float *a, int width)\n{\n    __requires(width == 1024);\n"
+        "    a[threadIdx.y * width + threadIdx.x] = 0;\n}\n"
+    )
+    ((_, launch, costs),) = kernels(tmp_path, capsys, source)
+    assert launch["block"] == [16, 8, 1] and launch["grid"] == [64, 64, 1] and not launch["assumed"]
+    assert launch["origin"] == "GPUVerify header at line 2 (--blockDim, --gridDim)"
+    assert costs == [(6, 4)]  # two rows of 16 floats: 2 sectors each
+
+
+def test_a_kernel_using_a_name_nothing_defines_says_which(tmp_path, capsys):
+    (tmp_path / "k.cu").write_text("__global__ void k(float *a)\n{\n    a[threadIdx.x * STRIDE] = 0;\n}\n")
+    main(["check", "--format", "json", "--isolated", "--exit-zero", "-q", str(tmp_path / "k.cu")])
+    (entry,) = json.loads(capsys.readouterr().out)["files"]
+    (note,) = [d for d in entry["errors"] if "STRIDE" in d["message"]]
+    assert (note["code"], note["severity"], note["line"], note["column"]) == ("WL903", "note", 3, 21)
+    assert note["message"].startswith("in kernel `k`: `STRIDE` is not defined")
+
+
+def test_a_parameter_left_unknown_says_where_host_code_got_it(tmp_path, capsys):
+    source = STRIDED + (
+        "void run(float *d, int w)\n{\n    k<<<1, 32>>>(d, w);\n}\n"
+        "int main(int argc, char **argv)\n{\n    int size_x = atoi(argv[1]);\n    float *d;\n    run(d, size_x);\n}\n"
+    )
+    (tmp_path / "k.cu").write_text(source)
+    main(["check", "--format", "json", "--isolated", "--exit-zero", "-q", str(tmp_path / "k.cu")])
+    (entry,) = json.loads(capsys.readouterr().out)["files"]
+    (access,) = entry["kernels"][0]["accesses"]
+    assert access["assumptions"][-1].endswith("(pass --param w=VALUE); `w`: returned by `atoi` at k.cu:11")
