@@ -200,7 +200,7 @@ def test_simulate_refuses_a_negative_seed(capsys, repro):
     [
         ("slow_nested_loops_4x12.cu", 20000, 1),  # takes 25,042 steps
         ("slow_nested_loops_16x2.cu", 1000, 1),  # takes 2,664
-        ("hang_nested_subscripts_13.cu", 200, 1),  # takes 873
+        ("hang_nested_subscripts_13.cu", 200, 1),  # takes 1,766
         ("slow_1000_launch_configs.cu", 20000, 1),  # takes 7.1 million
     ],
 )

@@ -206,6 +206,10 @@ class Interpreter(Visitor):
         ptr = self.record(e.access, env, ctx)
         if isinstance(e.type, T.PointerType):
             return None
+        if not _loads_nested(e.access.address, REEVALUATED_DEPTH):
+            # evaluated again, as always: the inner loads recorded again are reuses, which the
+            # reports say; deeper, that doubled the work per level of `p[q[q[...]]]`
+            ptr = self.eval(e.access.address, env, ctx)
         return self.loaded_value(e.access, ptr)
 
     def visit_Call(self, e: N.Call, env: dict[int, Value], ctx: Ctx) -> Value:
@@ -292,9 +296,8 @@ class Interpreter(Visitor):
 
     # ------------------------------------------------------------------ accesses
     def loaded_value(self, access: N.Access, ptr: Value) -> S.Expr:
-        """The unknown value read by a load at `ptr` (its address, evaluated once by `record`:
-        evaluating it again doubled the work per level of `p[q[q[...]]]`); it may differ
-        between lanes when its address does."""
+        """The unknown value read by a load at `ptr` (its address); it may differ between
+        lanes when its address does."""
         uniform = isinstance(ptr, Ptr) and not (ptr.offset.free_symbols & THREAD_SET) and not lane_varying(ptr.offset)
         return S.unknown(f"value of {access.text}", Origin.LOADED, lane_varying=not uniform)
 
@@ -598,6 +601,26 @@ _BINARY: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {
     "&&": S.logical_and,
     "||": S.logical_or,
 }
+
+
+#: A load's address is evaluated a second time for its value where it holds loads nested at
+#: most this deep (what the reports have always shown: the inner loads again, as reuses); an
+#: address with deeper nested loads is evaluated once, so that `p[q[q[...]]]` takes linear time
+REEVALUATED_DEPTH = 2
+
+
+def _loads_nested(e: N.Expr, depth: int) -> bool:
+    """Whether `e` holds loads nested more than `depth` deep (`q[q[q[i]]]` holds 3)."""
+    stack: list[tuple[N.Expr, int]] = [(e, 0)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, N.Load):
+            d += 1
+            if d > depth:
+                return True
+            stack.append((x.access.address, d))
+        stack.extend((sub, d) for sub in N.sub_expressions(x))
+    return False
 
 
 _MIN_MAX: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {"min": S.minimum, "max": S.maximum}
