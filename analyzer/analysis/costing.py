@@ -218,7 +218,8 @@ def walk_key(site: Site, lanes: tuple, arch: Architecture) -> tuple | None:
     threads = tuple(
         None if lane is None else (lane["threadIdx.x"], lane["threadIdx.y"], lane["threadIdx.z"]) for lane in lanes
     )
-    return (*decided, site.space, site.pieces, site.address_period, grid_known, threads, arch)
+    # the cost model's functions too: a test that replaces one must not meet walks charged by the other
+    return (*decided, site.space, site.pieces, site.address_period, grid_known, threads, arch, shared_cost, global_cost)
 
 
 def walk_warp(site: Site, lanes: tuple, warp: int, summary: Summary, arch: Architecture) -> WarpWalk:
