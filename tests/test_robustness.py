@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -195,18 +196,88 @@ def test_simulate_refuses_a_negative_seed(capsys, repro):
 
 
 @pytest.mark.parametrize(
-    "name, kernel_line",
+    "name, analysis, kernel_line",
     [
-        ("slow_nested_loops_4x12.cu", 1),
-        ("slow_nested_loops_16x2.cu", 1),
-        ("hang_nested_subscripts_13.cu", 1),
-        ("slow_1000_launch_configs.cu", 1),
+        ("slow_nested_loops_4x12.cu", 20000, 1),  # takes 25,042 steps
+        ("slow_nested_loops_16x2.cu", 1000, 1),  # takes 2,664
+        ("hang_nested_subscripts_13.cu", 200, 1),  # takes 1,766
+        ("slow_1000_launch_configs.cu", 20000, 1),  # takes 7.1 million
     ],
 )
-def test_a_small_analysis_budget_cuts_a_heavy_kernel_short_with_wl940(capsys, repro, name, kernel_line):
-    Path("warplint.toml").write_text("[budget]\nanalysis = 20000\n")
+def test_a_small_analysis_budget_cuts_a_heavy_kernel_short_with_wl940(capsys, repro, name, analysis, kernel_line):
+    Path("warplint.toml").write_text(f"[budget]\nanalysis = {analysis}\n")
     status, found, _ = run(capsys, "check", name)
     assert status in (0, 1) and [line for line, _, code in codes(found) if code == "WL940"] == [kernel_line]
+
+
+def costs_of(name: str) -> tuple[api.FileReport, list[tuple[str, int | None, int | None, bool]]]:
+    """The report of `name` at the default budget, and (access, per request, ideal, data-dependent)
+    of each access of its kernels."""
+    report = api.check_file(name, options_for(name))
+    assert [d.code for d in report.diagnostics if d.code in ("WL900", "WL940")] == []
+    return report, [
+        (c.access.text, c.per_request, c.ideal_per_request, c.data_dependent) for k in report.kernels for c in k.costs
+    ]
+
+
+def test_nested_loops_whose_counters_are_set_afresh_are_analysed_without_walking_each_iteration(repro):
+    # were 202 s and 110 s, cut short by the budget (WL940): each enclosing loop was run
+    # iteration by iteration because the nested loop's counter looked carried
+    report, costs = costs_of("slow_nested_loops_4x12.cu")
+    assert costs == [
+        ("q[a * 4096 + b * 512 + c * 64 + d * 8 + threadIdx.x]", 4, 4, False),
+        ("s[(a * 512 + b * 64 + c * 8 + d + threadIdx.x) % 4096]", 1, 1, False),
+        ("s[threadIdx.x]", 1, 1, False),
+        ("p[threadIdx.x]", 4, 4, False),
+    ]
+    assert report.findings == []
+    report, costs = costs_of("slow_nested_loops_16x2.cu")
+    assert costs == [("p[threadIdx.x + i15]", 5, 4, False)]
+    assert [(f.code, f.args["sectors"], f.args["ideal"]) for f in report.findings] == [("WL201", 5, 4)]
+
+
+def test_nested_data_dependent_subscripts_are_unknown_in_linear_time(repro):
+    # was 62 s and a WL940: the address of each load was evaluated twice, doubling per level
+    report, costs = costs_of("hang_nested_subscripts_13.cu")
+    assert costs[0] == ("q[threadIdx.x]", 4, 4, False)
+    # data-dependent: bounded by the active lanes' sectors (32 of 4-byte loads), not a figure
+    assert [c[1:] for c in costs[1:]] == [(32, 4, True)] * 13
+    assert costs[-1][0] == "p[" + "q[" * 13 + "threadIdx.x" + "]" * 14
+    assert report.findings == []
+
+
+@pytest.mark.slow
+def test_launches_of_1900_template_instantiations_are_found_in_linear_time(repro):
+    # was 193 s and a WL940 naming the kernels left: the host code was run once per kernel
+    report, _ = costs_of("slow_template_1900_instantiations.cu")
+    assert len(report.kernels) == 1900
+    assert Counter(f.code for f in report.findings) == {"WL101": 948, "WL201": 1898}
+
+
+@pytest.mark.slow
+def test_a_kernel_launched_with_1000_configurations_is_analysed_for_each(capsys, repro):
+    # was 53 s and a WL940: the warps each configuration shares with the others are walked once
+    status, found, _ = run(capsys, "check", "slow_1000_launch_configs.cu", "--select", "WL201,WL940")
+    assert status == 1 and set(codes(found)) == {(5, 52, "WL201")}
+    report = api.check_file("slow_1000_launch_configs.cu", options_for("slow_1000_launch_configs.cu"))
+    assert len(report.kernels) == 1000 and not [d for d in report.diagnostics if d.code == "WL940"]
+    worst = {k.launch.block[0]: k.costs[1].per_request for k in report.kernels}
+    assert (worst[1], worst[32], worst[33], worst[1000]) == (1, 32, 32, 32)
+
+
+def test_a_budget_of_one_step_cuts_the_analysis_short_and_is_no_internal_error(tmp_path):
+    # the symbolic expressions' module, first imported inside the metered analysis, spent the
+    # budget while being imported and stopped half-way (WL900); a fresh process imports it so
+    (tmp_path / "warplint.toml").write_text("[budget]\nanalysis = 1\n")
+    shutil.copy(FIXTURES / "slow_nested_loops_16x2.cu", tmp_path / "k.cu")
+    done = subprocess.run(
+        [sys.executable, "-m", "analyzer", "check", "--format", "concise", "-q", "k.cu"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert (done.returncode, done.stdout.split(": ")[1]) == (0, "WL940 analysis of kernel `k` cut short"), done.stdout
 
 
 @pytest.mark.slow

@@ -9,6 +9,8 @@ cannot decide it states as an `Assumption` (`assumptions.py`).
 
 from __future__ import annotations
 
+import math
+
 from analyzer import budget
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.assumptions import (
@@ -39,6 +41,7 @@ from analyzer.analysis.cost import (
     split_access,
 )
 from analyzer.analysis.loops import vectorized_iterations
+from analyzer.analysis.memo import remember
 from analyzer.analysis.merge import mark_reused
 from analyzer.analysis.results import AccessCost, Collision, LaunchConfig, TypicalCost, unit_of
 from analyzer.analysis.scenarios import (
@@ -53,10 +56,10 @@ from analyzer.analysis.scenarios import (
 from analyzer.analysis.symbolic import Origin
 from analyzer.analysis.symbolic.expressions import LANE_VARYING_PREFIX
 from analyzer.analysis.values import THREAD_SYMBOLS, Occurrence, lane_varying
-from analyzer.analysis.verdict import SymbolFacts, stated_residues, typical_residues
+from analyzer.analysis.verdict import SymbolFacts, is_block_index, stated_residues, typical_residues
 from analyzer.arch import Architecture
 from analyzer.ir.nodes import AccessOp, Space
-from analyzer.records import field, record
+from analyzer.records import field, record, replace
 
 __all__ = ["CASE_VALUES", "Charge", "cost_occurrence"]
 
@@ -176,13 +179,74 @@ def cost_occurrence(
     summary = Summary()
     for warp, lanes in enumerate(warp_lanes(site.block, arch.warp_size)):
         budget.spend(len(lanes))  # a warp planned: a step a lane, whose address it works out (analyzer.budget)
-        plan = plan_warp(site, lanes, (site.block, arch.warp_size, warp))
+        plan, charged = walk_warp(site, lanes, warp, summary, arch)
         if plan is None:
             continue
         summary.begin_warp(plan)
-        for combo in plan.scenarios():
-            charge_scenario(site, plan, combo, summary, arch)
+        for scenario in charged:
+            count_scenario(scenario, plan, summary, len(site.pieces))
     return summarise(cost, site, summary, occ, arch, describe)
+
+
+@record
+class ScenarioCharge:
+    """What one scenario of a warp's walk found (`charge_scenario`), to be counted in a summary."""
+
+    combo: tuple[int, ...]
+    undecided_mask: bool  # some lane's mask was not decided (and taken as true)
+    outcome: Outcome | None  # None: a lane's address is not a number, or no lane is active
+    active: int  # the lanes that take part
+
+
+WarpWalk = tuple[WarpPlan | None, tuple[ScenarioCharge, ...]]
+
+#: Each warp's walk, remembered by what decides it (`walk_key`): the launch configurations of
+#: one kernel share their full warps (a kernel launched with 1,000 block sizes walked the same
+#: warps 16,000 times, 45 million steps; now each distinct warp once and the rest counted again).
+_WALKS: dict[tuple, WarpWalk] = {}
+
+
+def walk_key(site: Site, lanes: tuple, arch: Architecture) -> tuple | None:
+    """What decides a warp's plan and charges apart from the block and grid sizes: the address,
+    mask and loops with the launch's values put in, the values the loops' conditions read, the
+    lanes, the pieces and the architecture. None (not remembered) where the grid decides more
+    than how many blocks a request stands for: a block index in the address or the mask (it may
+    be walked block by block, or decide lanes), or facts that restrict the values tried."""
+    if site.facts is not None:
+        return None
+    exprs = [site.offset, site.mask, *(e for lp in site.loops for e in (lp.cond, lp.init) if e is not None)]
+    symbols = set().union(*(e.free_symbols for e in exprs))
+    if any(is_block_index(name) for name in symbols):
+        return None
+    loop_known = tuple(sorted((name, site.known[name]) for name in symbols if name in site.known))
+    grid_known = site.launch.grid is not None
+    decided = (site.offset, site.affine, site.mask, site.loops, loop_known)
+    threads = tuple(
+        None if lane is None else (lane["threadIdx.x"], lane["threadIdx.y"], lane["threadIdx.z"]) for lane in lanes
+    )
+    # the cost model's functions too: a test that replaces one must not meet walks charged by the other
+    return (*decided, site.space, site.pieces, site.address_period, grid_known, threads, arch, shared_cost, global_cost)
+
+
+def walk_warp(site: Site, lanes: tuple, warp: int, summary: Summary, arch: Architecture) -> WarpWalk:
+    """The plan of one warp's walk and what each of its scenarios charges; remembered
+    (`walk_key`), a walk seen before costs a step a scenario and has its blocks counted anew."""
+    key = walk_key(site, lanes, arch)
+    seen = _WALKS.get(key) if key is not None else None
+    if seen is not None:
+        plan, charged = seen
+        budget.spend(len(charged))  # scenarios counted again (analyzer.budget)
+        grid = site.launch.grid
+        return (
+            None if plan is None else replace(plan, block_weight=None if grid is None else math.prod(grid))
+        ), charged
+    plan = plan_warp(site, lanes, (site.block, arch.warp_size, warp))
+    charged = (
+        () if plan is None else tuple(charge_scenario(site, plan, combo, summary, arch) for combo in plan.scenarios())
+    )
+    if key is not None:
+        remember(_WALKS, key, (plan, charged))
+    return plan, charged
 
 
 def resolve_site(
@@ -271,16 +335,14 @@ def bound_cost(
     cost.assumptions.append(CostBounded(space, b.lanes, b.words_per_bank))
 
 
-def charge_scenario(site: Site, plan: WarpPlan, combo: tuple[int, ...], summary: Summary, arch: Architecture) -> None:
-    """Charge the warp's request in one scenario and count it in `summary`."""
+def charge_scenario(
+    site: Site, plan: WarpPlan, combo: tuple[int, ...], summary: Summary, arch: Architecture
+) -> ScenarioCharge:
+    """Charge the warp's request in one scenario (`summary` remembers what requests cost)."""
     budget.spend()  # a request costed (analyzer.budget)
     lanes = scenario_lanes(plan, combo)
-    summary.undecided_mask = summary.undecided_mask or lanes.undecided_mask
-    if lanes.rel is None:
-        summary.exact = False  # a lane's address is not a number here
-        return
-    if all(x is None for x in lanes.rel):
-        return
+    if lanes.rel is None or all(x is None for x in lanes.rel):
+        return ScenarioCharge(combo, lanes.undecided_mask, None, 0 if lanes.rel is None else -1)
     if lanes.ref_value is not None:  # the common case, without a call
         residues: tuple[int, ...] = (lanes.ref_value % arch.address_period,)
         typical = residues
@@ -293,7 +355,18 @@ def charge_scenario(site: Site, plan: WarpPlan, combo: tuple[int, ...], summary:
         budget.spend(len(lanes.rel))  # a request charged lane by lane (analyzer.budget)
         outcome = summary.outcomes[key] = charge_request(lanes.rel, residues, typical, site, arch, summary.charges)
     active = sum(1 for x in lanes.rel if x is not None)
-    summary.add(outcome, plan, combo, len(site.pieces), active)
+    return ScenarioCharge(combo, lanes.undecided_mask, outcome, active)
+
+
+def count_scenario(scenario: ScenarioCharge, plan: WarpPlan, summary: Summary, pieces: int) -> None:
+    """Count one scenario's charge in `summary` (an address that is not a number, `active` 0,
+    makes the cost inexact; no active lane, `active` -1, costs nothing)."""
+    summary.undecided_mask = summary.undecided_mask or scenario.undecided_mask
+    if scenario.outcome is None:
+        if scenario.active == 0:
+            summary.exact = False  # a lane's address is not a number here
+        return
+    summary.add(scenario.outcome, plan, scenario.combo, pieces, scenario.active)
 
 
 def start_residues(

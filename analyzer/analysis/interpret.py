@@ -215,10 +215,14 @@ class Interpreter(Visitor):
         return v
 
     def visit_Load(self, e: N.Load, env: dict[int, Value], ctx: Ctx) -> Value:
-        self.record(e.access, env, ctx)
+        ptr = self.record(e.access, env, ctx)
         if isinstance(e.type, T.PointerType):
             return None
-        return self.loaded_value(e.access, env, ctx)
+        if not _loads_nested(e.access.address, REEVALUATED_DEPTH):
+            # evaluated again, as always: the inner loads recorded again are reuses, which the
+            # reports say; deeper, that doubled the work per level of `p[q[q[...]]]`
+            ptr = self.eval(e.access.address, env, ctx)
+        return self.loaded_value(e.access, ptr)
 
     def visit_Call(self, e: N.Call, env: dict[int, Value], ctx: Ctx) -> Value:
         if e.atomic is not None:
@@ -318,13 +322,14 @@ class Interpreter(Visitor):
         return {k: self.join(c, a.get(k), b.get(k)) for k in set(a) | set(b)}
 
     # ------------------------------------------------------------------ accesses
-    def loaded_value(self, access: N.Access, env: dict[int, Value], ctx: Ctx) -> S.Expr:
-        """The unknown value read by a load; it may differ between lanes when its address does."""
-        ptr = self.eval(access.address, env, ctx)
+    def loaded_value(self, access: N.Access, ptr: Value) -> S.Expr:
+        """The unknown value read by a load at `ptr` (its address); it may differ between
+        lanes when its address does."""
         uniform = isinstance(ptr, Ptr) and not (ptr.offset.free_symbols & THREAD_SET) and not lane_varying(ptr.offset)
         return S.unknown(f"value of {access.text}", Origin.LOADED, lane_varying=not uniform)
 
-    def record(self, access: N.Access, env: dict[int, Value], ctx: Ctx) -> None:
+    def record(self, access: N.Access, env: dict[int, Value], ctx: Ctx) -> Value:
+        """Record `access` as reached under `ctx`; returns the value of its address."""
         ptr = self.eval(access.address, env, ctx)
         struct = struct_of_address(access.address)
         occ = Occurrence(access, ptr if isinstance(ptr, Ptr) else None, ctx.mask, ctx.loops, ctx.via, struct)
@@ -336,19 +341,20 @@ class Interpreter(Visitor):
         if not isinstance(ptr, Ptr) or not size or access.volatile or ptr.space not in COSTED_SPACES:
             if access.op != AccessOp.LOAD:
                 self.held.clear()  # a store we cannot place may change anything
-            return
+            return ptr
         key = (ptr.region, ptr.offset, size, ctx.mask)
         if access.op == AccessOp.LOAD:
             occ.reuses = self.holder(ptr, size, ctx.mask)
             if occ.reuses is None:
                 self.held[key] = HeldValue(access, ptr.space)
-            return
+            return ptr
         # a store or an atomic: what the thread held in this space may have changed, unless
         # it is in the same array at bytes the store provably does not touch (two pointers
         # into one space may alias); a plain store's own value is then held
         self.held = {k: h for k, h in self.held.items() if h.space != ptr.space or _disjoint(k, ptr, size)}
         if access.op == AccessOp.STORE:
             self.held[key] = HeldValue(access, ptr.space)
+        return ptr
 
     def window_of(self, access: N.Access, ptr: Ptr | None) -> int | None:
         """The run of accesses nvcc may merge `access` with (`merge.merge_adjacent`), or None.
@@ -677,6 +683,26 @@ _BINARY: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {
     "&&": S.logical_and,
     "||": S.logical_or,
 }
+
+
+#: A load's address is evaluated a second time for its value where it holds loads nested at
+#: most this deep (what the reports have always shown: the inner loads again, as reuses); an
+#: address with deeper nested loads is evaluated once, so that `p[q[q[...]]]` takes linear time
+REEVALUATED_DEPTH = 2
+
+
+def _loads_nested(e: N.Expr, depth: int) -> bool:
+    """Whether `e` holds loads nested more than `depth` deep (`q[q[q[i]]]` holds 3)."""
+    stack: list[tuple[N.Expr, int]] = [(e, 0)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, N.Load):
+            d += 1
+            if d > depth:
+                return True
+            stack.append((x.access.address, d))
+        stack.extend((sub, d) for sub in N.sub_expressions(x))
+    return False
 
 
 _MIN_MAX: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {"min": S.minimum, "max": S.maximum}

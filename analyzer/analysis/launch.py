@@ -505,6 +505,33 @@ def launches_kernel(launch: HostLaunch, kernel: N.Function) -> bool:
     return not kernel.template_args or launch.template_args == tuple(str(a) for a in kernel.template_args)
 
 
+LaunchKey = tuple[str, tuple[str, ...] | None]  # (base name, template arguments; None: any)
+_last_index: list[tuple[N.Module, dict[LaunchKey, list[HostLaunch]]]] = []  # the last module's
+
+
+def launch_index(module: N.Module) -> dict[LaunchKey, list[HostLaunch]]:
+    """The host launches of `module` by kernel: under (base name, template arguments) and under
+    (base name, None) for a kernel that is no template instance, each in the host code's order.
+    The host code is run once per module, not once per kernel: 1,900 template instantiations
+    each launched once ran it 1,900 times and matched 1,900 x 1,900 launches. The last
+    module's index is kept (api asks for each kernel of one module in turn)."""
+    if _last_index and _last_index[0][0] is module:
+        return _last_index[0][1]
+    index: dict[LaunchKey, list[HostLaunch]] = {}
+    for launch in host_launches(module):
+        name = base_name(launch.kernel)
+        index.setdefault((name, None), []).append(launch)
+        index.setdefault((name, launch.template_args), []).append(launch)
+    _last_index[:] = [(module, index)]
+    return index
+
+
+def kernel_launches(module: N.Module, kernel: N.Function) -> list[HostLaunch]:
+    """The host launches of `module` that launch `kernel` (`launches_kernel`), in order."""
+    args = tuple(str(a) for a in kernel.template_args) if kernel.template_args else None
+    return launch_index(module).get((base_name(kernel.name), args), [])
+
+
 def launch_configs(
     module: N.Module,
     kernel: N.Function,
@@ -528,7 +555,7 @@ def launch_configs(
         return [LaunchConfig(block, grid, "--block" + (" and --grid" if grid else ""), False, given)]
     found: list[LaunchConfig] = []
     refused = 0
-    launches = [x for x in (*host_launches(module), *foreign) if launches_kernel(x, kernel)]
+    launches = [*kernel_launches(module, kernel), *(x for x in foreign if launches_kernel(x, kernel))]
     for launch in launches:
         cfg = _configured(module, kernel, launch, grid, params, line_of, problems)
         if cfg is None:
