@@ -66,6 +66,11 @@ class Lowerer(StatementLowering):
                     launches.append(fn)
         instantiations = self.collect_instantiations(launches)
         for fd in kernel_defs:
+            # an explicit instantiation (`template __global__ void reduce0<int>(int *, ...);`)
+            # makes the kernel as real as a launch does: it is compiled for those arguments
+            for targs in self.explicit.get(fd.name, []) if fd.template_params else []:
+                if targs not in instantiations.setdefault(fd.name, []):
+                    instantiations[fd.name].append(targs)
             if fd.template_params:
                 wanted = instantiations.get(fd.name, [])
                 if not wanted:
