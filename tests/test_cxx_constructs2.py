@@ -42,3 +42,32 @@ def test_an_explicitly_instantiated_kernel_template_is_analysed_for_its_argument
         (6, 5, "y[threadIdx.x]", 8, None),
         (6, 22, "x[2 * threadIdx.x]", 16, None),
     ]
+
+
+REGISTER_ARRAY_MEMBERS = """\
+typedef struct { float4 m[3]; } float3x4;
+struct Params { int param[4]; float *data; };
+__constant__ float3x4 view;
+__global__ void k(float *out, const float *in, Params p)
+{
+    float3x4 M(view);
+    M.m[1] = make_float4(0.0f, 0.0f, 0.0f, 1.0f);
+    float w = M.m[0].w + M.m[2].x;
+    out[threadIdx.x] = w * in[p.param[1] + threadIdx.x];
+    p.data[threadIdx.x] = w;
+}
+int main() { float *a, *b; Params p; k<<<1, 64>>>(a, b, p); }
+"""
+
+
+def test_array_members_of_structs_in_registers_are_values_not_memory():
+    # M is a local copy (one load of the __constant__ `view`, not costed) and p a by-value
+    # parameter: indexing their arrays reads no memory; in[...] is at an offset not known, so
+    # 5 sectors (misaligned by it) and no total
+    assert diagnostics(REGISTER_ARRAY_MEMBERS, show_host=True) == []
+    assert sorted(costs(REGISTER_ARRAY_MEMBERS)) == [
+        (6, 16, "view", None, None),
+        (9, 5, "out[threadIdx.x]", 4, 8),
+        (9, 28, "in[p.param[1] + threadIdx.x]", 5, None),
+        (10, 5, "p.data[threadIdx.x]", 4, 8),  # a pointer member points into memory
+    ]
