@@ -71,3 +71,25 @@ def test_array_members_of_structs_in_registers_are_values_not_memory():
         (9, 28, "in[p.param[1] + threadIdx.x]", 5, None),
         (10, 5, "p.data[threadIdx.x]", 4, 8),  # a pointer member points into memory
     ]
+
+
+VARIABLE_NAMED_LIKE_A_TAG = """\
+typedef struct latLong { float lat, lng; } LatLong;
+__global__ void k(LatLong *d, float *out)
+{
+    LatLong *latLong = d + threadIdx.x;
+    LatLong *const latLong2 = latLong;
+    out[threadIdx.x] = latLong->lat + latLong2->lng;
+}
+int main() { LatLong *d; float *o; k<<<1, 32>>>(d, o); }
+"""
+
+
+def test_a_variable_named_like_a_struct_tag_is_a_variable():
+    # Rodinia nn: the name right after a type is the declarator's; 8-byte structs, one field each
+    assert diagnostics(VARIABLE_NAMED_LIKE_A_TAG, show_host=True) == []
+    assert sorted(costs(VARIABLE_NAMED_LIKE_A_TAG)) == [
+        (6, 5, "out[threadIdx.x]", 4, 4),
+        (6, 24, "latLong->lat", 8, 8),
+        (6, 39, "latLong2->lng", 8, 8),
+    ]

@@ -62,7 +62,17 @@ class TypeTable:
 
     def is_type(self, name: str) -> bool:
         short = name.rsplit("::", 1)[-1]
-        return any(name in s or short in s for s in self.scopes)
+        hidden = "!" + name
+        for s in reversed(self.scopes):
+            if hidden in s:  # a variable of that name declared in a scope nearer than the type
+                return False
+            if name in s or short in s:
+                return True
+        return False
+
+    def hide(self, name: str) -> None:
+        """A variable named like a type (`LatLong *latLong`) hides the type in this scope."""
+        self.scopes[-1].add("!" + name)
 
     def add(self, name: str) -> None:
         self.scopes[-1].add(name)
@@ -79,6 +89,19 @@ _PAREN_DECLARATOR = re.compile(
 # the tokens a parenthesised declarator may follow: a type (`float (*p)[4]`, `T (*f)(int)`)
 _BASIC_TYPES = frozenset(("void", "char", "short", "int", "long", "float", "double", "signed", "unsigned", "bool"))
 
+# what may follow the name of a simple declarator (`=` but not `==`)
+_AFTER_DECLARATOR_NAME = frozenset("=;,[)")
+# the tokens that may stand between a type and its declarator's name: `LatLong *const latLong`
+_DECLARATOR_PREFIX = frozenset(("*", "&", "const", "volatile", "__restrict__", "__restrict"))
+
+
+def _continues_type(tok: Token, after_type: bool) -> bool:
+    """Whether the tokens up to `tok` are a type, then only pointers, references and qualifiers."""
+    if tok.type == "TYPE_NAME" or (tok.value in _BASIC_TYPES and tok.type != "IDENTIFIER"):
+        return True
+    return after_type and tok.value in _DECLARATOR_PREFIX and tok.type != "IDENTIFIER"
+
+
 # the keywords and punctuators `_punctuation` acts on; every other token passes as it is
 _TRACKED = frozenset(("template", "<", ">", "class", "struct", "union", "typedef", "(", ")", "{", "}", ";", ","))
 
@@ -87,6 +110,7 @@ class _Declaration:
     """What the post-lexer remembers while one top-level declaration goes by."""
 
     __slots__ = (
+        "after_type",
         "declarator_parens",
         "depth_at_start",
         "in_template_params",
@@ -112,6 +136,7 @@ class _Declaration:
         self.template_entity_pending = False  # after `template <...>`: the name declared is a template
         self.paren_depth = 0
         self.declarator_parens: set[int] = set()  # depths of parenthesised declarators: `typedef void (*fp)(int)`
+        self.after_type = False  # the tokens before are a type, then only `*`, `&` and qualifiers
 
 
 class CudaPostLexer:
@@ -145,6 +170,7 @@ class CudaPostLexer:
                 elif tok.value in _TRACKED:
                     tok = punctuation(tok, state)
                 state.prev = tok
+                state.after_type = _continues_type(tok, state.after_type)
                 yield tok
         finally:
             while len(table.scopes) > state.depth_at_start:
@@ -173,6 +199,11 @@ class CudaPostLexer:
             value in table.templates or "::" in value or self._looks_like_template_use(tok)
         ):
             tok = self._retype("TEMPLATE_NAME", value, tok)
+        elif state.after_type and state.typedef_depth is None and self._ends_declarator_name(tok):
+            # `LatLong *latLong = ...` after `typedef struct latLong {...} LatLong`: a name right
+            # after a type is the declarator's, and hides the type in its scope
+            if table.is_type(value):
+                table.hide(value)
         elif table.is_type(value) and not self._followed_by_member_access(tok):
             # (`struct hostData *hostData; hostData->x`: a variable named like its type)
             tok = self._retype("TYPE_NAME", value, tok)
@@ -277,6 +308,10 @@ class CudaPostLexer:
     def _followed_by_member_access(self, tok: Token) -> bool:
         m = NEXT_CHAR.match(self.text, tok.end_pos)
         return bool(m and ((m.group(1) == "-" and m.group(2) == ">") or (m.group(1) == "." and m.group(2) != ".")))
+
+    def _ends_declarator_name(self, tok: Token) -> bool:
+        m = NEXT_CHAR.match(self.text, tok.end_pos)
+        return bool(m and m.group(1) in _AFTER_DECLARATOR_NAME and m.group(2) != "=")
 
     def _followed_by_identifier(self, tok: Token) -> bool:
         m = _WORD.match(self.text, tok.end_pos)
