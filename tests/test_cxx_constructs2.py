@@ -1,6 +1,7 @@
 """The C++ of real CUDA code, part 2 (issue 15): each construct in a small kernel, costed exactly.
 
-Explicitly instantiated kernel templates, ...
+Kernel templates explicitly instantiated, array members of structs held in registers, a
+variable named like a type.
 """
 
 from __future__ import annotations
