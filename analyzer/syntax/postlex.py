@@ -60,11 +60,15 @@ class TypeTable:
     scopes: list[set[str]] = field(default_factory=lambda: [set(_BUILTIN_TYPES)])
     templates: set[str] = field(default_factory=set)
 
+    hidden: set[str] = field(default_factory=set)  # names a variable hid in some scope (`hide`)
+
     def is_type(self, name: str) -> bool:
         short = name.rsplit("::", 1)[-1]
-        hidden = "!" + name
+        if name not in self.hidden:
+            return any(name in s or short in s for s in self.scopes)
+        mark = "!" + name
         for s in reversed(self.scopes):
-            if hidden in s:  # a variable of that name declared in a scope nearer than the type
+            if mark in s:  # a variable of that name declared in a scope nearer than the type
                 return False
             if name in s or short in s:
                 return True
@@ -73,6 +77,7 @@ class TypeTable:
     def hide(self, name: str) -> None:
         """A variable named like a type (`LatLong *latLong`) hides the type in this scope."""
         self.scopes[-1].add("!" + name)
+        self.hidden.add(name)
 
     def add(self, name: str) -> None:
         self.scopes[-1].add(name)
@@ -91,15 +96,11 @@ _BASIC_TYPES = frozenset(("void", "char", "short", "int", "long", "float", "doub
 
 # what may follow the name of a simple declarator (`=` but not `==`)
 _AFTER_DECLARATOR_NAME = frozenset("=;,[)")
-# the tokens that may stand between a type and its declarator's name: `LatLong *const latLong`
-_DECLARATOR_PREFIX = frozenset(("*", "&", "const", "volatile", "__restrict__", "__restrict"))
-
-
-def _continues_type(tok: Token, after_type: bool) -> bool:
-    """Whether the tokens up to `tok` are a type, then only pointers, references and qualifiers."""
-    if tok.type == "TYPE_NAME" or (tok.value in _BASIC_TYPES and tok.type != "IDENTIFIER"):
-        return True
-    return after_type and tok.value in _DECLARATOR_PREFIX and tok.type != "IDENTIFIER"
+# a word, then only `*`, `&`, qualifiers and white space up to the end of the text searched:
+# the type a declarator's name follows (`LatLong *const latLong`)
+_TYPE_BEFORE = re.compile(
+    r"((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)(?:\s*(?:[*&]|\b(?:const|volatile|__restrict__|__restrict)\b))*\s*\Z"
+)
 
 
 # the keywords and punctuators `_punctuation` acts on; every other token passes as it is
@@ -110,7 +111,6 @@ class _Declaration:
     """What the post-lexer remembers while one top-level declaration goes by."""
 
     __slots__ = (
-        "after_type",
         "declarator_parens",
         "depth_at_start",
         "in_template_params",
@@ -136,7 +136,6 @@ class _Declaration:
         self.template_entity_pending = False  # after `template <...>`: the name declared is a template
         self.paren_depth = 0
         self.declarator_parens: set[int] = set()  # depths of parenthesised declarators: `typedef void (*fp)(int)`
-        self.after_type = False  # the tokens before are a type, then only `*`, `&` and qualifiers
 
 
 class CudaPostLexer:
@@ -170,7 +169,6 @@ class CudaPostLexer:
                 elif tok.value in _TRACKED:
                     tok = punctuation(tok, state)
                 state.prev = tok
-                state.after_type = _continues_type(tok, state.after_type)
                 yield tok
         finally:
             while len(table.scopes) > state.depth_at_start:
@@ -199,14 +197,14 @@ class CudaPostLexer:
             value in table.templates or "::" in value or self._looks_like_template_use(tok)
         ):
             tok = self._retype("TEMPLATE_NAME", value, tok)
-        elif state.after_type and state.typedef_depth is None and self._ends_declarator_name(tok):
-            # `LatLong *latLong = ...` after `typedef struct latLong {...} LatLong`: a name right
-            # after a type is the declarator's, and hides the type in its scope
-            if table.is_type(value):
-                table.hide(value)
         elif table.is_type(value) and not self._followed_by_member_access(tok):
-            # (`struct hostData *hostData; hostData->x`: a variable named like its type)
-            tok = self._retype("TYPE_NAME", value, tok)
+            if state.typedef_depth is None and self._names_a_declarator(tok):
+                # `LatLong *latLong = ...` after `typedef struct latLong {...} LatLong`: a name
+                # right after a type is the declarator's, and hides the type in its scope
+                table.hide(value)
+            else:
+                # (`struct hostData *hostData; hostData->x`: a variable named like its type)
+                tok = self._retype("TYPE_NAME", value, tok)
         elif self._followed_by_identifier(tok) and value not in KEYWORDS:
             # two names in a row only start a declaration: `cg::thread_block cta`
             tok = self._retype("TYPE_NAME", value, tok)
@@ -309,9 +307,19 @@ class CudaPostLexer:
         m = NEXT_CHAR.match(self.text, tok.end_pos)
         return bool(m and ((m.group(1) == "-" and m.group(2) == ">") or (m.group(1) == "." and m.group(2) != ".")))
 
-    def _ends_declarator_name(self, tok: Token) -> bool:
-        m = NEXT_CHAR.match(self.text, tok.end_pos)
-        return bool(m and m.group(1) in _AFTER_DECLARATOR_NAME and m.group(2) != "=")
+    def _names_a_declarator(self, tok: Token) -> bool:
+        """Whether `tok` is a declarator's name: `=`, `;`, `,`, `[` or `)` follows it, and a type, then
+        only `*`, `&` and qualifiers, come right before it in the text (read backwards only for a
+        name that is a type and ends a declarator, which is rare)."""
+        nxt = NEXT_CHAR.match(self.text, tok.end_pos)
+        if not (nxt and nxt.group(1) in _AFTER_DECLARATOR_NAME and nxt.group(2) != "="):
+            return False
+        start = tok.start_pos
+        m = _TYPE_BEFORE.search(self.text[max(0, start - 160) : start])
+        if m is None:
+            return False
+        word = m.group(1)
+        return word in _BASIC_TYPES or (word not in KEYWORDS and self.table.is_type(word))
 
     def _followed_by_identifier(self, tok: Token) -> bool:
         m = _WORD.match(self.text, tok.end_pos)
