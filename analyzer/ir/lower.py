@@ -61,6 +61,11 @@ class Lowerer(StatementLowering):
         self.lower_host_functions(host_functions, launches)
         instantiations = self.collect_instantiations(launches)
         for fd in kernel_defs:
+            # an explicit instantiation (`template __global__ void reduce0<int>(int *, ...);`)
+            # makes the kernel as real as a launch does: it is compiled for those arguments
+            for targs in self.explicit.get(fd.name, []) if fd.template_params else []:
+                if targs not in instantiations.setdefault(fd.name, []):
+                    instantiations[fd.name].append(targs)
             if fd.template_params:
                 wanted = list(instantiations.get(fd.name, []))
                 wanted += [t for t in self.explicit.get(fd.name, []) if t not in wanted]

@@ -296,6 +296,11 @@ class ExpressionLowering(ScopesAndTypes):
             return self.pointer_value(e)
         if self.host:
             return N.Opaque(OpaqueKind.VALUE, "host memory", t, e.span)
+        if self.indexes_register_array(e):
+            # `M.m[i]` of a struct held in registers (a local, a by-value parameter in the
+            # parameter space): no costed memory, so a value warplint does not follow
+            index = self.rvalue(e.index)
+            return N.Opaque(OpaqueKind.VALUE, "element of an array member held in registers", t, e.span, (index,))
         return self.load(e)
 
     def _unary(self, e: A.UnaryOp, expected: T.CType | None) -> N.Expr:
@@ -421,13 +426,29 @@ class ExpressionLowering(ScopesAndTypes):
         return N.Opaque(OpaqueKind.VALUE, f"template {e.name}", T.UnknownType(e.name), e.span)
 
     def in_registers(self, e: A.Expr) -> bool:
-        """True when `e` names a struct value held in registers (a by-value param or a local)."""
+        """True when `e` names a struct value held in registers (a by-value param or a local, or
+        an element of an array member of one: `M.m[0]`)."""
         while isinstance(e, A.Member) and not e.arrow:
             e = e.base
+        if isinstance(e, A.Index):
+            return self.indexes_register_array(e)
         if isinstance(e, A.Identifier):
             var = self.lookup(e.name)
             return isinstance(var, N.Variable) and var.kind in ("local", "param") and not var.is_reference
         return isinstance(e, A.Call)
+
+    def indexes_register_array(self, e: A.Index) -> bool:
+        """True when `e` indexes an array member of a struct held in registers (`M.m[0]`,
+        `p.param[i][j]` on a by-value parameter): no memory warplint costs is read."""
+        base = e.base
+        while isinstance(base, A.Index):
+            base = base.base
+        return (
+            isinstance(base, A.Member)
+            and not base.arrow
+            and isinstance(self.type_of(base), T.ArrayType)  # not a pointer member: `m.elements[i]` is memory
+            and self.in_registers(base)
+        )
 
     def load(self, e: A.Expr) -> N.Expr:
         addr, elem, array = self.address(e)

@@ -315,6 +315,11 @@ class StatementLowering(CallLowering):
                     if e.op != "=":
                         value = self.arith(e.op[:-1], self.rvalue(target), value, e.span)
                     return [N.Assign(var, value, e.span, tuple(path[1:]))]
+        if isinstance(target, A.Index) and self.indexes_register_array(target):
+            # a store into an array member of a struct in registers: no memory, and its value is
+            # not followed (a later read of it is a value warplint does not know)
+            index, value = self.rvalue(target.index), self.rvalue(e.value)
+            return [N.Eval(index, target.index.span), N.Eval(value, e.value.span)]
         # a store to memory
         addr, elem, array = self.address(target)
         if isinstance(elem, T.ArrayType):  # C has no array assignment (`a[i] = 1` for a row of `a[4][N]`)

@@ -60,9 +60,24 @@ class TypeTable:
     scopes: list[set[str]] = field(default_factory=lambda: [set(_BUILTIN_TYPES)])
     templates: set[str] = field(default_factory=set)
 
+    hidden: set[str] = field(default_factory=set)  # names a variable hid in some scope (`hide`)
+
     def is_type(self, name: str) -> bool:
         short = name.rsplit("::", 1)[-1]
-        return any(name in s or short in s for s in self.scopes)
+        if name not in self.hidden:
+            return any(name in s or short in s for s in self.scopes)
+        mark = "!" + name
+        for s in reversed(self.scopes):
+            if mark in s:  # a variable of that name declared in a scope nearer than the type
+                return False
+            if name in s or short in s:
+                return True
+        return False
+
+    def hide(self, name: str) -> None:
+        """A variable named like a type (`LatLong *latLong`) hides the type in this scope."""
+        self.scopes[-1].add("!" + name)
+        self.hidden.add(name)
 
     def add(self, name: str) -> None:
         self.scopes[-1].add(name)
@@ -78,6 +93,15 @@ _PAREN_DECLARATOR = re.compile(
 )
 # the tokens a parenthesised declarator may follow: a type (`float (*p)[4]`, `T (*f)(int)`)
 _BASIC_TYPES = frozenset(("void", "char", "short", "int", "long", "float", "double", "signed", "unsigned", "bool"))
+
+# what may follow the name of a simple declarator (`=` but not `==`)
+_AFTER_DECLARATOR_NAME = frozenset("=;,[)")
+# a word, then only `*`, `&`, qualifiers and white space up to the end of the text searched:
+# the type a declarator's name follows (`LatLong *const latLong`)
+_TYPE_BEFORE = re.compile(
+    r"((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)(?:\s*(?:[*&]|\b(?:const|volatile|__restrict__|__restrict)\b))*\s*\Z"
+)
+
 
 # the keywords and punctuators `_punctuation` acts on; every other token passes as it is
 _TRACKED = frozenset(("template", "<", ">", "class", "struct", "union", "typedef", "(", ")", "{", "}", ";", ","))
@@ -174,8 +198,13 @@ class CudaPostLexer:
         ):
             tok = self._retype("TEMPLATE_NAME", value, tok)
         elif table.is_type(value) and not self._followed_by_member_access(tok):
-            # (`struct hostData *hostData; hostData->x`: a variable named like its type)
-            tok = self._retype("TYPE_NAME", value, tok)
+            if state.typedef_depth is None and self._names_a_declarator(tok):
+                # `LatLong *latLong = ...` after `typedef struct latLong {...} LatLong`: a name
+                # right after a type is the declarator's, and hides the type in its scope
+                table.hide(value)
+            else:
+                # (`struct hostData *hostData; hostData->x`: a variable named like its type)
+                tok = self._retype("TYPE_NAME", value, tok)
         elif self._followed_by_identifier(tok) and value not in KEYWORDS:
             # two names in a row only start a declaration: `cg::thread_block cta`
             tok = self._retype("TYPE_NAME", value, tok)
@@ -277,6 +306,20 @@ class CudaPostLexer:
     def _followed_by_member_access(self, tok: Token) -> bool:
         m = NEXT_CHAR.match(self.text, tok.end_pos)
         return bool(m and ((m.group(1) == "-" and m.group(2) == ">") or (m.group(1) == "." and m.group(2) != ".")))
+
+    def _names_a_declarator(self, tok: Token) -> bool:
+        """Whether `tok` is a declarator's name: `=`, `;`, `,`, `[` or `)` follows it, and a type, then
+        only `*`, `&` and qualifiers, come right before it in the text (read backwards only for a
+        name that is a type and ends a declarator, which is rare)."""
+        nxt = NEXT_CHAR.match(self.text, tok.end_pos)
+        if not (nxt and nxt.group(1) in _AFTER_DECLARATOR_NAME and nxt.group(2) != "="):
+            return False
+        start = tok.start_pos
+        m = _TYPE_BEFORE.search(self.text[max(0, start - 160) : start])
+        if m is None:
+            return False
+        word = m.group(1)
+        return word in _BASIC_TYPES or (word not in KEYWORDS and self.table.is_type(word))
 
     def _followed_by_identifier(self, tok: Token) -> bool:
         m = _WORD.match(self.text, tok.end_pos)
