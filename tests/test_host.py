@@ -144,3 +144,14 @@ def test_a_parameter_left_unknown_says_where_host_code_got_it(tmp_path, capsys):
     (entry,) = json.loads(capsys.readouterr().out)["files"]
     (access,) = entry["kernels"][0]["accesses"]
     assert access["assumptions"][-1].endswith("(pass --param w=VALUE); `w`: returned by `atoi` at k.cu:11")
+
+
+def test_a_host_loop_that_launches_nothing_is_not_run(tmp_path, capsys):
+    # a reference computation of 128^4 steps on the host: not run, the kernel still analysed
+    source = STRIDED + (
+        "int main()\n{\n    float *d, s = 0;\n    for (int a = 0; a < 128; a++)\n"
+        "        for (int b = 0; b < 128; b++)\n            for (int c = 0; c < 128; c++)\n"
+        "                for (int e = 0; e < 128; e++)\n                    s += 1;\n    k<<<1, 32>>>(d, 2);\n}\n"
+    )
+    ((_, launch, costs),) = kernels(tmp_path, capsys, source)
+    assert launch["params"] == {"w": 2} and costs == [(3, 8)]

@@ -31,6 +31,8 @@ DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 4)}
 #: distinct launch in it is analysed); a longer one, or one with an unknown condition, is not
 #: iterated: what it assigns becomes unknown and its launches are taken with what is known.
 MAX_HOST_LOOP = 64
+#: Iterations of host loops one host function runs at most, nested loops together.
+MAX_HOST_ITERATIONS = 256
 
 Value = Any  # int | float | tuple[int|None, int|None, int|None] | None
 
@@ -103,6 +105,7 @@ class HostInterpreter(Visitor):
         # what guards and asserts state of variables the code does not fix (`analysis.guards`),
         # by uid: dropped when the variable is assigned
         self.facts: dict[int, list[Fact]] = {}
+        self.iterations = 0  # host loop iterations run, nested ones included (MAX_HOST_ITERATIONS)
         # where a variable whose value is not known got it (uid -> words, the place), and the
         # arguments of each launch left unknown with theirs (id of the launch -> (position, words, place))
         self.origins: dict[int, tuple[str, Span]] = {}
@@ -222,7 +225,9 @@ class HostInterpreter(Visitor):
         <<= 1) k<<<g, b>>>(d, stride)`: each distinct launch is analysed); False, and the
         environment as it was, when it cannot be (a condition not known, a jump out of the
         body, too many iterations)."""
-        if s.cond is None or any(isinstance(x, (N.Break, N.Return, N.Continue)) for x in N.walk_statements(s.body)):
+        if s.cond is None or not self._launches_in(s.body) or self.iterations >= MAX_HOST_ITERATIONS:
+            return False  # a loop that launches nothing (a reference computation) need not be run
+        if any(isinstance(x, (N.Break, N.Return, N.Continue)) for x in N.walk_statements(s.body)):
             return False
         saved_env, saved_launches = dict(self.env), len(self.launches)
         for count in range(MAX_HOST_LOOP + 1):
@@ -235,9 +240,18 @@ class HostInterpreter(Visitor):
                 return False
             if not cond:
                 return True
+            self.iterations += 1
             self.run(s.body)
             self.run(s.step)
         return False  # not reached: the range ends at the bound's test
+
+    def _launches_in(self, stmts: list[N.Stmt]) -> bool:
+        """Whether `stmts` launch a kernel, themselves or through a host function they call."""
+        return any(
+            isinstance(x, N.LaunchStmt)
+            or (isinstance(x, N.Opaque) and x.kind is OpaqueKind.CALL and x.callee in self.functions)
+            for x in N.walk_nodes(stmts)
+        )
 
     def visit_Skipped(self, s: N.Skipped) -> None:
         for v in s.writes:
@@ -282,10 +296,12 @@ class HostInterpreter(Visitor):
         inner.env = {p.uid: a for p, a in zip(fn.params, args)}
         inner.facts = {p.uid: list(f) for p, f in zip(fn.params, facts or []) if f}
         inner.origins = dict(origins or {})
+        inner.iterations = self.iterations  # one budget of host loop iterations, calls included
         inner.run(fn.body)
         self.launches.extend(inner.launches)
         self.uncertain.update(inner.uncertain)
         self.unknown_args.update(inner.unknown_args)
+        self.iterations = inner.iterations
 
     def _forget_writes(self, s: N.Stmt) -> None:
         if isinstance(s, N.Assign):
