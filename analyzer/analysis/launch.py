@@ -229,13 +229,13 @@ class HostInterpreter(Visitor):
             return False  # a loop that launches nothing (a reference computation) need not be run
         if any(isinstance(x, (N.Break, N.Return, N.Continue)) for x in N.walk_statements(s.body)):
             return False
-        saved_env, saved_launches = dict(self.env), len(self.launches)
+        saved_env, saved_launches, saved_iterations = dict(self.env), len(self.launches), self.iterations
         for count in range(MAX_HOST_LOOP + 1):
             cond = self.expr(s.cond) if s.test_first or count else 1
             if cond is None or isinstance(cond, dict) or count == MAX_HOST_LOOP:
                 if cond is not None and not isinstance(cond, dict) and not cond:
                     return True  # the loop ended on its last allowed test
-                self.env = saved_env
+                self.env, self.iterations = saved_env, saved_iterations  # what a loop not run spent is given back
                 del self.launches[saved_launches:]
                 return False
             if not cond:
