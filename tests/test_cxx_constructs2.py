@@ -6,24 +6,7 @@ variable named like a type.
 
 from __future__ import annotations
 
-from analyzer.api import Options, check_source
-
-
-def costs(text: str, **options: object) -> list[tuple[int, int, str, int | None, int | None]]:
-    """(line, column, access, sectors or wavefronts per request, total) of every access."""
-    report = check_source("k.cu", text, Options(**options))  # type: ignore[arg-type]
-    out = []
-    for analysis in report.kernels:
-        for c in analysis.costs:
-            where = report.locate(c.access.span)
-            out.append((where.line, where.column, c.access.text, c.per_request, c.total))
-    return out
-
-
-def diagnostics(text: str, **options: object) -> list[tuple[int, int, str, str]]:
-    report = check_source("k.cu", text, Options(**options))  # type: ignore[arg-type]
-    return [(d.location.line, d.location.column, d.code, str(d.severity)) for d in report.diagnostics]
-
+from test_cxx_constructs import costs, diagnostics  # the same helpers as part 1
 
 EXPLICIT_INSTANTIATION = """\
 template <class T> __global__ void k(T *x, T *y);
