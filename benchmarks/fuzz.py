@@ -78,6 +78,7 @@ class Outcome:
 
     status: int | None  # the exit status; None when it was killed
     seconds: float
+    cpu_seconds: float  # user + system time of the child: what the run cost, whatever the load
     max_rss_mb: float
     stdout: bytes
     stderr: bytes
@@ -91,6 +92,7 @@ class Result:
     failures: list[str] = field(default_factory=list)
     saved: Path | None = None
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
 
 # ----------------------------------------------------------------------------- seeds
@@ -171,7 +173,9 @@ def run(args: list[bytes], folder: Path, timeout: float, memory_mb: int) -> Outc
     limited to `memory_mb`; stdout and stderr go to files (no pipe to fill), and the child's
     peak memory comes from `wait4`."""
     limit = str(memory_mb * 1024 * 1024).encode()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    # the repository first, then whatever PYTHONPATH already holds (a folder of dependencies, say)
+    python_path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": python_path, "NO_COLOR": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     out_path, err_path = folder.parent / "stdout", folder.parent / "stderr"
     start = time.monotonic()
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
@@ -201,6 +205,7 @@ def run(args: list[bytes], folder: Path, timeout: float, memory_mb: int) -> Outc
     return Outcome(
         None if killed.is_set() else proc.returncode,
         seconds,
+        usage.ru_utime + usage.ru_stime,
         usage.ru_maxrss / 1024,
         out_path.read_bytes(),
         err_path.read_bytes(),
@@ -262,6 +267,7 @@ def run_case(
         after = snapshot(folder)  # (a report `-o` writes is a new file, not a change)
         changed = any(after.get(path) != digest for path, digest in before.items())
         result.seconds = outcome.seconds
+        result.cpu_seconds = outcome.cpu_seconds
         result.failures = judge(case, outcome, changed, options.timeout, options.memory_mb, validators)
         if result.failures:
             result.saved = save(case, number, folder, outcome, result.failures, Path(options.out))
@@ -286,7 +292,7 @@ def save(case: Case, number: int, folder: Path, outcome: Outcome, failures: list
     (target / "stdout").write_bytes(outcome.stdout)
     (target / "stderr").write_bytes(outcome.stderr)
     (target / "why.txt").write_text(
-        f"{', '.join(failures)}\nexit status {outcome.status}, {outcome.seconds:.1f} s, {outcome.max_rss_mb:.0f} MB\n"
+        f"{', '.join(failures)}\nexit status {outcome.status}, {outcome.seconds:.1f} s ({outcome.cpu_seconds:.1f} s CPU), {outcome.max_rss_mb:.0f} MB\n"
     )
     return target
 
@@ -341,9 +347,8 @@ def report(results: list[Result], options: argparse.Namespace, seconds: float) -
         f"\n{len(results)} inputs (seed {options.seed}, cases {options.first}..{options.first + len(results) - 1}) "
         f"in {seconds:.0f} s: " + ", ".join(f"{families[f]} {f}" for f in sorted(families))
     )
-    slowest = max(results, key=lambda r: r.seconds, default=None)
-    if slowest is not None:
-        print(f"slowest run: case {slowest.number} ({slowest.family}), {slowest.seconds:.1f} s")
+    for r in sorted(results, key=lambda r: r.seconds, reverse=True)[:5]:
+        print(f"slow run: case {r.number} ({r.family}), {r.seconds:.1f} s wall, {r.cpu_seconds:.1f} s CPU")
     for kind in KINDS:
         total = sum(counts[kind].values())
         detail = ", ".join(f"{n} {f}" for f, n in sorted(counts[kind].items()))
