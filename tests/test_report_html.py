@@ -210,6 +210,18 @@ def test_each_finding_carries_the_lanes_picture_that_show_draws() -> None:
     assert "  bank 0: lanes 0, 8, 16 and 24 at words 0, 32, 64, 96 (4 wavefronts)" in stride4.text().splitlines()
 
 
+def test_past_the_page_s_picture_limit_findings_come_without_pictures(monkeypatch: pytest.MonkeyPatch) -> None:
+    import analyzer.report.html as html
+
+    monkeypatch.setattr(html, "MAX_PICTURES", 3)  # the first file's finding and 2 of the second's 9
+    dom, _ = parse(render(check_paths([str(STRIDE4), str(ROOT / "samples/004_noncoalesced_float3.cu")]), "html"))
+    pictures = [len(finding.all("pre", "lanes")) for finding in dom.all("div", "finding")]
+    assert pictures == [1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
+    assert [p.text() for p in dom.all("p", "note")] == [
+        "Lanes pictures are drawn for the first 3 findings; warplint show FILE:LINE draws those of any line."
+    ]
+
+
 def test_totals_per_rule_and_per_kernel_and_the_filters_choices() -> None:
     dom, _ = parse(render(check_paths([str(STRIDE4), str(ROOT / "samples/004_noncoalesced_float3.cu")]), "html"))
 

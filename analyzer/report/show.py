@@ -21,7 +21,7 @@ from typing import Any
 
 from analyzer.report import display_path
 
-__all__ = ["Shown", "accesses_at", "global_picture", "render_show", "shared_picture"]
+__all__ = ["Shown", "access_index", "accesses_at", "global_picture", "render_show", "shared_picture"]
 
 _RESET = "\x1b[0m"
 _STYLE = {
@@ -44,30 +44,44 @@ class Shown:
     location: Any  # analyzer.diagnostics.Location
 
 
-def accesses_at(report: Any, line: int, column: int | None = None) -> list[Shown]:
-    """The analysed shared and global accesses that start on `line` of the report's own
-    file (and cover `column` when given), in column order, each launch once."""
+def access_index(report: Any) -> dict[int, list[Shown]]:
+    """The analysed shared and global accesses of the report's own file, by the line they start
+    on, each located once: `accesses_at` asks it for every finding of an HTML page, and locating
+    every access again for each finding made a page of 4,700 findings take minutes (fuzz case
+    `stress` kind 5, 2026-11-25)."""
     import os
 
     own = os.path.normcase(os.path.abspath(report.path))
-    found: list[Shown] = []
-    seen: set[tuple] = set()
+    by_line: dict[int, list[Shown]] = {}
     for analysis in report.kernels:
         for cost in analysis.costs:
             if cost.space not in ("shared", "global"):
                 continue
             loc = report.locate(cost.span)
-            if os.path.normcase(os.path.abspath(loc.path)) != own or loc.line != line:
-                continue
-            if column is not None and not (
-                loc.column <= column < max(loc.end_column, loc.column + 1)
-                or (loc.end_line > loc.line and column >= loc.column)
-            ):
-                continue
-            key = (cost.span, cost.via, cost.op, cost.lane_addresses, cost.per_request, analysis.launch.block)
-            if key not in seen:
-                seen.add(key)
-                found.append(Shown(cost, analysis, loc))
+            if os.path.normcase(os.path.abspath(loc.path)) == own:
+                by_line.setdefault(loc.line, []).append(Shown(cost, analysis, loc))
+    return by_line
+
+
+def accesses_at(
+    report: Any, line: int, column: int | None = None, *, index: dict[int, list[Shown]] | None = None
+) -> list[Shown]:
+    """The analysed shared and global accesses that start on `line` of the report's own file
+    (and cover `column` when given), in column order, each launch once. `index` is
+    `access_index(report)`, when the caller asks for many lines of one report."""
+    found: list[Shown] = []
+    seen: set[tuple] = set()
+    for item in (access_index(report) if index is None else index).get(line, ()):
+        cost, loc = item.cost, item.location
+        if column is not None and not (
+            loc.column <= column < max(loc.end_column, loc.column + 1)
+            or (loc.end_line > loc.line and column >= loc.column)
+        ):
+            continue
+        key = (cost.span, cost.via, cost.op, cost.lane_addresses, cost.per_request, item.analysis.launch.block)
+        if key not in seen:
+            seen.add(key)
+            found.append(item)
     found.sort(key=lambda s: (s.location.column, s.location.end_column))
     return found
 
@@ -212,14 +226,11 @@ def global_picture(addresses: Sequence[int | None], access_bytes: int, arch: Any
     labels = {s: f"+{s * size}" for s in lanes_in}
     width = max(len("sector"), *(len(t) for t in labels.values())) if labels else len("sector")
     lines = ["  " + "lane".ljust(width + 7) + "".join(f"{i:>2} " for i in range(len(addresses))).rstrip()]
+    empty = f" {_paint('.', 'empty', color)} "
     for s in sorted(lanes_in):
         full = len(used[s]) == size
-        cells = "".join(
-            " "
-            + (_paint("#", "full" if full else "partial", color) if i in lanes_in[s] else _paint(".", "empty", color))
-            + " "
-            for i in range(len(addresses))
-        )
+        mark, lanes = f" {_paint('#', 'full' if full else 'partial', color)} ", lanes_in[s]
+        cells = "".join(mark if i in lanes else empty for i in range(len(addresses)))
         lines.append(f"  sector {labels[s]:<{width}}" + cells + f"  {len(used[s])}/{size} bytes used")
     moved = len(lanes_in) * size
     useful = sum(len(b) for b in used.values())
