@@ -189,7 +189,7 @@ class ExpressionLowering(ScopesAndTypes):
         if isinstance(e, A.Index):
             return T.element_type(self.type_of(e.base)) or T.UnknownType("?")
         if isinstance(e, A.Member):
-            bt = self.type_of(e.base)
+            bt = _referenced(self.type_of(e.base))
             if e.arrow:
                 bt = T.element_type(bt) or T.UnknownType("?")
             if isinstance(bt, T.StructType):
@@ -280,7 +280,7 @@ class ExpressionLowering(ScopesAndTypes):
             return N.Builtin(spec.name, builtins.fixed_type(spec) or T.UINT, e.span)
         # a field of a struct held in registers, or of one in memory
         if not e.arrow:
-            base_t = self.type_of(e.base)
+            base_t = _referenced(self.type_of(e.base))
             if self.in_registers(e.base):
                 base = self.rvalue(e.base)
                 member = base_t.field(e.name) if isinstance(base_t, T.StructType) else None
@@ -331,7 +331,10 @@ class ExpressionLowering(ScopesAndTypes):
 
     def _binary(self, e: A.BinaryOp, expected: T.CType | None) -> N.Expr:
         if e.op in ("&&", "||") and has_side_effects(e.right):
-            raise LoweringError(f"an assignment or increment on the right of '{e.op}' is not modelled", e.right.span)
+            return self.short_circuit(e)
+        same_type = self.typeid_comparison(e)
+        if same_type is not None:
+            return same_type
         a = self.rvalue(e.left)
         b = self.rvalue(e.right)
         if e.op in ("<", "<=", ">", ">=", "==", "!=", "&&", "||"):
@@ -342,11 +345,60 @@ class ExpressionLowering(ScopesAndTypes):
 
     def _ternary(self, e: A.Ternary, expected: T.CType | None) -> N.Expr:
         if has_side_effects(e.then) or has_side_effects(e.otherwise):
-            raise LoweringError("an assignment or increment in a branch of '?:' is not modelled", e.span)
+            return self.branching_ternary(e)
         c = self.rvalue(e.cond)
         a = self.rvalue(e.then)
         b = self.rvalue(e.otherwise)
         return N.Select(c, a, b, a.type, e.span)
+
+    # ------------------------------------------------------------------ effects on one path
+    # `a && x[i++]`, `c ? q[t++] : 0`: the effects of an operand happen only on the path that
+    # evaluates it, so the expression is lowered into the branches C takes, as statements run
+    # before the statement that holds it, and its value is a temporary those branches set.
+    def evaluated_apart(self, e: A.Expr) -> tuple[list[N.Stmt], N.Expr, list[N.Stmt]]:
+        """`e`'s value, and the statements that run its side effects around reading it."""
+        outer = self.side_effects
+        self.side_effects = effects = SideEffects()
+        try:
+            value = self.rvalue(e)
+        finally:
+            self.side_effects = outer
+        return effects.before, value, effects.after
+
+    def temporary(self, e: A.Expr, t: T.CType) -> N.Variable:
+        return N.Variable(f"({self.source(e.span)})", t, "local", e.span, uid=self.new_uid())
+
+    def path_effects(self, e: A.Expr) -> SideEffects:
+        if self.side_effects is None:
+            raise LoweringError("an assignment or increment inside an expression outside a statement", e.span)
+        return self.side_effects
+
+    def short_circuit(self, e: A.BinaryOp) -> N.Expr:
+        """`a && b` / `a || b` whose right operand has side effects: `t = a != 0; if (t) t = b != 0;`
+        (`if (!t)` for `||`)."""
+        effects = self.path_effects(e)
+        result = self.temporary(e, T.BOOL)
+        ref = N.VarRef(result, T.BOOL, e.span)
+        for operand, guard in ((e.left, None), (e.right, ref if e.op == "&&" else N.Unary("!", ref, T.BOOL, e.span))):
+            before, value, after = self.evaluated_apart(operand)
+            test = N.Binary("!=", value, N.Const(0, T.INT, operand.span), T.BOOL, operand.span)
+            stmts = [*before, N.Assign(result, test, operand.span), *after]
+            effects.before.extend(stmts if guard is None else [N.If(guard, stmts, [], operand.span)])
+        return ref
+
+    def branching_ternary(self, e: A.Ternary) -> N.Expr:
+        """`c ? a : b` with side effects in a branch: `if (c) t = a; else t = b;`."""
+        effects = self.path_effects(e)
+        c = self.rvalue(e.cond)
+        branches = []
+        result: N.Variable | None = None
+        for operand in (e.then, e.otherwise):
+            before, value, after = self.evaluated_apart(operand)
+            result = result or self.temporary(e, value.type)
+            branches.append([*before, N.Assign(result, value, operand.span), *after])
+        assert result is not None
+        effects.before.append(N.If(c, branches[0], branches[1], e.span))
+        return N.VarRef(result, result.type, e.span)
 
     def _cast(self, e: A.Cast, expected: T.CType | None) -> N.Expr:
         t = self.type_of_typename(e.to)
@@ -389,9 +441,28 @@ class ExpressionLowering(ScopesAndTypes):
             raise LoweringError(f"{what} of memory inside an expression is not modelled", e.span)
         return self.side_effects, var
 
+    def write_to_memory_in_expression(self, e: A.Expr, write: A.Assign) -> N.Expr | None:
+        """`if (--(*count) == 0)`, `(a[i] = v) > 0`: the load and store of memory happen once,
+        before the statement that holds them; the value read back is not followed. None where
+        `e` writes a register or is outside a statement."""
+        target = write.target
+        if self.side_effects is None or self.register_target(target) is not None:
+            return None
+        if not isinstance(target, (A.Index, A.Member, A.UnaryOp)) or isinstance(self.type_of(target), T.UnknownType):
+            return None
+        self.side_effects.before.extend(self.lower_assign(write))
+        what = self.source(target.span)
+        return N.Opaque(OpaqueKind.VALUE, f"value written to {what}", self.type_of(target), e.span)
+
     def increment_in_expression(self, e: A.UnaryOp) -> N.Expr:
         """`w[idx++]`, `*p++`, `a[++i]`: the variable's value before (postfix) or after
         (prefix) the step, the step a statement after or before the one that holds it."""
+        one = A.Constant("int", 1, "1", e.span)
+        in_memory = self.write_to_memory_in_expression(
+            e, A.Assign("+=" if "+" in e.op else "-=", e.operand, one, e.span)
+        )
+        if in_memory is not None:
+            return in_memory
         effects, var = self.effects_for(e, "increment")
         one = A.Constant("int", 1, "1", e.span)
         step = self.lower_assign(A.Assign("+=" if "+" in e.op else "-=", e.operand, one, e.span))
@@ -400,6 +471,9 @@ class ExpressionLowering(ScopesAndTypes):
 
     def assignment_in_expression(self, e: A.Assign) -> N.Expr:
         """`if ((p = f()) == NULL)`: the assignment runs first, the expression reads the variable."""
+        in_memory = self.write_to_memory_in_expression(e, e)
+        if in_memory is not None:
+            return in_memory
         effects, var = self.effects_for(e, "assignment")
         effects.before.extend(self.lower_assign(e))
         return N.VarRef(var, var.type, e.span)
@@ -418,6 +492,35 @@ class ExpressionLowering(ScopesAndTypes):
                 {f.name: vals[i] for i, f in enumerate(expected.fields) if i < len(vals)}, expected, e.span
             )
         return N.Opaque(OpaqueKind.VALUE, "initializer list", expected or T.UnknownType("{}"), e.span)
+
+    def _new(self, e: A.New, expected: T.CType | None) -> N.Expr:
+        """An allocation on the device heap: no memory access warplint costs, an address not known;
+        its sizes and arguments are still evaluated (they may load)."""
+        operands = tuple(self.rvalue(x) for x in (*e.placement, *e.counts, *e.args))
+        t = self.type_of_typename(e.type)
+        return N.Opaque(OpaqueKind.VALUE, f"allocation by new {t}", T.PointerType(t), e.span, operands)
+
+    def _delete(self, e: A.Delete, expected: T.CType | None) -> N.Expr:
+        return N.Opaque(OpaqueKind.VALUE, "delete", T.VOID, e.span, (self.rvalue(e.operand),))
+
+    def _typeid(self, e: A.TypeId, expected: T.CType | None) -> N.Expr:
+        return N.Opaque(OpaqueKind.VALUE, "typeid", T.UnknownType("std::type_info"), e.span)
+
+    def typeid_comparison(self, e: A.BinaryOp) -> N.Expr | None:
+        """`typeid(T) == typeid(float)`: a constant where both types are known (a template's
+        argument bound), else None."""
+        if e.op not in ("==", "!=") or not isinstance(e.left, A.TypeId) or not isinstance(e.right, A.TypeId):
+            return None
+        left, right = self.typeid_type(e.left), self.typeid_type(e.right)
+        if not (left.is_known and right.is_known):
+            return None
+        same = str(left) == str(right)  # a type's spelling names it: `float`, `int *`, `Vec<float>`
+        return N.Const(int(same == (e.op == "==")), T.BOOL, e.span)
+
+    def typeid_type(self, e: A.TypeId) -> T.CType:
+        if isinstance(e.operand, A.TypeName):
+            return self.type_of_typename(e.operand)
+        return self.type_of(cast(A.Expr, e.operand))
 
     def _launch(self, e: A.Launch, expected: T.CType | None) -> N.Expr:
         raise LoweringError("kernel launch inside an expression", e.span)
@@ -485,6 +588,9 @@ _RVALUE_OF: dict[type, Callable[[Any, Any, T.CType | None], N.Expr]] = {
     A.InitList: ExpressionLowering._init_list,
     A.Launch: ExpressionLowering._launch,
     A.TemplateId: ExpressionLowering._template_id,
+    A.New: ExpressionLowering._new,
+    A.Delete: ExpressionLowering._delete,
+    A.TypeId: ExpressionLowering._typeid,
 }
 
 
@@ -499,6 +605,13 @@ def has_side_effects(e: A.Node) -> bool:
     return any(
         isinstance(n, A.Assign) or (isinstance(n, A.UnaryOp) and n.op in ("++", "--", "p++", "p--")) for n in e.walk()
     )
+
+
+def _referenced(t: T.CType) -> T.CType:
+    """A `const T &` parameter's type is read as `T` (it is passed like a value: `M.m[0]`)."""
+    if isinstance(t, T.PointerType) and t.name == "&":
+        return t.pointee
+    return t
 
 
 def _through_volatile(addr: N.Expr) -> bool:

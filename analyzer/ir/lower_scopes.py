@@ -60,6 +60,7 @@ class ScopesAndTypes:
         self.text = text
         self.path = path
         self.declaring_volatile = False  # the declaration being lowered says `volatile`
+        self.goto_flags: dict[str, Any] = {}  # label -> the flag of a forward goto to it (lower_statements)
         # explicit instantiations of function templates: name -> template argument values
         self.explicit: dict[str, list[tuple[Any, ...]]] = {}
         # host function templates called from host code: instance name -> (template, arguments)

@@ -25,8 +25,42 @@ from analyzer.ir.nodes import Space
 from analyzer.syntax import ast as A
 
 
+class ForwardJumps:
+    """Where a block's statements go while forward gotos may have jumped past them: into an
+    `if (!flag)` per flag set, nested, until the label of each is reached."""
+
+    def __init__(self, out: list[N.Stmt]) -> None:
+        self.current = out
+        self.opened: list[tuple[N.Variable, list[N.Stmt]]] = []  # flag, the list its guard went into
+
+    def skip_rest(self, flag: N.Variable) -> None:
+        if any(f is flag for f, _ in self.opened):
+            return
+        guarded: list[N.Stmt] = []
+        span = flag.span
+        stay = N.Binary("==", N.VarRef(flag, T.INT, span), N.Const(0, T.INT, span), T.BOOL, span)
+        self.current.append(N.If(stay, guarded, [], span))
+        self.opened.append((flag, self.current))
+        self.current = guarded
+
+    def land(self, flag: N.Variable, clear: N.Stmt) -> None:
+        """At the flag's label: close its guard (and those opened inside it, opened again after)."""
+        at = next((i for i, (f, _) in enumerate(self.opened) if f is flag), None)
+        if at is None:
+            self.current.append(clear)
+            return
+        later = [f for f, _ in self.opened[at + 1 :]]
+        self.current = self.opened[at][1]
+        del self.opened[at:]
+        self.current.append(clear)
+        for f in later:
+            self.skip_rest(f)
+
+
 class StatementLowering(CallLowering):
     """Statements and local declarations to IR statements."""
+
+    goto_flags: dict[str, N.Variable]  # label -> its flag, for labels a forward goto may jump to
 
     if TYPE_CHECKING:  # from the top level above
 
@@ -34,18 +68,66 @@ class StatementLowering(CallLowering):
 
     def lower_block(self, items: Iterable[A.Node]) -> list[N.Stmt]:
         self.scopes.append(Scope())
+        items = list(items)
         out: list[N.Stmt] = []
+        jumps = ForwardJumps(out)
         try:
+            out.extend(self.goto_targets(items))
             for item in items:
+                if isinstance(item, A.Label):
+                    self.reach_label(item, jumps)
+                    continue
                 try:
-                    out.extend(self.lower_stmt(item))
+                    jumps.current.extend(self.lower_stmt(item))
                 except LoweringError as err:
                     self.warn(f"{err}; statement skipped", err.span)
-                    out.append(N.Skipped(str(err), self.written_vars(item), item.span))
+                    jumps.current.append(N.Skipped(str(err), self.written_vars(item), item.span))
                     self.declare_skipped(item)
+                for flag in self.pending_jumps(item):
+                    jumps.skip_rest(flag)
         finally:
             self.scopes.pop()
         return out
+
+    # ------------------------------------------------------------------ goto
+    # A forward `goto L` sets a flag of L's; every statement between the goto and `L:` runs only
+    # where no flag is set (the rest of each block on the way out, and a loop on the way out
+    # stops), and `L:` clears the flag: the lanes that jumped run on from there. Nothing is
+    # guessed, so every access keeps its exact cost for the lanes that run it.
+    def goto_targets(self, items: list[A.Node]) -> list[N.Stmt]:
+        """A cleared flag for each label of this block that a goto before it jumps to."""
+        out: list[N.Stmt] = []
+        for at, item in enumerate(items):
+            if isinstance(item, A.Label) and any(g.label == item.name for it in items[:at] for g in _gotos(it)):
+                flag = N.Variable(f"goto {item.name}", T.INT, "local", item.span, uid=self.new_uid())
+                self.goto_flags[item.name] = flag
+                out.append(N.Assign(flag, N.Const(0, T.INT, item.span), item.span))
+        return out
+
+    def pending_jumps(self, item: A.Node) -> list[N.Variable]:
+        """The flags of the labels not reached yet that `item` may jump to."""
+        return [self.goto_flags[g.label] for g in _gotos(item) if g.label in self.goto_flags]
+
+    def reach_label(self, label: A.Label, jumps: ForwardJumps) -> None:
+        flag = self.goto_flags.pop(label.name, None)
+        if flag is not None:
+            jumps.land(flag, N.Assign(flag, N.Const(0, T.INT, label.span), label.span))
+
+    def lower_goto(self, s: A.Goto) -> list[N.Stmt]:
+        flag = self.goto_flags.get(s.label)
+        if flag is None:
+            raise LoweringError(
+                f"'goto {s.label}' jumps backwards or into a block: a loop whose trips are not known, not modelled",
+                s.span,
+            )
+        return [N.Assign(flag, N.Const(1, T.INT, s.span), s.span)]
+
+    def leave_on_jump(self, loop: N.Loop, s: A.Node) -> N.Loop:
+        """A loop that a goto leaves stops where the flag is set (its trips then are not known)."""
+        for flag in self.pending_jumps(s):
+            stay = N.Binary("==", N.VarRef(flag, T.INT, s.span), N.Const(0, T.INT, s.span), T.BOOL, s.span)
+            loop.cond = stay if loop.cond is None else N.Binary("&&", stay, loop.cond, T.BOOL, s.span)
+        return loop
 
     def declare_skipped(self, item: A.Node) -> None:
         """The names a skipped declaration declares, declared with no value: a later use reads an
@@ -93,18 +175,27 @@ class StatementLowering(CallLowering):
             self.side_effects = outer
         return effects.before + out + effects.after
 
-    def condition(self, e: A.Expr, where: str) -> N.Expr:
-        """A loop condition: evaluated again each time round, so its side effects have no single
-        place before or after the loop statement."""
+    def condition(self, e: A.Expr) -> tuple[list[N.Stmt], N.Expr, list[N.Stmt]]:
+        """A loop condition, with the statements its assignments and increments make before and
+        after it is tested: they run each time round, so they go inside the loop (`loop_test`)."""
         outer = self.side_effects
         self.side_effects = effects = SideEffects()
         try:
             cond = self.rvalue(e)
         finally:
             self.side_effects = outer
-        if effects.before or effects.after:
-            raise LoweringError(f"an assignment or increment in the condition of {where} is not modelled", e.span)
-        return cond
+        return effects.before, cond, effects.after
+
+    def loop_test(self, e: A.Expr) -> tuple[N.Expr | None, list[N.Stmt]]:
+        """The loop's condition, or, where it has side effects (`while ((x = next()) != 0)`,
+        `i++ < n`), no condition and the statements that test it at the top of the body:
+        `before; if (!cond) { after; break; } after;`. The loop then has a `break`: its trips
+        are not counted exactly, but each access in it is costed."""
+        before, cond, after = self.condition(e)
+        if not before and not after:
+            return cond, []
+        leave = N.If(N.Unary("!", cond, T.BOOL, e.span), [*after, N.Break(e.span)], [], e.span)
+        return None, [*before, leave, *after]
 
     def _lower_stmt(self, s: A.Node) -> list[N.Stmt]:
         self.statement += 1
@@ -129,21 +220,26 @@ class StatementLowering(CallLowering):
             self.scopes.append(Scope())
             try:
                 init = self.lower_stmt(s.init) if s.init is not None else []
-                test = self.condition(s.cond, "a for loop") if s.cond is not None else None
+                test, top = self.loop_test(s.cond) if s.cond is not None else (None, [])
                 step_expr = s.step
                 step = self.sequenced(lambda: self.lower_expr_stmt(step_expr)) if step_expr is not None else []
-                body = self.lower_block([s.body])
+                body = top + self.lower_block([s.body])
                 var = next((st.var for st in init if isinstance(st, N.Assign)), None)
                 if var is None and step and isinstance(step[-1], N.Assign):
                     var = step[-1].var
             finally:
                 self.scopes.pop()
-            return [N.Loop(init, test, step, body, s.span, True, var)]
+            return [self.leave_on_jump(N.Loop(init, test, step, body, s.span, True, var), s)]
         if isinstance(s, A.While):
-            return [N.Loop([], self.condition(s.cond, "a while loop"), [], self.lower_block([s.body]), s.span, True)]
+            test, top = self.loop_test(s.cond)
+            return [self.leave_on_jump(N.Loop([], test, [], top + self.lower_block([s.body]), s.span, True), s)]
         if isinstance(s, A.DoWhile):
             body = self.lower_block([s.body])
-            return [N.Loop([], self.condition(s.cond, "a do loop"), [], body, s.span, False)]
+            test, bottom = self.loop_test(s.cond)
+            if bottom and any(isinstance(n, A.Continue) for n in s.body.walk()):
+                # the test at the end of the body would be skipped by `continue`
+                raise LoweringError("an assignment or increment in the condition of a do loop with continue", s.span)
+            return [self.leave_on_jump(N.Loop([], test, [], body + bottom, s.span, False), s)]
         if isinstance(s, A.Switch):
             return self.lower_switch(s)
         if isinstance(s, A.Return):
@@ -152,6 +248,8 @@ class StatementLowering(CallLowering):
             return [N.Break(s.span)]
         if isinstance(s, A.Continue):
             return [N.Continue(s.span)]
+        if isinstance(s, A.Goto):
+            return self.lower_goto(s)
         if isinstance(s, A.CaseLabel):
             return []
         if isinstance(s, A.StaticAssert):
@@ -230,6 +328,10 @@ class StatementLowering(CallLowering):
                 )
                 self.declare(var, dec.name)
                 continue
+            if isinstance(t, T.PointerType) and t.name == "&" and isinstance(d.init, A.Call):
+                # `const Box &b = node.bounding_box()`: bound to what the call returns, which
+                # warplint holds as a value: a copy reads the same
+                t = t.pointee
             if isinstance(t, T.PointerType) and t.name == "&" and d.init is not None:
                 # a reference is an alias: bind the name to the referenced lvalue's address
                 target = self.address_of(d.init)
@@ -343,3 +445,7 @@ def _field_path(e: A.Expr) -> list[str] | None:
     if isinstance(e, A.Identifier):
         return [e.name, *reversed(path)]
     return None
+
+
+def _gotos(node: A.Node) -> list[A.Goto]:
+    return [n for n in node.walk() if isinstance(n, A.Goto)]

@@ -75,5 +75,7 @@ def cuda_macros(arch: str = "sm_90", toolkit: str = DEFAULT_TOOLKIT, std: str | 
             "__CUDA_API_VER_MINOR__": str(minor),
             "CUDART_VERSION": version,
             "CUDA_VERSION": version,
+            # a kernel parameter's attribute (nvcc's header defines it as one): read as nothing
+            "__grid_constant__": "",
         }
     )

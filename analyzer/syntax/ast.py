@@ -321,6 +321,20 @@ class Continue(Stmt):
     span: Span = field(default=Span(0, 0))
 
 
+@record
+class Goto(Stmt):
+    label: str
+    span: Span = field(default=Span(0, 0))
+
+
+@record
+class Label(Stmt):
+    """`name:` before a statement, a target of `goto`."""
+
+    name: str
+    span: Span = field(default=Span(0, 0))
+
+
 # ----------------------------------------------------------------------------- expressions
 class Expr(Node):
     pass
@@ -438,4 +452,29 @@ class TemplateId(Expr):
 
     name: str
     args: tuple[Node, ...] = child(())
+    span: Span = field(default=Span(0, 0))
+
+
+@record
+class New(Expr):
+    """`new T`, `new T[n]`, `new T(args)`, `new (place) T(args)`: an allocation on the device heap."""
+
+    type: TypeName = child()
+    counts: tuple[Expr, ...] = child(())  # `new T[n][4]`: n, 4
+    args: tuple[Expr, ...] = child(())
+    placement: tuple[Expr, ...] = child(())
+    span: Span = field(default=Span(0, 0))
+
+
+@record
+class Delete(Expr):
+    operand: Expr = child()
+    span: Span = field(default=Span(0, 0))
+
+
+@record
+class TypeId(Expr):
+    """`typeid(T)` or `typeid(expr)`."""
+
+    operand: Node = child()  # TypeName or Expr
     span: Span = field(default=Span(0, 0))

@@ -382,11 +382,29 @@ class ToAst:
     def expression_statement(self, meta, expr):
         return A.ExprStmt(expr, self._span(meta))
 
+    def condition_declaration(self, meta, specs, declarator, init):
+        span = self._span(meta)
+        return A.Declaration(specs, (A.InitDeclarator(declarator, init, span),), span)
+
     def if_statement(self, meta, cond, then, otherwise=None):
-        return A.If(cond, then, otherwise, self._span(meta))
+        span = self._span(meta)
+        if isinstance(cond, A.Declaration):  # `if (T x = e) S`: `{ T x = e; if (x) S }`
+            return A.Compound((A.DeclStmt(cond, cond.span), A.If(_declared(cond), then, otherwise, span)), span)
+        return A.If(cond, then, otherwise, span)
 
     def while_statement(self, meta, cond, body):
-        return A.While(cond, body, self._span(meta))
+        span = self._span(meta)
+        if isinstance(cond, A.Declaration):
+            # `while (T x = e) S`: `for (;;) { T x = e; if (!x) break; S }`, declared afresh each time round
+            leave = A.If(A.UnaryOp("!", _declared(cond), cond.span), A.Break(cond.span), None, cond.span)
+            return A.For(None, None, None, A.Compound((A.DeclStmt(cond, cond.span), leave, body), body.span), span)
+        return A.While(cond, body, span)
+
+    def goto_statement(self, meta, name):
+        return A.Goto(str(name), self._span(meta))
+
+    def label(self, meta, name):
+        return A.Label(str(name), self._span(meta))
 
     def for_head(self, meta, init, cond, step):
         if isinstance(init, A.Declaration):
@@ -401,7 +419,10 @@ class ToAst:
         return A.DoWhile(body, cond, self._span(meta))
 
     def switch_statement(self, meta, expr, body):
-        return A.Switch(expr, body, self._span(meta))
+        span = self._span(meta)
+        if isinstance(expr, A.Declaration):
+            return A.Compound((A.DeclStmt(expr, expr.span), A.Switch(_declared(expr), body, span)), span)
+        return A.Switch(expr, body, span)
 
     def return_statement(self, meta, value):
         return A.Return(value, self._span(meta))
@@ -515,6 +536,31 @@ class ToAst:
             return A.Cast(A.TypeName(specs, (), tspan), args[0], "functional", span)
         return A.Call(A.Identifier(tname, tspan), tuple(args), span)
 
+    def new_expression(self, meta, placement, type_name, *rest):
+        counts = tuple(r[1] for r in rest if isinstance(r, tuple) and r and r[0] == "new_array")
+        args = next((r for r in rest if isinstance(r, tuple) and not (r and r[0] == "new_array")), ())
+        return A.New(type_name, counts, args, placement or (), self._span(meta))
+
+    def new_type(self, meta, *items):
+        specs = []
+        for item in items:
+            if isinstance(item, tuple):
+                specs.append(item)  # a basic type
+            elif isinstance(item, A.TemplateId):
+                specs.append(("template", item, item.span))
+            else:
+                specs.append(("named", str(item), self._tok_span(item)))
+        return A.TypeName(self.declaration_specifiers(meta, *specs), (), self._span(meta))
+
+    def new_array(self, meta, count):
+        return ("new_array", count)
+
+    def delete_expression(self, meta, operand):
+        return A.Delete(operand, self._span(meta))
+
+    def typeid_expression(self, meta, operand):
+        return A.TypeId(operand, self._span(meta))
+
     def template_call(self, meta, tid, args):
         return A.Call(A.Identifier(tid.name, tid.span), args or (), self._span(meta), tid.args)
 
@@ -556,6 +602,12 @@ class ToAst:
 
 
 @functools.cache
+def _declared(decl: A.Declaration) -> A.Identifier:
+    """The variable a condition's declaration declares, as an expression (`if (T x = e)`: `x`)."""
+    declarator = decl.declarators[0].declarator
+    return A.Identifier(declarator.name or "?", declarator.span)
+
+
 def ast_methods() -> dict[str, Any]:
     """Rule name -> the plain function of `ToAst` that builds its node."""
     methods = {}

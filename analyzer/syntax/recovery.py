@@ -98,20 +98,32 @@ def name_construct(text: str) -> str | None:
 # ----------------------------------------------------------------------------- statements and initializers
 
 
+_CONTROL_KEYWORDS = frozenset({"if", "while", "for", "switch"})
+
+
 def statement_bounds(text: str, body_start: int, pos: int) -> tuple[int, int]:
     """The statement around `pos` inside a function body starting at `body_start` (its `{`)."""
     boundaries = [body_start + 1]
     paren = 0
+    header = False  # inside the parentheses of `if (...)`, `while (...)`, `for (...)`, `switch (...)`
+    previous = ""
     for m in SIGNIFICANT.finditer(text, body_start + 1, pos):
         if m.lastgroup == "skip":
             continue
         tok = m.group(0)
         if tok == "(":
+            header = header or (paren == 0 and previous in _CONTROL_KEYWORDS)
             paren += 1
         elif tok == ")":
             paren = max(0, paren - 1)
-        elif paren == 0 and tok in (";", "{", "}"):
+            if paren == 0 and header:
+                # an unbraced statement starts after its header: `if (c) return C<T>::empty(); else`
+                # keeps its `if` when the statement is blanked
+                header = False
+                boundaries.append(m.end())
+        elif paren == 0 and (tok in (";", "{", "}") or tok in ("else", "do")):
             boundaries.append(m.end())
+        previous = tok
     start = boundaries[-1]
     # from start, find the end: `;` at relative depth 0, or a `}` closing a block opened here
     paren = 0
