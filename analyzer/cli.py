@@ -637,7 +637,7 @@ def _print_after_report(ns: argparse.Namespace, reports: list[Any]) -> None:
     from analyzer.report.text import summary
 
     if ns.statistics:
-        human = ns.output is not None or ns.format in ("text", "concise")
+        human = ns.output is not None or ns.format in ("text", "concise", "full", "grouped")
         stream = sys.stdout if human else sys.stderr
         stream.write(statistics(reports))
         stream.flush()

@@ -9,8 +9,9 @@ is (run, path, line, column, rule): one run is `repo`, `generated` or one progra
 old finding, the new finding at its place must have a cost (wavefronts or sectors) at least
 its own; every new finding must stand for at least one old one; and a new finding must equal
 the old finding it took its values from in every field but `args.instances`, the last
-`detail` line it adds, `instances`, `related` (call sites added) and `fingerprint` (which
-counts repeats, so it moves when repeats merge). Prints the counts; exit status 1 on a breach.
+`detail` line it adds, `instances`, `related` (call sites added), `fingerprint` (which
+counts repeats, so it moves when repeats merge) and `path` (a header's finding moves to the
+header's own entry, where the field is left out). Prints the counts; exit status 1 on a breach.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_reports import PROGRAM_DEPTH
 
 COSTS = ("wavefronts", "sectors")
-MERGE_FIELDS = ("instances", "fingerprint", "related")
+# `path` is part of the place; it is written only when the finding is not in its own file's
+# entry, so a header's finding kept in the header's entry loses it
+MERGE_FIELDS = ("instances", "fingerprint", "related", "path")
 
 
 def findings(folder: Path) -> dict[tuple, list[dict]]:

@@ -78,7 +78,7 @@ def render(reports: Sequence[Any], *, color: bool = False, arch: str = DEFAULT_A
         entries.sort(key=lambda e: (e[0].path != report.path, e[0].path, e[0].line, e[0].column))
         for loc, severity, message, code, notes, fix, related in entries:
             lines.append(_headline(loc, severity, message, code, color))
-            if excerpts is not None:
+            if excerpts is not None and code != "WL910":  # an unreadable path has no line to show
                 lines.extend(excerpts.lines(loc, color))
             for note in notes:
                 lines.extend(_detail("note", note))
