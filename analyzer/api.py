@@ -87,6 +87,7 @@ class Options:
     show_host: bool = False  # --show-host: also report what host code warplint could not follow, as warnings
     budget: Budget = field(default_factory=Budget)  # the steps each stage may take on one file
     program: ProgramContext | None = None  # what the other files of the run say (analyzer.program)
+    walk: Any = None  # analyzer.walk.Walk: what folder searches leave out (None: nothing)
 
 
 @record
@@ -177,7 +178,7 @@ def plan_files(
     options = options or Options()
     return [
         (path, problem, options if problem is not None or options_for is None else options_for(path))
-        for path, problem in collect_files(paths)
+        for path, problem in collect_files(paths, options.walk)
     ]
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from analyzer import __version__
 from analyzer.arch import DEFAULT_ARCH
+from analyzer.cli_habits import add_color_options, add_file_options, prepare_paths, stdin_run, use_color, walk_for
 from analyzer.launch_limits import (
     MAX_BLOCK,
     MAX_BLOCK_THREADS,
@@ -159,9 +160,9 @@ def _add_check(commands: Any) -> None:
     )
     check.add_argument(
         "paths",
-        nargs="+",
+        nargs="*",
         metavar="PATH",
-        help="a .cu/.cuh file or a folder; after `--`, nvcc's -I -isystem -D -U -include -arch -gencode -std -x "
+        help="a .cu/.cuh file or a folder (default: .; - reads standard input); after `--`, nvcc's -I -isystem -D -U -include -arch -gencode -std -x "
         "flags are flags and anything else a path",
     )
     _add_output_options(check)
@@ -186,6 +187,7 @@ def _add_check(commands: Any) -> None:
         "(findings at the CUDA lines; .ptx files are always analysed as PTX)",
     )
     _add_rule_options(check)
+    add_file_options(check)
     conf = check.add_argument_group("configuration and running")
     where = conf.add_mutually_exclusive_group()
     where.add_argument(
@@ -221,11 +223,7 @@ def _add_output_options(check: argparse.ArgumentParser) -> None:
     )
     out.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout (- for stdout)")
     out.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
-    out.add_argument(
-        "--no-color",
-        action="store_true",
-        help="never colour the text report (it is coloured only on a terminal; NO_COLOR is honoured)",
-    )
+    add_color_options(out)
     out.add_argument(
         "--exit-zero",
         action="store_true",
@@ -312,7 +310,7 @@ def _add_show(commands: Any) -> None:
         "shared-memory banks (each wavefront a row) or the sectors of global memory "
         "(which lanes fall in which sector), colliding lanes marked.",
     )
-    show.add_argument("where", metavar="FILE:LINE", help="a source file and a 1-based line, e.g. kernel.cu:23")
+    show.add_argument("where", metavar="FILE:LINE[:COL]", help="a file, 1-based line and column: kernel.cu:23:18")
     show.add_argument("--column", type=int, metavar="C", help="only the access that covers this 1-based column")
     show.add_argument(
         "--no-color",
@@ -484,6 +482,10 @@ def _check(ns: argparse.Namespace) -> int:
 
     if ns.output == "-":
         ns.output = None
+    problem = prepare_paths(ns)  # `.` when none is given; `-`: standard input
+    if problem is not None:
+        _error(problem)
+        return EXIT_ERROR
     if not _known_rules(ns):  # an unknown rule is a usage error, before any file is read
         return EXIT_ERROR
     if ns.config is not None and not os.path.isfile(ns.config):
@@ -496,6 +498,7 @@ def _check(ns: argparse.Namespace) -> int:
         format=ns.format,
         report_unused_suppressions=ns.report_unused_suppressions,
         verify=bool(getattr(ns, "verify", False)),
+        walk=walk_for(ns),
     )
     checked = _checked_files(ns, options)
     if checked is None:
@@ -536,6 +539,7 @@ def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str
     line, and the architecture the report names; None after printing a broken configuration."""
     from analyzer.build import BuildError, CompilationDatabase
     from analyzer.config import ConfigError, Resolver, Settings
+    from analyzer.places import merge_reports
     from analyzer.program import check_program
 
     tail = ns.build_flags  # the nvcc flags after `--`
@@ -578,7 +582,9 @@ def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str
     jobs = ns.jobs if ns.jobs is not None else (os.cpu_count() or 1)
     bar = _Progress(sys.stderr)
     try:
-        reports = check_program(ns.paths, options, jobs=jobs, options_for=options_for, progress=bar.update)
+        run = check_program if ns.stdin_text is None else stdin_run(ns.stdin_text)
+        reports = run(ns.paths, options, jobs=jobs, options_for=options_for, progress=bar.update)
+        reports = merge_reports(reports)  # one finding per place and rule (analyzer/places.py)
     except ConfigError as err:
         print(err, file=sys.stderr)
         return None
@@ -591,13 +597,7 @@ def _write_report(ns: argparse.Namespace, reports: list[Any], arch: str) -> bool
     """The report in `--format`, to `--output` or stdout; False after printing why it could not be written."""
     from analyzer.report import render
 
-    color = (
-        ns.format == "text"
-        and not ns.no_color
-        and ns.output is None
-        and "NO_COLOR" not in os.environ
-        and sys.stdout.isatty()
-    )
+    color = use_color(ns, sys.stdout)
     from analyzer.report.output import encoded, write_file, write_stdout
 
     text = render(reports, ns.format, arch=arch, color=color)
@@ -637,7 +637,7 @@ def _print_after_report(ns: argparse.Namespace, reports: list[Any]) -> None:
     from analyzer.report.text import summary
 
     if ns.statistics:
-        human = ns.output is not None or ns.format in ("text", "concise")
+        human = ns.output is not None or ns.format in ("text", "concise", "full", "grouped")
         stream = sys.stdout if human else sys.stderr
         stream.write(statistics(reports))
         stream.flush()

@@ -59,16 +59,21 @@ def configured(ns: argparse.Namespace, path: str) -> Any:
 
 def show(ns: argparse.Namespace) -> int:
     from analyzer.api import check_file
+    from analyzer.cli_habits import source_position
     from analyzer.report.show import accesses_at, render_show
 
-    path, sep, line_text = ns.where.rpartition(":")
-    if not sep or not path or not line_text.strip().isdigit() or int(line_text) < 1:
-        error(f"argument FILE:LINE: {ns.where!r}: expected a file and a 1-based line, e.g. kernel.cu:23")
+    position = source_position(ns.where)
+    if position is None:
+        error(
+            f"argument FILE:LINE[:COL]: {ns.where!r}: expected a file and a 1-based line (and column), "
+            "e.g. kernel.cu:23 or kernel.cu:23:18"
+        )
         return EXIT_ERROR
+    path, line, column = position
+    ns.column = ns.column if ns.column is not None else column
     if ns.column is not None and ns.column < 1:
         error(f"argument --column: {ns.column}: columns start at 1")
         return EXIT_ERROR
-    line = int(line_text)
     options = configured(ns, path)
     if options is None:
         return EXIT_ERROR

@@ -33,6 +33,7 @@ from analyzer.launch_limits import (
     param_problem,
 )
 from analyzer.records import field, record
+from analyzer.walk import anchored
 
 __all__ = [
     "CONFIG_NAMES",
@@ -95,6 +96,9 @@ class Settings:
     severity: Mapping[str, str] = field(default_factory=dict)  # code -> "error"|"warning"|"note"
     budget: Any = None  # analyzer.budget.Budget, or None: the defaults
     show_host: bool | None = None  # report what host code warplint could not follow
+    exclude: tuple[str, ...] | None = None  # globs folder searches leave out (analyzer.walk), anchored
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool | None = None
 
     @property
     def root(self) -> str:
@@ -268,6 +272,9 @@ _KEYS = (
     "severity",
     "budget",
     "show-host",
+    "exclude",
+    "extend-exclude",
+    "respect-gitignore",
 )
 
 
@@ -308,10 +315,14 @@ def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
         values["severity"] = _severity(table["severity"], where)
     if "budget" in table:
         values["budget"] = _budget(table["budget"], where)
-    if "show-host" in table:
-        if not isinstance(table["show-host"], bool):
-            raise where.error("show-host", f"`{where.shown('show-host')}` must be true or false")
-        values["show_host"] = table["show-host"]
+    for key in ("show-host", "respect-gitignore"):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise where.error(key, f"`{where.shown(key)}` must be true or false")
+            values[key.replace("-", "_")] = table[key]
+    for key in ("exclude", "extend-exclude"):  # globs with `/` are relative to this file's folder
+        if key in table:
+            values[key.replace("-", "_")] = anchored(_strings(table[key], key, where), root)
     return Settings(**values)
 
 

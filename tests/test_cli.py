@@ -47,6 +47,7 @@ def warplint(*args: str, cwd: Path, extra_env: dict[str, str] | None = None) -> 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.pop("NO_COLOR", None)
+    env.pop("FORCE_COLOR", None)
     env.update(extra_env or {})
     return subprocess.run(
         [sys.executable, "-m", "analyzer", *args],
@@ -146,8 +147,9 @@ def test_block_x_names_the_expected_form(tmp_path):
     assert "X[,Y[,Z]]" in result.stderr
 
 
-def test_check_without_paths_is_a_usage_error(tmp_path):
-    result = warplint("check", cwd=tmp_path)
+def test_warplint_without_a_command_or_paths_is_a_usage_error(tmp_path):
+    # `warplint check` alone checks `.` (tests/test_habits.py); `warplint` alone is not a run
+    result = warplint(cwd=tmp_path)
     assert result.returncode == 2
     assert_no_traceback(result)
 
@@ -344,7 +346,7 @@ def test_output_writes_the_report_to_a_file(tmp_path):
 def test_the_summary_goes_to_stderr_unless_quiet(tmp_path):
     (tmp_path / "blob.cu").write_bytes(b"\0")
     loud = warplint("check", "blob.cu", cwd=tmp_path)
-    assert "No findings in 1 file. 1 error in 1 file." in loud.stderr
+    assert "Found 1 error in 1 file." in loud.stderr  # an error alone: never "No findings"
     quiet = warplint("check", "--quiet", "blob.cu", cwd=tmp_path)
     assert quiet.stderr == ""
     assert quiet.stdout == loud.stdout

@@ -149,9 +149,9 @@ def test_column_picks_the_access_that_covers_it(monkeypatch, capsys) -> None:
         (
             "samples/000_bank_stride4.cu",
             (),
-            "argument FILE:LINE: 'samples/000_bank_stride4.cu': expected a file and a 1-based line",
+            "argument FILE:LINE[:COL]: 'samples/000_bank_stride4.cu': expected a file and a 1-based line",
         ),
-        ("samples/000_bank_stride4.cu:0", (), "argument FILE:LINE: 'samples/000_bank_stride4.cu:0': expected"),
+        ("samples/000_bank_stride4.cu:0", (), "argument FILE:LINE[:COL]: 'samples/000_bank_stride4.cu:0': expected"),
         ("missing.cu:3", (), "missing.cu: no such file or folder"),
         ("samples/000_bank_stride4.cu:23", ("--column", "0"), "argument --column: 0: columns start at 1"),
     ],

@@ -5,6 +5,8 @@ helpers here are shared by every format so that all of them say the same thing:
 `records(reports)` flattens diagnostics and findings into one sorted list of `Record`s.
 
     text        gcc-shaped lines with notes (the default)       report/text.py
+    full        text, with the source line and carets           report/text.py (full.py)
+    grouped     findings under their file's name (ruff's)       report/grouped.py
     concise     one line a finding: path:line:col: CODE message  report/concise.py
     json        the whole analysis, version 1                    report/json.py
     json-lines  one JSON object a finding                        report/json_lines.py
@@ -50,6 +52,8 @@ _MODULES = {
     "sarif": "sarif",
     "github": "github",
     "html": "html",  # one self-contained page: the source annotated with costs and findings
+    "full": "full",  # text with the source line and carets under the access
+    "grouped": "grouped",  # findings under their file's name
 }
 FORMATS = tuple(_MODULES)
 
@@ -60,7 +64,7 @@ def render(reports: Sequence[Any], format: str = "text", *, arch: str = DEFAULT_
         raise ValueError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
     # imported on use: `warplint --help` must not pay for json or hashlib
     module = importlib.import_module(f"analyzer.report.{_MODULES[format]}")
-    if format == "text":
+    if format in ("text", "full", "grouped"):
         return module.render(reports, color=color, arch=arch)
     if format in ("json", "html"):
         return module.render(reports, arch=arch)

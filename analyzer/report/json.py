@@ -211,6 +211,9 @@ def _finding(report: Any, finding: Any, path: str, fingerprint: str | None = Non
     ]
     if fingerprint is not None:
         out["fingerprint"] = fingerprint
+    merged = out["args"].get("instances")
+    if isinstance(merged, list) and len(merged) > 1:  # analyzer/places.py: one finding for several
+        out["instances"] = len(merged)
     return out
 
 

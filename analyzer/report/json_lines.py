@@ -61,4 +61,7 @@ def obj(record: Record, fingerprint: str | None = None) -> dict[str, Any]:
     )
     if fingerprint is not None:
         out["fingerprint"] = fingerprint
+    merged = out["args"].get("instances")
+    if isinstance(merged, list) and len(merged) > 1:  # as the JSON report (analyzer/places.py)
+        out["instances"] = len(merged)
     return out

@@ -10,6 +10,16 @@ The first line is what VS Code's `$gcc` problem matcher and most editors read; t
 indented lines below it never start with `path:line:col:`. Places related to a finding
 (the declaration of the array) follow as gcc's `note:` lines. Paths are relative to the
 current folder when the file lies below it.
+
+`--format full` (`render(..., source=True)`) adds, under each first line, the source line and
+carets under the access, as clang and ruff's `full` do:
+
+    path:line:col: warning: message [WL101]
+       23 |     out[i] = tile[threadIdx.x][threadIdx.y];
+          |              ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+        = note: in kernel `transpose`
+
+The excerpt's lines start with a space, so problem matchers still read one finding a line.
 """
 
 from __future__ import annotations
@@ -24,13 +34,22 @@ __all__ = ["render", "summary"]
 
 _INDENT = "    "
 _RESET = "\x1b[0m"
-_STYLE = {"error": "\x1b[1;31m", "warning": "\x1b[1;35m", "note": "\x1b[1;36m", "path": "\x1b[1m", "code": "\x1b[2m"}
+_STYLE = {
+    "error": "\x1b[1;31m",
+    "warning": "\x1b[1;35m",
+    "note": "\x1b[1;36m",
+    "path": "\x1b[1m",
+    "code": "\x1b[2m",
+    "caret": "\x1b[1;32m",
+}
 
 
-def render(reports: Sequence[Any], *, color: bool = False, arch: str = DEFAULT_ARCH) -> str:
+def render(reports: Sequence[Any], *, color: bool = False, arch: str = DEFAULT_ARCH, source: bool = False) -> str:
     """Every diagnostic and finding of `reports`, file by file, in source order, then a
-    `warplint: note:` line for an architecture whose rules are assumed."""
+    `warplint: note:` line for an architecture whose rules are assumed; with `source`, each
+    first line is followed by the source line and carets under its place."""
     lines: list[str] = []
+    excerpts = _Excerpts() if source else None
     for report in reports:
         entries: list[tuple[Any, str, str, str, list[str], Any, tuple[tuple[Any, str], ...]]] = []
         for d in report.diagnostics:
@@ -59,6 +78,8 @@ def render(reports: Sequence[Any], *, color: bool = False, arch: str = DEFAULT_A
         entries.sort(key=lambda e: (e[0].path != report.path, e[0].path, e[0].line, e[0].column))
         for loc, severity, message, code, notes, fix, related in entries:
             lines.append(_headline(loc, severity, message, code, color))
+            if excerpts is not None and code != "WL910":  # an unreadable path has no line to show
+                lines.extend(excerpts.lines(loc, color))
             for note in notes:
                 lines.extend(_detail("note", note))
             if fix:
@@ -84,6 +105,39 @@ def _headline(loc: Any, severity: str, message: str, code: str, color: bool) -> 
     return f"{where} {severity_text} {message}" + (f" {tag}" if tag else "")
 
 
+class _Excerpts:
+    """The source line of a place and the carets under it (`^~~~`), each file read once."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, list[str] | None] = {}
+
+    def lines(self, loc: Any, color: bool) -> list[str]:
+        text = self._file(loc.path)
+        if not text or not 1 <= loc.line <= len(text):
+            return []
+        line = text[loc.line - 1]
+        start = min(max(loc.column - 1, 0), len(line))
+        end = loc.end_column - 1 if loc.end_line == loc.line else len(line)
+        width = max(1, min(end, len(line)) - start)
+        # the same tabs as the source line, so that the carets stand under the access
+        pad = "".join("\t" if ch == "\t" else " " for ch in line[:start])
+        carets = "^" + "~" * (width - 1)
+        if color:
+            carets = f"{_STYLE['caret']}{carets}{_RESET}"
+        number = str(loc.line)
+        gutter = " " * max(5, len(number) + 1)
+        return [f"{number.rjust(len(gutter))} | {line}", f"{gutter} | {pad}{carets}"]
+
+    def _file(self, path: str) -> list[str] | None:
+        if path not in self._files:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    self._files[path] = handle.read().splitlines()
+            except (OSError, ValueError):
+                self._files[path] = None
+        return self._files[path]
+
+
 def _detail(kind: str, text: str) -> list[str]:
     first, *rest = text.splitlines() or [""]
     head = f"{_INDENT}= {kind}: "
@@ -95,16 +149,19 @@ def _plural(n: int, word: str) -> str:
 
 
 def summary(reports: Sequence[Any]) -> str:
-    """One line for stderr: "Found 3 findings in 2 files." (plus errors, when there are)."""
+    """One line for stderr: "Found 3 findings in 2 files." (plus errors, when there are;
+    "Found 1 error in 1 file." when there are errors and no findings)."""
     findings = sum(len(r.findings) for r in reports)
     with_findings = sum(1 for r in reports if r.findings)
     errors = sum(1 for r in reports for d in r.diagnostics if severity_name(d.severity) == "error")
     checked = len(reports)
     if findings:
         text = f"Found {_plural(findings, 'finding')} in {_plural(with_findings, 'file')}."
-    else:
-        text = f"No findings in {_plural(checked, 'file')}."
+    elif not errors:
+        return f"No findings in {_plural(checked, 'file')}."
+    else:  # errors alone (a path that cannot be read): never "No findings"
+        text = "Found"
+    with_errors = sum(1 for r in reports if any(severity_name(d.severity) == "error" for d in r.diagnostics))
     if errors:
-        with_errors = sum(1 for r in reports if any(severity_name(d.severity) == "error" for d in r.diagnostics))
         text += f" {_plural(errors, 'error')} in {_plural(with_errors, 'file')}."
     return text

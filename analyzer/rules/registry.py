@@ -16,6 +16,7 @@ from analyzer.arch import Architecture
 from analyzer.diagnostics import Severity
 from analyzer.findings import Finding
 from analyzer.rules.base import CheckContext, Reanalyze, Rule
+from analyzer.rules.diagnostic_docs import DIAGNOSTIC_DOCUMENTATION
 from analyzer.rules.wl101_bank_conflict import BankConflict
 from analyzer.rules.wl201_uncoalesced_access import UncoalescedAccess
 from analyzer.rules.wl301_misaligned_struct import MisalignedStruct
@@ -73,45 +74,6 @@ DIAGNOSTIC_CODES: dict[str, tuple[str, str]] = {
               "a stage spent its budget of steps on this file and stopped short; the message says what was cut"),
 }
 
-#: What `warplint explain` prints for a WL9xx code beyond its summary, where there is more to say.
-DIAGNOSTIC_DOCUMENTATION: dict[str, str] = {
-    "WL907": """\
-A value outside what CUDA accepts is reported where it enters, and nothing is computed with it:
-
-- a launch (`k<<<grid, block>>>` in the host code, `__launch_bounds__(n)`): more than 1024
-  threads a block, a block dimension over 1024 x 1024 x 64, a grid dimension over
-  2147483647 x 65535 x 65535, or a dimension that is 0, negative or not an integer
-  (`dim3 grid(1, 0.5)` is a grid of height 0). That launch is not analysed.
-- `__align__(n)`, `alignas(n)`: n must be a power of two no larger than 536870912 (2^29, the
-  largest nvcc accepts). The alignment is ignored.
-- a `__shared__` array larger than a block's static shared memory (48 KiB on sm_70 ... sm_90,
-  `Architecture.shared_memory_per_block`), or an element moved by one access larger than that:
-  the kernel that declares such an array, or the access, is not analysed.
-
-The command line (`--block`, `--grid`) and the configuration (`block`, `grid`) refuse the
-same values as usage and configuration errors (exit status 2).""",
-    "WL940": """\
-Every stage counts its work on a file in steps (never seconds, so that results do not depend
-on the machine) against a budget; what spends it stops and is reported here, at the place
-where it stopped, naming what was cut short:
-
-- preprocess (tokens moved by macro expansion, and the text read): preprocessing stops, the
-  rest of the file is not read;
-- parse (the text given to the parser, retries included): the declarations after it are not read;
-- lower (the functions lowered and their text): the functions after it are not analysed;
-- analysis (statements interpreted, host statements run to find launches, warps planned,
-  requests costed): the kernel keeps the launch configurations analysed before; once the
-  file's budget is spent, the kernels left are named. A kernel may take at most half of what
-  is left, so one heavy kernel leaves the others something;
-- simulation (`simulate`, `check --verify`: statements, accesses and lanes run, and each
-  launch): the run stops (an endless loop, most often), or `--all-blocks` simulates a sample of
-  a grid too large for the budget; once the file's budget is spent, the launches left are named.
-
-The rest of the file, and the other files, are still analysed and printed. Each budget is a
-setting: `[tool.warplint.budget]` with `preprocess`, `parse`, `lower`, `analysis`,
-`simulation` (README: Configuration). The defaults keep every file of the public corpora the
-project measures whole, and end any file in a few seconds.""",
-}
 # fmt: on
 
 
