@@ -21,6 +21,8 @@ last, as it stands in the code:
   rule itself: `api` does.
 - sim: the reference simulator. It runs the IR and charges with `analysis.cost`, and makes
   `AccessCost`s like `analysis` so that `check --verify` can compare them.
+- fixes: the rules' edits spelt in the original files' words, verified by a re-analysis that
+  its caller (`api`) passes in, and applied by `check --fix`/`--diff`.
 - report: the reporters (and the tables of `show` and `simulate`); they read every product
   above and compute none.
 - api: chains the stages for one file (`check_file`, `simulate_file`); `program` runs the
@@ -63,11 +65,12 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("rules", ("analyzer.rules", "analyzer.suppressions")),
     ("ptx", ("analyzer.ptx",)),
     ("sim", ("analyzer.sim",)),
+    ("fixes", ("analyzer.fixes",)),
     ("report", ("analyzer.report",)),
     ("api", ("analyzer.inputs", "analyzer.api", "analyzer.api_sim", "analyzer.program")),
     ("config", ("analyzer.config", "analyzer.build")),
     ("server", ("analyzer.server",)),
-    ("cli", ("analyzer.cli", "analyzer.cli_commands", "analyzer.__main__")),
+    ("cli", ("analyzer.cli", "analyzer.cli_commands", "analyzer.cli_fixes", "analyzer.__main__")),
 )
 
 

@@ -211,7 +211,22 @@ def _finding(report: Any, finding: Any, path: str, fingerprint: str | None = Non
     ]
     if fingerprint is not None:
         out["fingerprint"] = fingerprint
+    text_edits = getattr(finding, "text_edits", ())
+    if text_edits:  # only when there is a verified fix: version 1 grows by optional fields
+        out["edits"] = [_edit(e) for e in text_edits]
     return out
+
+
+def _edit(edit: Any) -> dict[str, Any]:
+    """A verified fix's edit of the original file (`analyzer.fixes`): what `--fix` applies."""
+    return {
+        "path": display_path(edit.path),
+        "line": edit.line,
+        "column": edit.column,
+        "end_line": edit.end_line,
+        "end_column": edit.end_column,
+        "text": edit.text,
+    }
 
 
 def plain_value(value: Any) -> Any:
