@@ -55,6 +55,7 @@ __all__ = [
     "resolved",
     "run_files",
     "run_plan",
+    "verify_fixes",
 ]
 
 
@@ -279,14 +280,18 @@ def _checked(path: str, options: Options, text: str | None) -> FileReport:
         report.diagnostics = resolved(collected, report)
         report.diagnostics.append(internal_error(path, err, "while resolving positions"))
     _suppress(report, comments, options, text)
-    if options.fixes and any(f.edits for f in report.findings):
-        _offer_fixes(report, options, text)
+    if options.fixes:
+        verify_fixes(report, options, text)
     return report
 
 
-def _offer_fixes(report: FileReport, options: Options, text: str | None) -> None:
-    """The findings' fixes spelt in the file's text and verified by analysing the edited text
-    again (without fixes of its own); a failure offers none rather than losing the report."""
+def verify_fixes(report: FileReport, options: Options, text: str | None = None) -> None:
+    """Give the findings of `report` (made with `options`, from `text` or the file) their fixes
+    spelt in the file's text and verified by analysing the edited text again, without fixes of
+    its own (`Finding.text_edits`; `analyzer.fixes`). A failure offers none rather than losing
+    the report. The language server calls it after publishing the diagnostics."""
+    if not any(f.edits for f in report.findings):
+        return
     from analyzer.fixes import offer_fixes
     from analyzer.source.files import read_text_file
 

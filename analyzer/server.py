@@ -10,7 +10,8 @@ What an editor gets, at par with the command line:
   `warplint show` draws, as Markdown;
 - code actions: each finding's verified fix (`Finding.text_edits`, made by `analyzer.fixes`,
   in the user's own spelling, macro sizes included), and a `warplint: ignore[CODE]` comment
-  for every diagnostic.
+  for every diagnostic. The diagnostics are published first, then the fixes are verified (each
+  a re-analysis of the edited text) and the diagnostics published again with them.
 
 Only the latest text is analysed (`Scheduler`): edits are debounced (`DEBOUNCE_SECONDS`, or the
 client's `initializationOptions.debounceMs`), an analysis of an older version still running is
@@ -34,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from analyzer import records
 from analyzer.api import FileReport, Options
 
 __all__ = [
@@ -370,7 +372,9 @@ class Scheduler:
     text is analysed in the one analysis thread; an analysis still running for an older version
     of the same document is cancelled (`Cancelled`, raised in its thread), and a result that a
     newer version has made stale is dropped, never published. `analyse(uri, text)` runs in the
-    analysis thread; `publish(uri, version, result)` in the event loop.
+    analysis thread, then `publish(uri, version, result)` in the event loop; then, when given,
+    `refine(uri, text, result)` in the thread (the fixes verified: slower, and not needed for the
+    diagnostics), whose result, when not None, is published again, under the same rules.
     """
 
     def __init__(
@@ -378,8 +382,9 @@ class Scheduler:
         analyse: Callable[[str, str], Any],
         publish: Callable[[str, int, Any], None],
         debounce: float = DEBOUNCE_SECONDS,
+        refine: Callable[[str, str, Any], Any] | None = None,
     ) -> None:
-        self.analyse, self.publish, self.debounce = analyse, publish, debounce
+        self.analyse, self.publish, self.debounce, self.refine = analyse, publish, debounce, refine
         self.latest: dict[str, int] = {}  # uri -> the newest version seen
         self.waiting: dict[str, asyncio.Task[None]] = {}  # uri -> its debounce
         self.running: dict[str, Job] = {}  # uri -> the analysis in the thread
@@ -390,21 +395,19 @@ class Scheduler:
         """A new version of a document (call in the event loop): analyse it after the debounce
         (at once with `wait=False`: an opened document), dropping what older versions started."""
         self.latest[uri] = version
+        self._stop(uri, version)
+        self.waiting[uri] = asyncio.ensure_future(self._later(uri, text, version, self.debounce if wait else 0.0))
+
+    def closed(self, uri: str) -> None:
+        self.latest[uri] = self.latest.get(uri, 0) + 1  # nothing older is published
+        self._stop(uri, self.latest[uri])
+
+    def _stop(self, uri: str, version: int) -> None:
         earlier = self.waiting.pop(uri, None)
         if earlier is not None:
             earlier.cancel()
         running = self.running.get(uri)
         if running is not None and running.version != version:
-            running.cancel(self.lock)
-        self.waiting[uri] = asyncio.ensure_future(self._later(uri, text, version, self.debounce if wait else 0.0))
-
-    def closed(self, uri: str) -> None:
-        self.latest[uri] = self.latest.get(uri, 0) + 1  # nothing older is published
-        earlier = self.waiting.pop(uri, None)
-        if earlier is not None:
-            earlier.cancel()
-        running = self.running.get(uri)
-        if running is not None:
             running.cancel(self.lock)
 
     async def _later(self, uri: str, text: str, version: int, delay: float) -> None:
@@ -412,20 +415,32 @@ class Scheduler:
             await asyncio.sleep(delay)
         if self.waiting.get(uri) is asyncio.current_task():
             del self.waiting[uri]
-        try:
-            result = await asyncio.get_running_loop().run_in_executor(self.executor, self._run, uri, text, version)
-        except Cancelled:
+        result = await self._in_thread(uri, version, lambda: self.analyse(uri, text))
+        if result is None:
             return
-        if result is not None and self.latest.get(uri) == version:
-            self.publish(uri, version, result)
+        self.publish(uri, version, result)
+        if self.refine is not None:
+            refine = self.refine
+            better = await self._in_thread(uri, version, lambda: refine(uri, text, result))
+            if better is not None:
+                self.publish(uri, version, better)
 
-    def _run(self, uri: str, text: str, version: int) -> Any:
-        """In the analysis thread: the analysis of one version, None when it is stale."""
+    async def _in_thread(self, uri: str, version: int, work: Callable[[], Any]) -> Any:
+        """`work()` in the analysis thread for `version`; None when it was cancelled or is stale."""
+        loop = asyncio.get_running_loop()
+        try:
+            result = await loop.run_in_executor(self.executor, self._run, uri, version, work)
+        except Cancelled:
+            return None
+        return result if self.latest.get(uri) == version else None
+
+    def _run(self, uri: str, version: int, work: Callable[[], Any]) -> Any:
+        """In the analysis thread: `work()` for one version, None when it is stale."""
         if self.latest.get(uri) != version:
             return None  # a newer version came while this one waited for the thread
         job = self.running[uri] = Job(version)
         try:
-            return self.analyse(uri, text)
+            return work()
         except Cancelled:
             return None
         finally:
@@ -445,6 +460,7 @@ class Analysed:
     report: FileReport
     text: str
     fixed: list[FixedDiagnostic]
+    options: Options | None = None  # what it was analysed with (the fixes are verified with the same)
 
 
 def configuration_diagnostic(message: str) -> dict[str, Any]:
@@ -489,8 +505,16 @@ def serve(options_for: Callable[[str], Options] | None = None) -> int:
             options = options_for(path)
         except ConfigError as err:
             return str(err)
-        report = check_source(path, text, options)
-        return Analysed(report, text, document_diagnostics(report, text, uri))
+        report = check_source(path, text, records.replace(options, fixes=False))  # diagnostics first
+        return Analysed(report, text, document_diagnostics(report, text, uri), options)
+
+    def with_fixes(uri: str, text: str, result: Analysed | str) -> Analysed | None:
+        from analyzer.api import verify_fixes
+
+        if isinstance(result, str) or result.options is None or not any(f.edits for f in result.report.findings):
+            return None
+        verify_fixes(result.report, result.options, text)
+        return Analysed(result.report, text, document_diagnostics(result.report, text, uri), result.options)
 
     def publish(uri: str, version: int, result: Analysed | str) -> None:
         if isinstance(result, str):
@@ -509,7 +533,7 @@ def serve(options_for: Callable[[str], Options] | None = None) -> int:
         else:
             server.publish_diagnostics(uri, structured, version=version)  # type: ignore[attr-defined]
 
-    scheduler = Scheduler(analyse, publish)
+    scheduler = Scheduler(analyse, publish, refine=with_fixes)
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: Any, params: types.InitializeParams) -> None:
