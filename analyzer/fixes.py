@@ -6,13 +6,13 @@ preprocessed text (`Finding.edits`: the padded last dimension of a `__shared__` 
 user's own words, and is offered (`Finding.text_edits`) only when re-analysing the edited
 text shows that it works:
 
-- a span copied verbatim from the file is replaced as the rule says;
-- a span where a macro stands in the file (`tile[TILE_DIM][TILE_DIM]`: the preprocessed `32`
-  is `TILE_DIM` in the file) is respelt when the rule says by how much the expression grows
-  (`Edit.added`): a literal becomes the sum (`32` -> `33`), an expression ending in `+ k`
-  gets `k` increased (`BLOCK_DIM+1` -> `BLOCK_DIM+2`), any other gets `+ n`
-  (`TILE_DIM` -> `TILE_DIM + 1`, parenthesised when it holds an operator that binds less
-  than `+`). Never a number where the file says a name;
+- an expression that the rule says grows by some amount (`Edit.added`: an array's length) is
+  respelt from the file's own text there, a macro or not (`tile[TILE_DIM][TILE_DIM]`: the
+  preprocessed `32` is `TILE_DIM` in the file): a literal becomes the sum (`32` -> `33`), an
+  expression ending in `+ k` gets `k` increased (`BLOCK_DIM+1` -> `BLOCK_DIM+2`), any other
+  gets `+ n` (`TILE_DIM` -> `TILE_DIM + 1`, parenthesised when it holds an operator that binds
+  less than `+`). Never a number where the file says a name;
+- any other edit applies only where the file reads exactly what the rule expected there;
 - an edit that would land in another file (a header), or where the file reads otherwise than
   the rule expected, is not offered.
 
@@ -95,12 +95,14 @@ def _spelt(edit: Edit, location: Location, original: str, lines: Sequence[str]) 
     if start is None or end is None or end < start:
         return None
     written = original[start:end]
-    if written == edit.old:
-        text = edit.text
-    elif edit.added is not None and written.strip() == written and written:
+    if edit.added is not None:  # spelt from the file's words, whether a macro stands there or not
+        if not written or written.strip() != written:
+            return None
         if original[:start].rstrip()[-1:] != "[" or original[end:].lstrip()[:1] != "]":
             return None  # the macro stands for more than the length: `tile DIMS`
         text = grown_expression(written, edit.added)
+    elif written == edit.old:
+        text = edit.text
     else:
         return None
     return TextEdit(location.path, location.line, location.column, location.end_line, location.end_column, text)

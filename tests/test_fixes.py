@@ -125,6 +125,12 @@ def test_macro_sizes_are_padded_by_name_and_a_plus_one_grows_to_plus_two(tmp_pat
     assert [(f.code, half.locate(f.span).line) for f in half.findings if not f.text_edits] == [("WL101", 7)]
 
 
+def test_a_written_plus_k_grows_to_plus_k_plus_p_without_a_macro_too(tmp_path):
+    (tmp_path / "t.cu").write_text(MACROS.replace("tile[TILE_DIM][TILE_DIM];", "tile[TILE_DIM][31+1];"))
+    report = api.check_file(str(tmp_path / "t.cu"))
+    assert [e for e in edits_of(report) if e[0] == "WL101"] == [("WL101", 6, 37, 6, 41, "31+2")]
+
+
 def test_an_edit_is_offered_only_when_re_analysis_verifies_it(tmp_path):
     path = tmp_path / "t.cu"
     path.write_text(MACROS)
