@@ -469,6 +469,72 @@ def configuration_diagnostic(message: str) -> dict[str, Any]:
     return {"range": top, "severity": 1, "code": "config", "source": SOURCE, "message": message}
 
 
+def analyse_document(uri: str, path: str, text: str, options_for: Callable[[str], Options]) -> Analysed | str:
+    """The analysis of a document's text, without its fixes (`with_fixes` verifies them), or
+    the error of a broken configuration file."""
+    from analyzer.api import check_source
+    from analyzer.config import ConfigError
+
+    try:
+        options = options_for(path)
+    except ConfigError as err:
+        return str(err)
+    report = check_source(path, text, records.replace(options, fixes=False))
+    return Analysed(report, text, document_diagnostics(report, text, uri), options)
+
+
+def with_fixes(uri: str, text: str, result: Analysed | str) -> Analysed | None:
+    """`result` with its findings' fixes verified (a re-analysis each), or None when there is
+    nothing to verify."""
+    from analyzer.api import verify_fixes
+
+    if isinstance(result, str) or result.options is None or not any(f.edits for f in result.report.findings):
+        return None
+    verify_fixes(result.report, result.options, text)
+    return Analysed(result.report, text, document_diagnostics(result.report, text, uri), result.options)
+
+
+def _add_requests(server: Any, types: Any, converter: Any, analysed: dict[str, Analysed]) -> None:
+    """The requests that read the latest analysis published: code actions and hover."""
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
+    )
+    def code_action(ls: Any, params: types.CodeActionParams) -> list[types.CodeAction]:
+        uri = params.text_document.uri
+        done = analysed.get(uri)
+        if done is None:
+            return []
+        where = converter.unstructure(params.range)
+        actions = code_actions(done.fixed, uri, where, done.text.split("\n"))
+        return [converter.structure(a, types.CodeAction) for a in actions]
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: Any, params: types.HoverParams) -> types.Hover | None:
+        done = analysed.get(params.text_document.uri)
+        if done is None:
+            return None
+        lines = done.text.split("\n")
+        row = params.position.line
+        text = hover_markdown(done.report, row + 1, code_points(lines, row, params.position.character))
+        if text is None:
+            return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
+
+
+def _language_server_class() -> tuple[Any, bool]:
+    """pygls' LanguageServer, and whether it is pygls 2's (which publishes diagnostics by its
+    protocol method's name)."""
+    try:
+        from pygls.lsp.server import LanguageServer  # pygls 2
+
+        return LanguageServer, True
+    except ImportError:  # pygls 1.x
+        from pygls.server import LanguageServer  # type: ignore[attr-defined, no-redef, unused-ignore]
+
+        return LanguageServer, False
+
+
 def serve(options_for: Callable[[str], Options] | None = None) -> int:
     """Run the language server on stdin/stdout until the client says exit. Needs pygls.
 
@@ -478,16 +544,9 @@ def serve(options_for: Callable[[str], Options] | None = None) -> int:
     `analyzer.config.ConfigError`, shown as a diagnostic."""
     from lsprotocol import types
     from lsprotocol.converters import get_converter
-
-    try:
-        from pygls.lsp.server import LanguageServer  # pygls 2
-
-        publish_v2 = True
-    except ImportError:  # pygls 1.x
-        from pygls.server import LanguageServer  # type: ignore[attr-defined, no-redef, unused-ignore]
-
-        publish_v2 = False
     from pygls.uris import to_fs_path
+
+    LanguageServer, publish_v2 = _language_server_class()
 
     from analyzer import __version__
 
@@ -497,24 +556,7 @@ def serve(options_for: Callable[[str], Options] | None = None) -> int:
     analysed: dict[str, Analysed] = {}  # uri -> what was last published
 
     def analyse(uri: str, text: str) -> Analysed | str:
-        from analyzer.api import check_source
-        from analyzer.config import ConfigError
-
-        path = to_fs_path(uri) or uri
-        try:
-            options = options_for(path)
-        except ConfigError as err:
-            return str(err)
-        report = check_source(path, text, records.replace(options, fixes=False))  # diagnostics first
-        return Analysed(report, text, document_diagnostics(report, text, uri), options)
-
-    def with_fixes(uri: str, text: str, result: Analysed | str) -> Analysed | None:
-        from analyzer.api import verify_fixes
-
-        if isinstance(result, str) or result.options is None or not any(f.edits for f in result.report.findings):
-            return None
-        verify_fixes(result.report, result.options, text)
-        return Analysed(result.report, text, document_diagnostics(result.report, text, uri), result.options)
+        return analyse_document(uri, to_fs_path(uri) or uri, text, options_for)
 
     def publish(uri: str, version: int, result: Analysed | str) -> None:
         if isinstance(result, str):
@@ -531,9 +573,10 @@ def serve(options_for: Callable[[str], Options] | None = None) -> int:
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=structured, version=version)
             )
         else:
-            server.publish_diagnostics(uri, structured, version=version)  # type: ignore[attr-defined]
+            server.publish_diagnostics(uri, structured, version=version)  # pygls 1
 
     scheduler = Scheduler(analyse, publish, refine=with_fixes)
+    _add_requests(server, types, converter, analysed)
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: Any, params: types.InitializeParams) -> None:
@@ -563,30 +606,6 @@ def serve(options_for: Callable[[str], Options] | None = None) -> int:
         analysed.pop(uri, None)
         scheduler.closed(uri)
         send(uri, scheduler.latest[uri], [])
-
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
-    )
-    def code_action(ls: Any, params: types.CodeActionParams) -> list[types.CodeAction]:
-        uri = params.text_document.uri
-        done = analysed.get(uri)
-        if done is None:
-            return []
-        where = converter.unstructure(params.range)
-        actions = code_actions(done.fixed, uri, where, done.text.split("\n"))
-        return [converter.structure(a, types.CodeAction) for a in actions]
-
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: Any, params: types.HoverParams) -> types.Hover | None:
-        done = analysed.get(params.text_document.uri)
-        if done is None:
-            return None
-        lines = done.text.split("\n")
-        row = params.position.line
-        text = hover_markdown(done.report, row + 1, code_points(lines, row, params.position.character))
-        if text is None:
-            return None
-        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
     server.start_io()
     return 0
