@@ -55,6 +55,7 @@ __all__ = [
     "resolved",
     "run_files",
     "run_plan",
+    "verify_fixes",
 ]
 
 
@@ -85,6 +86,7 @@ class Options:
     via_ptx: bool = False  # --via-ptx: compile .cu files with nvcc and analyse the PTX
     verify: bool = False  # --verify: hold every cost to the simulator's (WL930 on a disagreement)
     show_host: bool = False  # --show-host: also report what host code warplint could not follow, as warnings
+    fixes: bool = True  # offer the rules' fixes as verified edits of the file (`Finding.text_edits`, analyzer.fixes)
     budget: Budget = field(default_factory=Budget)  # the steps each stage may take on one file
     program: ProgramContext | None = None  # what the other files of the run say (analyzer.program)
     walk: Any = None  # analyzer.walk.Walk: what folder searches leave out (None: nothing)
@@ -258,8 +260,8 @@ def check_source(path: str, text: str, options: Options | None = None) -> FileRe
 
 
 def _checked(path: str, options: Options, text: str | None) -> FileReport:
-    """The pipeline on `path` (or on `text` standing for it), then selection, positions and
-    suppressions; an exception at any step becomes an internal-error diagnostic."""
+    """The pipeline on `path` (or on `text` standing for it), then selection, positions,
+    suppressions and fixes; an exception at any step becomes an internal-error diagnostic."""
     report = FileReport(path)
     collected: list[Diagnostic] = []
     comments: list[Any] = []
@@ -279,7 +281,28 @@ def _checked(path: str, options: Options, text: str | None) -> FileReport:
         report.diagnostics = resolved(collected, report)
         report.diagnostics.append(internal_error(path, err, "while resolving positions"))
     _suppress(report, comments, options, text)
+    if options.fixes:
+        verify_fixes(report, options, text)
     return report
+
+
+def verify_fixes(report: FileReport, options: Options, text: str | None = None) -> None:
+    """Give the findings of `report` (made with `options`, from `text` or the file) their fixes
+    spelt in the file's text and verified by analysing the edited text again, without fixes of
+    its own (`Finding.text_edits`; `analyzer.fixes`). A failure offers none rather than losing
+    the report. The language server calls it after publishing the diagnostics."""
+    if not any(f.edits for f in report.findings):
+        return
+    from analyzer.fixes import offer_fixes
+    from analyzer.source.files import read_text_file
+
+    recheck_options = records.replace(options, fixes=False)
+    try:
+        original = text if text is not None else read_text_file(report.path)
+        if original is not None:
+            offer_fixes(report, original, lambda edited: _checked(report.path, recheck_options, edited))
+    except (Exception, RecursionError):  # noqa: BLE001 - no fix rather than no report
+        return
 
 
 def _line_reader(path: str, text: str | None = None) -> Callable[[str, int], str]:

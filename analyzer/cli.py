@@ -23,6 +23,7 @@ from typing import Any
 
 from analyzer import __version__
 from analyzer.arch import DEFAULT_ARCH
+from analyzer.cli_fixes import add_fix_options, fixed, show_fixes, wants_fixes
 from analyzer.cli_habits import add_color_options, add_file_options, prepare_paths, stdin_run, use_color, walk_for
 from analyzer.launch_limits import (
     MAX_BLOCK,
@@ -166,6 +167,7 @@ def _add_check(commands: Any) -> None:
         "flags are flags and anything else a path",
     )
     _add_output_options(check)
+    add_fix_options(check)
     pre = _analysis_options(check, arch_default=None)
     pre.add_argument(
         "-p",
@@ -324,13 +326,10 @@ def _add_server(commands: Any) -> None:
     server = commands.add_parser(
         "server",
         help="run the language server (LSP over stdio; needs `pip install warplint[lsp]`)",
-        description="Run a Language Server over stdin/stdout for editors: diagnostics on open, "
-        "change and save, and the padding / __align__ fixes as code actions.",
+        description="A language server for editors (LSP, stdio): diagnostics, hover, fix and suppress actions.",
     )
-    server.add_argument(
-        "--stdio", action="store_true", help="accepted for LSP clients that pass it (stdio is the only transport)"
-    )
-    _analysis_options(server)
+    server.add_argument("--stdio", action="store_true", help="accepted for LSP clients that pass it (stdio only)")
+    _analysis_options(server, arch_default=None)  # else each document's configuration, as `check` reads it
 
 
 def _add_simulate(commands: Any) -> None:
@@ -499,11 +498,12 @@ def _check(ns: argparse.Namespace) -> int:
         report_unused_suppressions=ns.report_unused_suppressions,
         verify=bool(getattr(ns, "verify", False)),
         walk=walk_for(ns),
+        fixes=wants_fixes(ns),
     )
     checked = _checked_files(ns, options)
     if checked is None:
         return EXIT_ERROR
-    reports, arch = checked
+    reports, arch = fixed(ns, checked, lambda: _checked_files(ns, options))  # --fix, --diff: analyzer.cli_fixes
     if not _write_report(ns, reports, arch):
         return EXIT_ERROR
     _print_after_report(ns, reports)
@@ -641,6 +641,7 @@ def _print_after_report(ns: argparse.Namespace, reports: list[Any]) -> None:
         stream = sys.stdout if human else sys.stderr
         stream.write(statistics(reports))
         stream.flush()
+    show_fixes(ns, reports)
     if not ns.quiet:
         print(summary(reports), file=sys.stderr)
 
@@ -771,7 +772,7 @@ def _analysis_options(parser: argparse.ArgumentParser, arch_default: str | None 
         metavar="NAME=VALUE",
         help="value of a kernel's integer parameter (repeatable)",
     )
-    # None: the configuration file's architecture, else the default (`server` reads no configuration)
+    # None: the configuration file's architecture, else the default
     arch_help = (
         f"GPU architecture (default {arch_default})"
         if arch_default

@@ -105,7 +105,7 @@ def server(ns: argparse.Namespace) -> int:
         return EXIT_ERROR
     from analyzer.server import serve
 
-    return serve(analysis_of(ns))
+    return serve(lambda path: analysis_of(ns, path))  # each document with its configuration, as `check`
 
 
 def simulate(ns: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from analyzer.diagnostics import Span
 from analyzer.records import field, record
 
-__all__ = ["Edit", "Finding", "Related"]
+__all__ = ["Edit", "Finding", "Related", "TextEdit"]
 
 
 @record
@@ -36,8 +36,25 @@ class Edit:
     """
 
     span: Span
-    text: str  # the replacement, e.g. "33" or " __align__(16)"
+    text: str  # the replacement, e.g. "33" or "struct __align__(16)"
     old: str = ""  # the preprocessed text the span covers ("" for an insertion)
+    added: int | None = None  # the span is an expression that grows by this much (a padding): respelt in the
+    # user's own words where a macro stands in the original text (`TILE_DIM` -> `TILE_DIM + 1`)
+
+
+@record
+class TextEdit:
+    """An edit of an original file, in its own spelling: replace `line`:`column` up to
+    `end_line`:`end_column` (1-based, the end one past the last character, columns in code
+    points) with `text`. Made by `analyzer.fixes` from a finding's `Edit`s and verified by
+    re-analysing the edited text before it is offered."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    text: str
 
 
 @record
@@ -52,4 +69,5 @@ class Finding:
     args: Mapping[str, object] = field(default_factory=dict)  # {"ways": 4, "array": "tile", ...}
     detail: tuple[str, ...] = ()  # extra lines for the text report (lanes, banks, assumptions)
     related: tuple[Related, ...] = ()
-    edits: tuple[Edit, ...] = ()  # the `fix` as edits, when it is a known text change
+    edits: tuple[Edit, ...] = ()  # the `fix` as edits of the preprocessed text, when it is a known text change
+    text_edits: tuple[TextEdit, ...] = ()  # the same, in the original file, verified (`analyzer.fixes`)

@@ -23,6 +23,8 @@ last, as it stands in the code:
   `AccessCost`s like `analysis` so that `check --verify` can compare them.
 - places: one finding per source place and rule (`merge_reports`), the stage after check
   and before render; it reads the findings and the kernels' IR, and analyses nothing.
+- fixes: the rules' edits spelt in the original files' words, verified by a re-analysis that
+  its caller (`api`) passes in, and applied by `check --fix`/`--diff`.
 - report: the reporters (and the tables of `show` and `simulate`); they read every product
   above and compute none.
 - api: chains the stages for one file (`check_file`, `simulate_file`); `program` runs the
@@ -66,11 +68,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ptx", ("analyzer.ptx",)),
     ("sim", ("analyzer.sim",)),
     ("places", ("analyzer.places",)),
+    ("fixes", ("analyzer.fixes",)),
     ("report", ("analyzer.report",)),
     ("api", ("analyzer.walk", "analyzer.inputs", "analyzer.api", "analyzer.api_sim", "analyzer.program")),
     ("config", ("analyzer.config", "analyzer.build")),
     ("server", ("analyzer.server",)),
-    ("cli", ("analyzer.cli_habits", "analyzer.cli", "analyzer.cli_commands", "analyzer.__main__")),
+    (
+        "cli",
+        ("analyzer.cli_habits", "analyzer.cli_fixes", "analyzer.cli", "analyzer.cli_commands", "analyzer.__main__"),
+    ),
 )
 
 

@@ -3,6 +3,7 @@ Content-Length framing on the server's stdin and stdout."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import os
@@ -10,6 +11,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ import pytest
 
 from analyzer.api import check_source
 from analyzer.cli import main
-from analyzer.server import code_actions, document_diagnostics, utf16_position
+from analyzer.server import Scheduler, code_actions, code_points, document_diagnostics, suppression_edit, utf16_position
 
 # the server needs pygls (`warplint[lsp]`); everything else here runs without it
 needs_pygls = pytest.mark.skipif(importlib.util.find_spec("pygls") is None, reason="pygls is not installed")
@@ -136,11 +138,34 @@ class Client:
             if wanted(message):
                 return message
 
-    def diagnostics(self, uri: str) -> list[dict[str, Any]]:
+    def diagnostics(self, uri: str, fixed: bool = False) -> list[dict[str, Any]]:
+        """The next diagnostics published for `uri`; with `fixed`, those published again once
+        the fixes are verified (the server publishes the diagnostics first)."""
         message = self.wait(
             lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
         )
-        return message["params"]["diagnostics"]
+        return self.diagnostics(uri) if fixed else message["params"]["diagnostics"]
+
+    def publication(self, uri: str) -> dict[str, Any]:
+        """The next publishDiagnostics of `uri`: `uri`, `version` and `diagnostics`."""
+        message = self.wait(
+            lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+        )
+        return message["params"]
+
+    def drain(self, seconds: float) -> list[dict[str, Any]]:
+        """Every message that arrives within `seconds`."""
+        import time
+
+        out, deadline = [], time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                message = self.messages.get(timeout=left)
+            except queue.Empty:
+                break
+            if message is not None:
+                out.append(message)
+        return out
 
     def stderr(self) -> str:
         if self.proc.poll() is None:
@@ -180,7 +205,7 @@ def rng(line: int, start: int, end_line: int, end: int) -> dict[str, Any]:
 def test_server_publishes_a_bank_conflict_with_utf16_ranges_and_fixes_it(client: Client, tmp_path: Path) -> None:
     # the buffer is never saved: the server analyses the text it was sent
     uri = open_document(client, tmp_path / "transpose.cu", TRANSPOSE)
-    diagnostics = client.diagnostics(uri)
+    diagnostics = client.diagnostics(uri, fixed=True)
     assert [(d["code"], d["source"], d["severity"], d["range"]) for d in diagnostics] == [
         ("WL101", "warplint", 2, rng(9, 30, 9, 60)),  # `tile[threadIdx.x][threadIdx.y]`
     ]
@@ -205,8 +230,12 @@ def test_server_publishes_a_bank_conflict_with_utf16_ranges_and_fixes_it(client:
         "textDocument/codeAction",
         {"textDocument": {"uri": uri}, "range": rng(9, 35, 9, 35), "context": {"diagnostics": diagnostics}},
     )
-    assert len(actions) == 1
+    assert len(actions) == 2  # the fix, then the suppression comment
     action = actions[0]
+    assert actions[1]["title"] == "warplint: suppress WL101 on this line (`warplint: ignore[WL101]`)"
+    assert actions[1]["edit"] == {
+        "changes": {uri: [{"range": rng(9, 61, 9, 61), "newText": "  // warplint: ignore[WL101]"}]}
+    }
     assert action["kind"] == "quickfix"
     assert action["title"] == title
     assert action["edit"] == {"changes": {uri: [{"range": rng(2, 30, 2, 32), "newText": "33"}]}}
@@ -244,17 +273,17 @@ def test_server_publishes_a_bank_conflict_with_utf16_ranges_and_fixes_it(client:
 @needs_pygls
 def test_server_offers_align_16_for_a_misaligned_struct(client: Client, tmp_path: Path) -> None:
     uri = open_document(client, tmp_path / "norm.cu", NORM)
-    diagnostics = client.diagnostics(uri)
+    diagnostics = client.diagnostics(uri, fixed=True)
     wl301 = [d for d in diagnostics if d["code"] == "WL301"]
     assert [d["range"] for d in wl301] == [rng(5, 13, 5, 19)]  # `v[i].x`
     actions = client.request(
         "textDocument/codeAction",
         {"textDocument": {"uri": uri}, "range": rng(5, 13, 5, 13), "context": {"diagnostics": wl301}},
     )
-    assert [(a["title"], a["edit"]) for a in actions] == [
+    assert [(a["title"], a["edit"]) for a in actions if a.get("isPreferred")] == [
         (
-            "warplint: align `struct vec3d` (insert `__align__(16)`) [WL301]",
-            {"changes": {uri: [{"range": rng(0, 6, 0, 6), "newText": " __align__(16)"}]}},
+            "warplint: align `struct vec3d` (`struct` -> `struct __align__(16)`) [WL301]",
+            {"changes": {uri: [{"range": rng(0, 0, 0, 6), "newText": "struct __align__(16)"}]}},
         )
     ]
     # applied, the struct is 16 bytes, one load per element: no WL301 any more
@@ -280,6 +309,92 @@ def test_server_reports_a_syntax_error_of_the_buffer(client: Client, tmp_path: P
     ]  # the stray `;`
 
 
+@needs_pygls
+def test_server_honours_the_configuration_of_the_document_s_folder(client: Client, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.warplint]\nignore = ["bank-conflict"]\n')
+    uri = open_document(client, tmp_path / "transpose.cu", TRANSPOSE)
+    assert client.diagnostics(uri) == []  # WL101 is ignored there, as `check` would ignore it
+    # a broken configuration is one error on the first line, read again at the next edit
+    (tmp_path / "pyproject.toml").write_text("[tool.warplint]\nselect = 3\n")
+    client.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": TRANSPOSE + "\n"}]},
+    )
+    (broken,) = client.diagnostics(uri)
+    assert (broken["code"], broken["severity"], broken["range"]) == ("config", 1, rng(0, 0, 0, 0))
+    assert "pyproject.toml:2:" in broken["message"]
+
+
+@needs_pygls
+def test_server_hovers_an_access_with_its_cost_and_lanes_picture(client: Client, tmp_path: Path) -> None:
+    uri = open_document(client, tmp_path / "transpose.cu", TRANSPOSE)
+    assert client.publication(uri)["version"] == 1
+
+    def hover(line: int, character: int) -> Any:
+        where = {"line": line, "character": character}
+        return client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": where})
+
+    shared = hover(9, 40)  # inside `tile[threadIdx.x][threadIdx.y]`, after a surrogate pair
+    assert shared["contents"]["kind"] == "markdown"
+    value = shared["contents"]["value"]
+    assert value.startswith("**warplint**: shared load `tile[threadIdx.x][threadIdx.y]` in kernel `transpose`: ")
+    assert "32 wavefronts per request, ideal 1 (32x the ideal)" in value
+    assert "```text\n" in value and "the costliest request: 32 wavefronts, ideal 1" in value
+    assert "global store `out[y * n + x]`" in hover(9, 15)["contents"]["value"]
+    assert hover(0, 3) is None  # no access there
+
+
+@needs_pygls
+def test_server_pads_a_macro_size_and_suppresses_by_comment(client: Client, tmp_path: Path) -> None:
+    text = TRANSPOSE.replace("__global__", "#define TILE_DIM 32\n__global__", 1).replace(
+        "tile[32][32]", "tile[TILE_DIM][TILE_DIM]"
+    )
+    uri = open_document(client, tmp_path / "macro.cu", text)
+    (diagnostic,) = client.diagnostics(uri, fixed=True)
+    actions = client.request(
+        "textDocument/codeAction",
+        {"textDocument": {"uri": uri}, "range": rng(10, 40, 10, 40), "context": {"diagnostics": [diagnostic]}},
+    )
+    assert [a["title"] for a in actions] == [
+        "warplint: pad `tile` (`TILE_DIM` -> `TILE_DIM + 1`) [WL101]",
+        "warplint: suppress WL101 on this line (`warplint: ignore[WL101]`)",
+    ]
+    assert actions[0]["edit"]["changes"][uri] == [{"range": rng(3, 36, 3, 44), "newText": "TILE_DIM + 1"}]
+    (suppress,) = actions[1]["edit"]["changes"][uri]
+    client.notify(
+        "textDocument/didChange",
+        {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [{"range": suppress["range"], "text": suppress["newText"]}],
+        },
+    )
+    published = client.publication(uri)
+    assert (published["version"], published["diagnostics"]) == (2, [])
+
+
+@needs_pygls
+def test_five_quick_edits_publish_diagnostics_for_the_last_version_only(client: Client, tmp_path: Path) -> None:
+    uri = open_document(client, tmp_path / "transpose.cu", TRANSPOSE)
+    assert client.publication(uri)["version"] == 1
+    for version in range(2, 7):
+        client.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [{"text": TRANSPOSE + "//" * version}],
+            },
+        )
+        time.sleep(0.05)
+    versions = []
+    while not versions or versions[-1] != 6:
+        last = client.publication(uri)
+        versions.append(last["version"])
+    assert set(versions) <= {1, 6}  # (1: the opened text, published again with its fix)
+    assert [d["code"] for d in last["diagnostics"]] == ["WL101"]
+    later = [m for m in client.drain(1.0) if m.get("method") == "textDocument/publishDiagnostics"]
+    assert {m["params"]["version"] for m in later} <= {6}  # nothing stale afterwards either
+
+
 # ----------------------------------------------------------------------------- without a client
 
 
@@ -290,22 +405,24 @@ def test_utf16_positions_count_surrogate_pairs_and_clamp_to_the_text() -> None:
     assert utf16_position(lines, 9, 1) == {"line": 1, "character": 0}
 
 
-def test_an_edit_is_not_offered_when_a_macro_stands_for_the_dimension(tmp_path: Path) -> None:
+def test_a_macro_dimension_is_padded_in_its_own_spelling(tmp_path: Path) -> None:
     text = TRANSPOSE.replace("__global__", "#define W 32\n__global__", 1).replace("tile[32][32]", "tile[W][W]")
     path = str(tmp_path / "macro.cu")
     fixed = document_diagnostics(check_source(path, text), text, "file:///macro.cu")
     assert [(f.diagnostic["code"], f.diagnostic["range"]) for f in fixed] == [("WL101", rng(10, 30, 10, 60))]
-    # the edit would replace `32`, but the document reads `W` there: no edit rather than a wrong one
-    assert fixed[0].edits == []
-    assert code_actions(fixed, "file:///macro.cu", rng(0, 0, 20, 0)) == []
+    # the document reads `W` where the preprocessed text reads `32`: `W + 1`, never `33`
+    assert fixed[0].edits == [{"range": rng(3, 29, 3, 30), "newText": "W + 1"}]
+    assert [a["title"] for a in code_actions(fixed, "file:///macro.cu", rng(0, 0, 20, 0))] == [
+        "warplint: pad `tile` (`W` -> `W + 1`) [WL101]"
+    ]
 
 
 def test_a_dimension_written_as_an_expression_gets_plus_padding(tmp_path: Path) -> None:
     text = TRANSPOSE.replace("tile[32][32]", "tile[32][16 * 2]")
     fixed = document_diagnostics(check_source(str(tmp_path / "e.cu"), text), text, "file:///e.cu")
-    assert [f.edits for f in fixed] == [[{"range": rng(2, 36, 2, 36), "newText": " + 1"}]]
+    assert [f.edits for f in fixed] == [[{"range": rng(2, 30, 2, 36), "newText": "16 * 2 + 1"}]]
     assert [a["title"] for a in code_actions(fixed, "file:///e.cu", rng(9, 40, 9, 40))] == [
-        "warplint: pad `tile` (insert `+ 1`) [WL101]"
+        "warplint: pad `tile` (`16 * 2` -> `16 * 2 + 1`) [WL101]"
     ]
 
 
@@ -324,10 +441,10 @@ def _wl301_edits(text: str, tmp_path: Path) -> list[tuple[str, tuple]]:
 def test_align_edit_goes_after_the_keyword_of_the_one_definition(tmp_path: Path) -> None:
     for keyword in ("struct", "class"):
         text = NORM.replace("struct vec3d {", f"{keyword} vec3d {{ public:")
-        assert _wl301_edits(text, tmp_path) == [("WL301", ((1, len(keyword) + 1, " __align__(16)", ""),))]
+        assert _wl301_edits(text, tmp_path) == [("WL301", ((1, 1, f"{keyword} __align__(16)", keyword),))]
     # a 24-byte struct: the fix and the edit say 16 (two 16-byte loads for 32 bytes)
     text = NORM.replace("float x, y, z;", "float x, y, z, a, b, c;")
-    assert _wl301_edits(text, tmp_path) == [("WL301", ((1, 7, " __align__(16)", ""),))]
+    assert _wl301_edits(text, tmp_path) == [("WL301", ((1, 1, "struct __align__(16)", "struct"),))]
 
 
 def test_no_align_edit_where_the_definition_is_not_one_plain_struct(tmp_path: Path) -> None:
@@ -343,3 +460,58 @@ def test_server_without_pygls_is_a_clear_error_with_exit_2(monkeypatch, capsys) 
     monkeypatch.setitem(sys.modules, "pygls", None)  # `import pygls` raises ImportError
     assert main(["server"]) == 2
     assert capsys.readouterr().err == "warplint: error: `warplint server` needs pygls: pip install 'warplint[lsp]'\n"
+
+
+def test_the_scheduler_debounces_quick_edits_into_one_analysis() -> None:
+    started, published = [], []
+
+    async def edits() -> None:
+        scheduler = Scheduler(lambda uri, text: started.append(text) or text, lambda *a: published.append(a), 0.15)
+        for version in range(1, 6):
+            scheduler.changed("file:///k.cu", f"v{version}", version)
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.6)
+
+    asyncio.run(edits())
+    assert started == ["v5"]
+    assert published == [("file:///k.cu", 5, "v5")]
+
+
+def test_the_scheduler_cancels_the_analysis_of_an_older_version() -> None:
+    started, finished, published = [], [], []
+
+    def analyse(uri: str, text: str) -> str:
+        started.append(text)
+        deadline = time.monotonic() + 0.6
+        while time.monotonic() < deadline:  # Python steps: the cancellation lands between them
+            time.sleep(0.005)
+        finished.append(text)
+        return text
+
+    async def edits() -> None:
+        scheduler = Scheduler(analyse, lambda *a: published.append(a), debounce=0.0)
+        for version in range(1, 6):
+            scheduler.changed("file:///k.cu", f"v{version}", version)
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(2.0)
+
+    asyncio.run(edits())
+    assert started[0] == "v1" and started[-1] == "v5"
+    assert finished == ["v5"]  # v1 was stopped when v2 came, the others never started or were stopped
+    assert published == [("file:///k.cu", 5, "v5")]
+
+
+def test_suppression_comments_go_at_the_end_of_the_line_or_into_the_one_there() -> None:
+    lines = ["  s[tid] = 0;", "  t[tid] = 0;  // warplint: ignore[WL201]", "  #define X(a) s[a] \\"]
+    assert suppression_edit(lines, 0, "WL101") == {
+        "range": rng(0, 13, 0, 13),
+        "newText": "  // warplint: ignore[WL101]",
+    }
+    assert suppression_edit(lines, 1, "WL101") == {"range": rng(1, 40, 1, 40), "newText": ",WL101"}
+    assert suppression_edit(lines, 1, "WL201") is None  # already silenced there
+    assert suppression_edit(lines, 2, "WL101") is None  # a comment would swallow the next line
+
+
+def test_lsp_characters_become_code_point_columns() -> None:
+    lines = ["a\U0001d70bb"]
+    assert [code_points(lines, 0, c) for c in (0, 1, 3, 9)] == [1, 2, 3, 4]

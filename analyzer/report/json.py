@@ -28,7 +28,7 @@ from analyzer.report import (
     severity_name,
 )
 
-__all__ = ["SCHEMA_FILE", "VERSION", "document", "plain_value", "render", "schema", "schema_text"]
+__all__ = ["SCHEMA_FILE", "VERSION", "document", "edit_json", "plain_value", "render", "schema", "schema_text"]
 
 VERSION = 1
 SCHEMA_FILE = "schema-v1.json"
@@ -214,7 +214,22 @@ def _finding(report: Any, finding: Any, path: str, fingerprint: str | None = Non
     merged = out["args"].get("instances")
     if isinstance(merged, list) and len(merged) > 1:  # analyzer/places.py: one finding for several
         out["instances"] = len(merged)
+    text_edits = getattr(finding, "text_edits", ())
+    if text_edits:  # only when there is a verified fix: version 1 grows by optional fields
+        out["edits"] = [edit_json(e) for e in text_edits]
     return out
+
+
+def edit_json(edit: Any) -> dict[str, Any]:
+    """A verified fix's edit of the original file (`analyzer.fixes`): what `--fix` applies."""
+    return {
+        "path": display_path(edit.path),
+        "line": edit.line,
+        "column": edit.column,
+        "end_line": edit.end_line,
+        "end_column": edit.end_column,
+        "text": edit.text,
+    }
 
 
 def plain_value(value: Any) -> Any:

@@ -11,7 +11,8 @@
 there, with `path` always given (in `related` too): lines and columns are 1-based and
 `end_column` is one past the last character, `args` keeps the typed values, `detail` the
 further lines (a diagnostic's notes), and `fingerprint` is the SARIF report's
-`partialFingerprints["warplintAccess/v1"]`. Diagnostics (WL9xx) have `kernel` and `fix`
+`partialFingerprints["warplintAccess/v1"]`; `instances` and `edits` are there when the JSON
+report has them. Diagnostics (WL9xx) have `kernel` and `fix`
 null and `args` empty. Nothing is printed for a clean run, so `wc -l` counts the findings
 and `jq -c` streams them.
 """
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from analyzer.report import Record, display_path, records, repository_root
-from analyzer.report.json import plain_value
+from analyzer.report.json import edit_json, plain_value
 from analyzer.report.sarif import fingerprints
 
 __all__ = ["obj", "render"]
@@ -64,4 +65,7 @@ def obj(record: Record, fingerprint: str | None = None) -> dict[str, Any]:
     merged = out["args"].get("instances")
     if isinstance(merged, list) and len(merged) > 1:  # as the JSON report (analyzer/places.py)
         out["instances"] = len(merged)
+    text_edits = getattr(record.source, "text_edits", ())
+    if text_edits:  # as the JSON report: a verified fix (analyzer/fixes.py)
+        out["edits"] = [edit_json(e) for e in text_edits]
     return out

@@ -187,6 +187,9 @@ def _result(record: Record, index: dict[str, int], root: str, fingerprint_: str)
         locations=[_physical(record.location, root)],
         partialFingerprints={FINGERPRINT: fingerprint_},
     )
+    text_edits = getattr(record.source, "text_edits", ())
+    if text_edits:
+        result["fixes"] = [_fix(record, text_edits, root)]
     if record.related:
         result["relatedLocations"] = [
             {"id": i, **_physical(loc, root), "message": {"text": message}}
@@ -202,6 +205,26 @@ def _result(record: Record, index: dict[str, int], root: str, fingerprint_: str)
     if properties:
         result["properties"] = properties
     return result
+
+
+def _fix(record: Record, text_edits: Sequence[Any], root: str) -> dict[str, Any]:
+    """SARIF's `fix`: the verified edits of a finding's fix (`analyzer.fixes`), file by file."""
+    changes: dict[str, list[dict[str, Any]]] = {}
+    for edit in text_edits:
+        region = {
+            "startLine": edit.line,
+            "startColumn": edit.column,
+            "endLine": edit.end_line,
+            "endColumn": edit.end_column,
+        }
+        changes.setdefault(edit.path, []).append({"deletedRegion": region, "insertedContent": {"text": edit.text}})
+    return {
+        "description": {"text": record.fix or "apply the fix"},
+        "artifactChanges": [
+            {"artifactLocation": _artifact(path, root), "replacements": replacements}
+            for path, replacements in changes.items()
+        ],
+    }
 
 
 def _notification(record: Record, root: str) -> dict[str, Any]:

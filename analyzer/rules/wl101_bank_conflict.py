@@ -242,7 +242,9 @@ def padding_edits(
 
 def _last_dimension_edit(source: str, declarator: Span, length: int, padding: int) -> Edit | None:
     """Widen the last `[...]` of a declarator (`tile[32][32]`, spanned by `declarator`):
-    a literal length becomes the padded number, any other expression gets `+ padding`."""
+    a literal length becomes the padded number, any other expression gets `+ padding`.
+    The edit says by how much the length grows (`added`), so that `analyzer.fixes` can
+    spell it in the original text's words where a macro stands for the length."""
     text = source[declarator.start : declarator.end]
     close = text.rstrip().rfind("]")
     if close < 0 or text[close + 1 :].strip():
@@ -261,8 +263,8 @@ def _last_dimension_edit(source: str, declarator: Span, length: int, padding: in
     start = declarator.start + i + 1 + (len(inner) - len(inner.lstrip()))
     end = start + len(body)
     if re.fullmatch(r"[0-9]+[uU]?", body) and int(body.rstrip("uU")) == length:
-        return Edit(Span(start, end), str(length + padding), body)
-    return Edit(Span(end, end), f" + {padding}")
+        return Edit(Span(start, end), str(length + padding), body, added=padding)
+    return Edit(Span(start, end), f"{body} + {padding}", body, added=padding)
 
 
 def smallest_padding(cost: AccessCost, analysis: KernelAnalysis, ctx: CheckContext) -> int | None:

@@ -188,7 +188,8 @@ class MisalignedStruct(Rule):
 
 def align_edit(source: str, struct: T.StructType, align: int) -> Edit | None:
     """Insert `__align__(align)` after `struct` in the struct's definition
-    (`struct vec3d {` -> `struct __align__(16) vec3d {`), as `layout_fix` suggests.
+    (`struct vec3d {` -> `struct __align__(16) vec3d {`, replacing the keyword so that the edit
+    can be checked against the original text), as `layout_fix` suggests.
 
     Only for a named struct, class or union without an alignment of its own, whose
     definition appears exactly once in the text (a name defined twice, in different
@@ -205,5 +206,9 @@ def align_edit(source: str, struct: T.StructType, align: int) -> Edit | None:
     found = list(pattern.finditer(source))
     if len(found) != 1:
         return None
-    end = found[0].end()
-    return Edit(Span(end, end), f" __align__({align})")
+    keyword_found = found[0]
+    return Edit(
+        Span(keyword_found.start(), keyword_found.end()),
+        f"{keyword_found.group()} __align__({align})",
+        keyword_found.group(),
+    )
