@@ -283,7 +283,25 @@ def _checked(path: str, options: Options, text: str | None) -> FileReport:
     _suppress(report, comments, options, text)
     if options.fixes:
         verify_fixes(report, options, text)
+    else:
+        _respell_fix_texts(report, text)
     return report
+
+
+def _respell_fix_texts(report: FileReport, text: str | None) -> None:
+    """The fix texts in the file's own words (`fixes.respell_fix_texts`) when no verified edits
+    are asked for; a failure leaves them as the rules wrote them."""
+    if not any(edit.shown for f in report.findings for edit in f.edits):
+        return
+    from analyzer.fixes import respell_fix_texts
+    from analyzer.source.files import read_text_file
+
+    try:
+        original = text if text is not None else read_text_file(report.path)
+        if original is not None:
+            respell_fix_texts(report, original)
+    except (Exception, RecursionError):  # noqa: BLE001 - the rule's own words rather than no report
+        return
 
 
 def verify_fixes(report: FileReport, options: Options, text: str | None = None) -> None:

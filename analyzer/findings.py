@@ -40,6 +40,8 @@ class Edit:
     old: str = ""  # the preprocessed text the span covers ("" for an insertion)
     added: int | None = None  # the span is an expression that grows by this much (a padding): respelt in the
     # user's own words where a macro stands in the original text (`TILE_DIM` -> `TILE_DIM + 1`)
+    shown: str = ""  # the declarator after the edit as the finding's fix text writes it (`tile[32][32 + 1]`):
+    # `analyzer.fixes` writes it there in the file's words too (`tile[TILE_DIM][TILE_DIM + 1]`)
 
 
 @record

@@ -42,6 +42,8 @@ __all__ = [
     "non_overlapping",
     "offer_fixes",
     "places",
+    "respell_fix_texts",
+    "respelt_fix",
     "spelt_edits",
     "unified_diff",
 ]
@@ -124,6 +126,51 @@ def spelt_edits(finding: Finding, locate: Callable[[Any], Location], path: str, 
     return tuple(out)
 
 
+def respell_fix_texts(report: Any, original: str) -> None:
+    """Write the declarators that each finding's fix text shows after its edit in the words of
+    the file `original` (see `respelt_fix`), without verifying the edits: what a fix text says
+    is the rule's suggestion in any case, only `text_edits` (`offer_fixes`) promise a change."""
+    for index, finding in enumerate(report.findings):
+        if any(edit.shown for edit in finding.edits):
+            spelt = spelt_edits(finding, report.locate, report.path, original)
+            if spelt:
+                report.findings[index] = records.replace(finding, fix=respelt_fix(finding, spelt, original))
+
+
+def respelt_fix(finding: Finding, edits: tuple[TextEdit, ...], original: str) -> str | None:
+    """The finding's fix text with each declarator it shows after an edit (`Edit.shown`,
+    `tile[32][32 + 1]`) written as the edited file will read (`tile[TILE_DIM][TILE_DIM + 1]`);
+    `edits` are `spelt_edits(finding, ...)`, in the order of `finding.edits`."""
+    fix = finding.fix
+    lines = original.split("\n")
+    for edit, spelt in zip(finding.edits, edits):
+        if not fix or not edit.shown or edit.shown not in fix:
+            continue
+        start = _offset(lines, spelt.line, spelt.column)
+        end = _offset(lines, spelt.end_line, spelt.end_column)
+        written = _declarator_around(original, start, end, edit.shown.split("[", 1)[0])
+        if written is None:
+            continue
+        before, after = written
+        as_shown = edit.shown.rsplit(" + ", 1)[0] + "]"  # `tile[32][32]`: the rule's words before padding
+        if "".join((before + original[start:end] + after).split()) != as_shown:  # (literal sizes read as shown)
+            fix = fix.replace(edit.shown, before + spelt.text + after)
+    return fix
+
+
+def _declarator_around(original: str, start: int | None, end: int | None, name: str) -> tuple[str, str] | None:
+    """The text of `name[...]...[` before `start` and of `]` after `end` on their line: the
+    declarator whose last length the edit replaces; None when it is not written there."""
+    if start is None or end is None:
+        return None
+    line_start = original.rfind("\n", 0, start) + 1
+    head = re.search(rf"\b{re.escape(name)}\s*(\[[^\n]*)?\[\s*$", original[line_start:start])
+    close = original.find("]", end)
+    if head is None or close < 0 or original[end:close].strip():
+        return None
+    return original[line_start + head.start() : start], original[end : close + 1]
+
+
 # ----------------------------------------------------------------------------- verification
 
 
@@ -157,7 +204,9 @@ def offer_fixes(report: Any, original: str, recheck: Callable[[str], Any]) -> No
         if not _verified(edits, original, before, fixed, recheck):
             continue
         for i in members:
-            report.findings[i] = records.replace(report.findings[i], text_edits=edits)
+            finding = report.findings[i]
+            fix = respelt_fix(finding, edits, original)
+            report.findings[i] = records.replace(finding, text_edits=edits, fix=fix)
 
 
 def _place(report: Any, finding: Finding) -> tuple[str, str, int, int]:

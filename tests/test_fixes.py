@@ -125,6 +125,23 @@ def test_macro_sizes_are_padded_by_name_and_a_plus_one_grows_to_plus_two(tmp_pat
     assert [(f.code, half.locate(f.span).line) for f in half.findings if not f.text_edits] == [("WL101", 7)]
 
 
+def test_the_fix_text_writes_the_padded_declarator_in_the_file_s_words(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.cu").write_text(MACROS)
+    (tmp_path / "half.cu").write_text(HALF)
+    for fixes in (False, True):  # a plain check and one that verifies the edits say the same
+        options = api.Options(fixes=fixes)
+        (tile,) = [f.fix for f in api.check_file("t.cu", options).findings if f.code == "WL101"][:1]
+        assert tile.startswith("pad the last dimension: `__shared__ float tile[TILE_DIM][TILE_DIM + 1]` (33 floats")
+        half = [f.fix for f in api.check_file("half.cu", options).findings if f.code == "WL101"]
+        assert half[1].startswith("pad the last dimension: `__shared__ float block[BLOCK_DIM][BLOCK_DIM+2]` (18 floats")
+        assert half[0].startswith("no padding of 1 to 32 elements")  # the row write: no edit, nothing respelt
+    text = subprocess.run(
+        [sys.executable, "-m", "analyzer", "check", "half.cu"], capture_output=True, text=True, cwd=tmp_path
+    ).stdout
+    assert "`__shared__ float block[BLOCK_DIM][BLOCK_DIM+2]`" in text and "17 + 1" not in text
+
+
 def test_a_written_plus_k_grows_to_plus_k_plus_p_without_a_macro_too(tmp_path):
     (tmp_path / "t.cu").write_text(MACROS.replace("tile[TILE_DIM][TILE_DIM];", "tile[TILE_DIM][31+1];"))
     report = api.check_file(str(tmp_path / "t.cu"))

@@ -75,7 +75,8 @@ def test_the_32_way_column_read_of_a_32x32_tile_gets_the_checked_fix_32_plus_1(t
             13,
             32,
             "WL101",
-            "pad the last dimension: `__shared__ float tile[32][32 + 1]` (33 floats per row) makes this "
+            # in the file's words: `TILE` is a macro there
+            "pad the last dimension: `__shared__ float tile[TILE][TILE + 1]` (33 floats per row) makes this "
             "access conflict-free without making another access to `tile` worse",
         )
     ]
@@ -90,7 +91,7 @@ def test_the_articles_17_wide_tile_read_by_a_16x16_block_is_fixed_with_18() -> N
         44,
         26,
         "WL101",
-        "pad the last dimension: `__shared__ float block[16][17 + 1]` (18 floats per row) makes this "
+        "pad the last dimension: `__shared__ float block[BLOCK_DIM][BLOCK_DIM+2]` (18 floats per row) makes this "
         "access conflict-free without making another access to `block` worse",
     )
     # the store's 2-way conflict has no padding that does not make the read worse

@@ -184,11 +184,10 @@ class BankConflict(Rule):
         def change(p: int) -> str:
             if len(dims) >= 2:
                 last = dims[-1]
-                outer = "".join(f"[{'' if d is None else d}]" for d in dims[:-1])
                 per_row = ""
                 if last is not None:
                     per_row = f" ({last + p} {_plural(element)} per row)"
-                return f"pad the last dimension: `__shared__ {element} {array}{outer}[{last} + {p}]`" + per_row
+                return f"pad the last dimension: `__shared__ {element} {padded_declarator(array, dims, p)}`" + per_row
             return (
                 f"pad each row: a row stride of {rows} + {p} elements "
                 f"(`{array}[row * ({rows} + {p}) + col]`, with `{array}` enlarged to match)"
@@ -236,8 +235,15 @@ def padding_edits(
     padding = smallest_padding(cost, analysis, ctx)
     if padding == 0:
         return ()
-    edit = _last_dimension_edit(analysis.source, span, dims[-1], 1 if padding is None else padding)
-    return (edit,) if edit is not None else ()
+    grown = 1 if padding is None else padding
+    edit = _last_dimension_edit(analysis.source, span, dims[-1], grown)
+    return (records.replace(edit, shown=padded_declarator(array, dims, grown)),) if edit is not None else ()
+
+
+def padded_declarator(array: str, dims: list[int | None], padding: int) -> str:
+    """`tile[32][32 + 1]`: the declarator with its last dimension padded, as the fix text writes it."""
+    outer = "".join(f"[{'' if d is None else d}]" for d in dims[:-1])
+    return f"{array}{outer}[{dims[-1]} + {padding}]"
 
 
 def _last_dimension_edit(source: str, declarator: Span, length: int, padding: int) -> Edit | None:
