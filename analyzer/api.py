@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from analyzer import records
 from analyzer.arch import DEFAULT_ARCH, Architecture, get_arch
@@ -38,6 +38,7 @@ __all__ = [
     "Options",
     "ProgramContext",
     "at_top",
+    "cached",
     "check_file",
     "check_paths",
     "check_source",
@@ -58,6 +59,7 @@ __all__ = [
 ]
 
 
+T = TypeVar("T")
 INTERNAL_ERROR = "WL900"  # an exception inside warplint
 TOOL_ERRORS = frozenset({INTERNAL_ERROR, INPUT_ERROR})  # error diagnostics that make the exit status 2
 
@@ -87,6 +89,7 @@ class Options:
     show_host: bool = False  # --show-host: also report what host code warplint could not follow, as warnings
     budget: Budget = field(default_factory=Budget)  # the steps each stage may take on one file
     program: ProgramContext | None = None  # what the other files of the run say (analyzer.program)
+    cache_dir: str | None = None  # the results cache's folder (analyzer.cache); None: no cache
 
 
 @record
@@ -246,7 +249,43 @@ def check_file(path: str, options: Options | None = None) -> FileReport:
     problem = input_problem(path)
     if problem is not None:
         return FileReport(path, [at_top(path, problem, INPUT_ERROR)])
-    return _checked(path, options or Options(), None)
+    opts = options or Options()
+    return cached("check", path, opts, lambda: _checked(path, opts, None), _report_depends)
+
+
+def cached(kind: str, path: str, options: Options, compute: Callable[[], T], depends: Callable[[T], Any]) -> T:
+    """`compute()`, the result of `kind` for the file `path`, from the results cache where
+    `options.cache_dir` names one and it holds the result (`analyzer.cache`), else computed
+    and stored there with the files it was made from (`depends(result)`; None: not stored).
+    PTX is not cached: what nvcc makes of a file is not in the key."""
+    folder = options.cache_dir
+    if folder is None or options.via_ptx or path.endswith(".ptx"):
+        return compute()
+    from analyzer import cache
+
+    digest = cache.file_digest(path)
+    if digest is None:
+        return compute()
+    key = cache.cache_key(kind, path, options, digest)
+    hit = cache.lookup(folder, key)
+    if hit is not None:
+        return cast(T, hit)
+    result = compute()
+    files = depends(result)
+    if files is not None:
+        cache.store(folder, key, result, files)
+    return result
+
+
+def _report_depends(report: FileReport) -> list[str] | None:
+    """The files a report was made from besides the checked one (every file the preprocessor
+    read); None where it must not be cached: an internal error, an include not found (the file
+    may appear), a file that could not be read."""
+    if report.linemap is None or report.has_tool_error:
+        return None
+    if any(d.message.startswith("include file") and d.message.endswith("not found") for d in report.diagnostics):
+        return None
+    return [f.path for f in report.linemap.files if f.path != report.path]
 
 
 def check_source(path: str, text: str, options: Options | None = None) -> FileReport:

@@ -194,6 +194,14 @@ def _add_check(commands: Any) -> None:
         help="use this warplint.toml or pyproject.toml for every file instead of the nearest one",
     )
     where.add_argument("--isolated", action="store_true", help="read no configuration file")
+    cache = conf.add_mutually_exclusive_group()
+    cache.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
+    cache.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="the results cache's folder (default: $WARPLINT_CACHE_DIR, the configuration's `cache-dir`, "
+        "else .warplint_cache in the project root)",
+    )
     conf.add_argument(
         "-j",
         "--jobs",
@@ -481,6 +489,7 @@ def _parse_check(check: argparse.ArgumentParser, args: list[str]) -> argparse.Na
 def _check(ns: argparse.Namespace) -> int:
     """`warplint check`: options, the files checked, the report written, the exit status."""
     from analyzer.api import Options
+    from analyzer.cache import DEFAULT_CACHE_DIR
 
     if ns.output == "-":
         ns.output = None
@@ -496,6 +505,7 @@ def _check(ns: argparse.Namespace) -> int:
         format=ns.format,
         report_unused_suppressions=ns.report_unused_suppressions,
         verify=bool(getattr(ns, "verify", False)),
+        cache_dir=None if ns.no_cache else DEFAULT_CACHE_DIR,
     )
     checked = _checked_files(ns, options)
     if checked is None:
@@ -505,6 +515,15 @@ def _check(ns: argparse.Namespace) -> int:
         return EXIT_ERROR
     _print_after_report(ns, reports)
     return _exit_status(reports, ns.exit_zero)
+
+
+def _named_cache_dir(ns: argparse.Namespace) -> str | None:
+    """The cache's folder where the command line (`--cache-dir`) or the environment
+    (`WARPLINT_CACHE_DIR`) names it, absolute; None: the configuration's or the default."""
+    from analyzer.cache import CACHE_DIR_ENV
+
+    named = ns.cache_dir or os.environ.get(CACHE_DIR_ENV)
+    return os.path.abspath(named) if named else None
 
 
 def _known_rules(ns: argparse.Namespace) -> bool:
@@ -562,6 +581,7 @@ def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str
         std=tail.std,
         cuda_version=ns.cuda_version,
         show_host=ns.show_host,
+        cache_dir=_named_cache_dir(ns),
     )
     try:
         build = CompilationDatabase.load(ns.build_path) if ns.build_path is not None else None
@@ -576,7 +596,7 @@ def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str
         return resolved[-1]
 
     jobs = ns.jobs if ns.jobs is not None else (os.cpu_count() or 1)
-    bar = _Progress(sys.stderr)
+    bar = _Progress(sys.stderr, verify=options.verify)
     try:
         reports = check_program(ns.paths, options, jobs=jobs, options_for=options_for, progress=bar.update)
     except ConfigError as err:
@@ -680,32 +700,60 @@ def statistics(reports: Sequence[Any]) -> str:
 
 class _Progress:
     """`checked 12/40 files` on stderr, rewritten in place: only on a terminal and only
-    once the run has taken more than `delay` seconds, so pipes and CI logs never see it."""
+    once the run has taken more than `delay` seconds, so pipes and CI logs never see it.
+    With `verify` (the simulator makes a file take seconds) it also says what it is doing:
+    a file still running after `slow` seconds is announced, and each file that took longer
+    leaves a line of its own."""
 
-    def __init__(self, stream: Any, delay: float = 0.5, clock: Any = None) -> None:
+    def __init__(self, stream: Any, delay: float = 0.5, clock: Any = None, verify: bool = False) -> None:
+        import threading
         import time
 
         self.stream, self.delay = stream, delay
         self.clock = clock or time.monotonic
-        self.start = self.clock()
+        self.start = self.last = self.clock()
         self.shown = False
+        self.verify, self.slow = verify, 1.0
+        self.done, self.total = 0, 0
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
         try:
             self.enabled = bool(stream.isatty())
         except (AttributeError, ValueError):
             self.enabled = False
+        if self.enabled and verify:
+            threading.Thread(target=self._watch, daemon=True).start()
 
     def update(self, done: int, total: int) -> None:
-        if not self.enabled or (not self.shown and self.clock() - self.start < self.delay):
-            return
-        self.shown = True
-        self.stream.write(f"\rchecked {done}/{total} files")
-        self.stream.flush()
+        with self.lock:
+            now = self.clock()
+            took, self.last, self.done, self.total = now - self.last, now, done, total
+            if not self.enabled or (not self.shown and now - self.start < self.delay):
+                return
+            if self.verify and took > self.slow:
+                self.stream.write(f"\r\x1b[Kverified file {done}/{total} with the simulator in {took:.1f} s\n")
+            self.shown = True
+            self.stream.write(f"\rchecked {done}/{total} files")
+            self.stream.flush()
+
+    def _watch(self) -> None:
+        """Every second, while a file has been running for more than `slow` seconds, say so."""
+        while not self.stopped.wait(1.0):
+            with self.lock:
+                running = self.clock() - self.last
+                if running > self.slow:
+                    self.shown = True
+                    position = f"{self.done + 1}/{self.total}" if self.total else f"{self.done + 1}"
+                    self.stream.write(f"\r\x1b[Kverifying file {position} with the simulator: {running:.0f} s")
+                    self.stream.flush()
 
     def close(self) -> None:
-        if self.shown:  # erase the line, so that the summary starts clean
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-            self.shown = False
+        self.stopped.set()
+        with self.lock:
+            if self.shown:  # erase the line, so that the summary starts clean
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+                self.shown = False
 
 
 def _registry() -> Any:

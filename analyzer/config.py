@@ -95,6 +95,7 @@ class Settings:
     severity: Mapping[str, str] = field(default_factory=dict)  # code -> "error"|"warning"|"note"
     budget: Any = None  # analyzer.budget.Budget, or None: the defaults
     show_host: bool | None = None  # report what host code warplint could not follow
+    cache_dir: str | None = None  # the results cache's folder (absolute; analyzer.cache)
 
     @property
     def root(self) -> str:
@@ -268,6 +269,7 @@ _KEYS = (
     "severity",
     "budget",
     "show-host",
+    "cache-dir",
 )
 
 
@@ -312,6 +314,10 @@ def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
         if not isinstance(table["show-host"], bool):
             raise where.error("show-host", f"`{where.shown('show-host')}` must be true or false")
         values["show_host"] = table["show-host"]
+    if "cache-dir" in table:
+        if not isinstance(table["cache-dir"], str):
+            raise where.error("cache-dir", f"`{where.shown('cache-dir')}` must be a string (a folder)")
+        values["cache_dir"] = os.path.normpath(os.path.join(root, table["cache-dir"]))
     return Settings(**values)
 
 
@@ -684,6 +690,11 @@ def options_for(path: str, file: Settings | None, cli: Settings, base: Any, buil
         severity={**file.severity, **cli.severity},
         budget=_first(cli.budget, file.budget, base.budget),
         show_host=bool(_first(cli.show_host, file.show_host, base.show_host)),
+        # `base` names the cache folder relative to the project root (the configuration's
+        # folder, else the current one), or None: --no-cache
+        cache_dir=None
+        if base.cache_dir is None
+        else _first(cli.cache_dir, file.cache_dir, os.path.join(file.root, base.cache_dir)),
     )
 
 

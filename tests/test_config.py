@@ -277,7 +277,7 @@ def test_severity_changes_the_level_of_findings(project, capsys):
             "warplint.toml",
             'arch = "sm_90"\n  colour = true\n',
             "warplint.toml:2:3: error: unknown key `colour`; known keys: select, ignore, extend-select, "
-            "extend-ignore, per-file-ignores, arch, assume, defines, define, include-paths, include, cuda-version, block, grid, params, severity, budget, show-host",
+            "extend-ignore, per-file-ignores, arch, assume, defines, define, include-paths, include, cuda-version, block, grid, params, severity, budget, show-host, cache-dir",
         ),
         (
             "warplint.toml",

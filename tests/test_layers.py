@@ -64,7 +64,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ptx", ("analyzer.ptx",)),
     ("sim", ("analyzer.sim",)),
     ("report", ("analyzer.report",)),
-    ("api", ("analyzer.inputs", "analyzer.api", "analyzer.api_sim", "analyzer.program")),
+    ("api", ("analyzer.inputs", "analyzer.cache", "analyzer.api", "analyzer.api_sim", "analyzer.program")),
     ("config", ("analyzer.config", "analyzer.build")),
     ("server", ("analyzer.server",)),
     ("cli", ("analyzer.cli", "analyzer.cli_commands", "analyzer.__main__")),
