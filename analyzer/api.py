@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from analyzer import records
 from analyzer.arch import DEFAULT_ARCH, Architecture, get_arch
@@ -59,6 +59,7 @@ __all__ = [
 ]
 
 
+T = TypeVar("T")
 INTERNAL_ERROR = "WL900"  # an exception inside warplint
 TOOL_ERRORS = frozenset({INTERNAL_ERROR, INPUT_ERROR})  # error diagnostics that make the exit status 2
 
@@ -90,6 +91,7 @@ class Options:
     budget: Budget = field(default_factory=Budget)  # the steps each stage may take on one file
     program: ProgramContext | None = None  # what the other files of the run say (analyzer.program)
     walk: Any = None  # analyzer.walk.Walk: what folder searches leave out (None: nothing)
+    cache_dir: str | None = None  # the results cache's folder (analyzer.cache); None: no cache
 
 
 @record
@@ -249,14 +251,24 @@ def check_file(path: str, options: Options | None = None) -> FileReport:
     problem = input_problem(path)
     if problem is not None:
         return FileReport(path, [at_top(path, problem, INPUT_ERROR)])
-    return _checked(path, options or Options(), None)
+    opts = options or Options()
+    from analyzer.cache import cached, report_depends  # (imported when a file is checked: not at start-up)
+
+    report = cached("check", path, opts, lambda: _checked(path, opts, None), report_depends)
+    if opts.fixes:  # after the cache: what the edits are does not depend on the format asked for
+        verify_fixes(report, opts)
+    return report
 
 
 def check_source(path: str, text: str, options: Options | None = None) -> FileReport:
     """Analyse CUDA source text that may not be on disk (an editor's unsaved buffer), as
     if it were the file `path`: `#include "..."` is searched from `path`'s folder. Never
     raises (KeyboardInterrupt aside)."""
-    return _checked(os.fspath(path), options or Options(), text)
+    opts = options or Options()
+    report = _checked(os.fspath(path), opts, text)
+    if opts.fixes:
+        verify_fixes(report, opts, text)
+    return report
 
 
 def _checked(path: str, options: Options, text: str | None) -> FileReport:
@@ -281,10 +293,7 @@ def _checked(path: str, options: Options, text: str | None) -> FileReport:
         report.diagnostics = resolved(collected, report)
         report.diagnostics.append(internal_error(path, err, "while resolving positions"))
     _suppress(report, comments, options, text)
-    if options.fixes:
-        verify_fixes(report, options, text)
-    else:
-        _respell_fix_texts(report, text)
+    _respell_fix_texts(report, text)  # `verify_fixes`, when asked for, comes after (and after the cache)
     return report
 
 
@@ -323,29 +332,6 @@ def verify_fixes(report: FileReport, options: Options, text: str | None = None) 
         return
 
 
-def _line_reader(path: str, text: str | None = None) -> Callable[[str, int], str]:
-    """`line_text(path, line)` for the suppression comments: lines of the checked file
-    (`text` when it is not on disk) and of its headers, each file read once, only when
-    a suppression comment asks."""
-    lines: dict[str, list[str]] = {}
-
-    def line_text(file: str, line: int) -> str:
-        if file not in lines:
-            try:
-                if file == path and text is not None:
-                    content = text
-                else:
-                    with open(file, encoding="utf-8", errors="replace") as handle:
-                        content = handle.read()
-            except OSError:
-                content = ""
-            lines[file] = content.split("\n")
-        rows = lines[file]
-        return rows[line - 1] if 0 < line <= len(rows) else ""
-
-    return line_text
-
-
 def _suppress(report: FileReport, comments: Sequence[Any], options: Options, text: str | None = None) -> None:
     """Drop what suppression comments silence, report the comments that silence nothing
     (with `report_unused_suppressions`) or name unknown rules, then apply the configured
@@ -353,9 +339,9 @@ def _suppress(report: FileReport, comments: Sequence[Any], options: Options, tex
     that resolve into that header. A failure here keeps the unsuppressed report."""
     try:
         from analyzer.rules.registry import DIAGNOSTIC_CODES, RULES, is_selected
-        from analyzer.suppressions import parse_suppressions, unused
+        from analyzer.suppressions import line_reader, parse_suppressions, unused
 
-        found = parse_suppressions(comments, _line_reader(report.path, text))
+        found = parse_suppressions(comments, line_reader(report.path, text))
         used: set[tuple[int, str]] = set()
 
         def silenced(code: str, location: Location) -> bool:

@@ -16,12 +16,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from analyzer import __version__
+from analyzer import cli_types as types
 from analyzer.arch import DEFAULT_ARCH
 from analyzer.cli_fixes import add_fix_options, fixed, show_fixes, wants_fixes
 from analyzer.cli_habits import add_color_options, add_file_options, prepare_paths, stdin_run, use_color, walk_for
@@ -29,11 +29,6 @@ from analyzer.launch_limits import (
     MAX_BLOCK,
     MAX_BLOCK_THREADS,
     MAX_GRID,
-    LaunchLimitError,
-    is_macro_name,
-    is_param_name,
-    launch_dims,
-    param_problem,
 )
 from analyzer.source.cuda_macros import DEFAULT_TOOLKIT
 
@@ -41,93 +36,6 @@ __all__ = ["build_parser", "main"]
 
 COMMANDS = ("check", "explain", "rules", "version", "server", "show", "simulate")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-
-
-# ----------------------------------------------------------------------------- option types
-
-
-def _dims(flag: str, limits: tuple[int, int, int], total: int | None) -> Any:
-    def parse(text: str) -> tuple[int, int, int]:
-        parts = text.split(",")
-        form = f"expected {flag} X[,Y[,Z]] with positive integers, e.g. {flag} 32,8"
-        if not 1 <= len(parts) <= 3 or not all(re.fullmatch(r"\s*\d+\s*", p) for p in parts):
-            raise argparse.ArgumentTypeError(f"{text!r}: {form}")
-        try:
-            return launch_dims([int(p) for p in parts], limits, total)
-        except LaunchLimitError as err:
-            raise argparse.ArgumentTypeError(f"{text!r}: {err}") from None
-
-    return parse
-
-
-def _param(text: str) -> tuple[str, int]:
-    name, sep, value = text.partition("=")
-    name, value = name.strip(), value.strip()
-    if not sep or not is_param_name(name):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=VALUE, e.g. --param n=1024")
-    try:
-        number = int(value.replace("_", ""), 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: the value must be an integer, e.g. --param n=1024") from None
-    problem = param_problem(number)
-    if problem is not None:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r}: {problem}")
-    return name, number
-
-
-def _define(text: str) -> tuple[str, str | None]:
-    name, sep, value = text.partition("=")
-    if not is_macro_name(name):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected -D NAME or -D NAME=VALUE")
-    return name, (value if sep else None)
-
-
-def _arch(text: str) -> str:
-    from analyzer.arch import ARCHITECTURES
-
-    if text not in ARCHITECTURES:
-        raise argparse.ArgumentTypeError(
-            f"unknown architecture {text!r}; choose one of {', '.join(sorted(ARCHITECTURES))}"
-        )
-    return text
-
-
-def _cuda_version(text: str) -> str:
-    from analyzer.source.cuda_macros import parse_toolkit_version
-
-    try:
-        parse_toolkit_version(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-    return text
-
-
-def _codes(text: str) -> list[str]:
-    codes = [c.strip() for c in text.split(",") if c.strip()]
-    if not codes:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected rule codes or names, e.g. WL101,WL201")
-    return codes
-
-
-def _jobs(text: str) -> int:
-    if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of processes, at least 1")
-    return int(text)
-
-
-def _seed(text: str) -> int:
-    if not re.fullmatch(r"\s*\d{1,40}\s*", text):
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a seed, an integer from 0 (at most 40 digits)")
-    return int(text)
-
-
-class _Extend(argparse.Action):
-    """Repeatable option whose values (already lists) are joined."""
-
-    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
-        current = list(getattr(namespace, self.dest, None) or [])
-        current.extend(values)
-        setattr(namespace, self.dest, current)
 
 
 # ----------------------------------------------------------------------------- parser
@@ -178,7 +86,7 @@ def _add_check(commands: Any) -> None:
     )
     pre.add_argument(
         "--cuda-version",
-        type=_cuda_version,
+        type=types.cuda_version,
         metavar="MAJOR.MINOR",
         help=f"the CUDA toolkit whose macros are predefined (CUDART_VERSION ...; default {DEFAULT_TOOLKIT})",
     )
@@ -198,10 +106,18 @@ def _add_check(commands: Any) -> None:
         help="use this warplint.toml or pyproject.toml for every file instead of the nearest one",
     )
     where.add_argument("--isolated", action="store_true", help="read no configuration file")
+    cache = conf.add_mutually_exclusive_group()
+    cache.add_argument("--no-cache", action="store_true", help="neither read nor write the results cache")
+    cache.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="the results cache's folder (default: $WARPLINT_CACHE_DIR, the configuration's `cache-dir`, "
+        "else .warplint_cache in the project root)",
+    )
     conf.add_argument(
         "-j",
         "--jobs",
-        type=_jobs,
+        type=types.jobs,
         default=None,
         metavar="N",
         help="check files in N worker processes (default: one per CPU; 1: no workers)",
@@ -245,29 +161,29 @@ def _add_rule_options(check: argparse.ArgumentParser) -> None:
     )
     rules.add_argument(
         "--select",
-        type=_codes,
-        action=_Extend,
+        type=types.codes,
+        action=types.Extend,
         metavar="CODES",
         help="report only these rules (codes or names, comma-separated)",
     )
     rules.add_argument(
         "--ignore",
-        type=_codes,
-        action=_Extend,
+        type=types.codes,
+        action=types.Extend,
         metavar="CODES",
         help="never report these rules (codes or names, comma-separated)",
     )
     rules.add_argument(
         "--extend-select",
-        type=_codes,
-        action=_Extend,
+        type=types.codes,
+        action=types.Extend,
         metavar="CODES",
         help="add to the rules selected (by --select or the configuration)",
     )
     rules.add_argument(
         "--extend-ignore",
-        type=_codes,
-        action=_Extend,
+        type=types.codes,
+        action=types.Extend,
         metavar="CODES",
         help="add to the rules ignored (by --ignore or the configuration)",
     )
@@ -344,7 +260,7 @@ def _add_simulate(commands: Any) -> None:
     simulate.add_argument("--kernel", metavar="K", help="only this kernel")
     simulate.add_argument(
         "--blocks",
-        type=_jobs,
+        type=types.jobs,
         default=None,
         metavar="N",
         help="simulate at most N blocks, spread over the grid (default 8); totals are "
@@ -353,7 +269,7 @@ def _add_simulate(commands: Any) -> None:
     simulate.add_argument("--all-blocks", action="store_true", help="simulate every block of the grid")
     simulate.add_argument(
         "--seed",
-        type=_seed,
+        type=types.seed,
         default=0,
         metavar="N",
         help="seed of the random buffer contents, an integer from 0 (default 0)",
@@ -478,6 +394,7 @@ def _parse_check(check: argparse.ArgumentParser, args: list[str]) -> argparse.Na
 def _check(ns: argparse.Namespace) -> int:
     """`warplint check`: options, the files checked, the report written, the exit status."""
     from analyzer.api import Options
+    from analyzer.cache import DEFAULT_CACHE_DIR
 
     if ns.output == "-":
         ns.output = None
@@ -499,6 +416,7 @@ def _check(ns: argparse.Namespace) -> int:
         verify=bool(getattr(ns, "verify", False)),
         walk=walk_for(ns),
         fixes=wants_fixes(ns),
+        cache_dir=None if ns.no_cache else DEFAULT_CACHE_DIR,
     )
     checked = _checked_files(ns, options)
     if checked is None:
@@ -508,6 +426,15 @@ def _check(ns: argparse.Namespace) -> int:
         return EXIT_ERROR
     _print_after_report(ns, reports)
     return _exit_status(reports, ns.exit_zero)
+
+
+def _named_cache_dir(ns: argparse.Namespace) -> str | None:
+    """The cache's folder where the command line (`--cache-dir`) or the environment
+    (`WARPLINT_CACHE_DIR`) names it, absolute; None: the configuration's or the default."""
+    from analyzer.cache import CACHE_DIR_ENV
+
+    named = ns.cache_dir or os.environ.get(CACHE_DIR_ENV)
+    return os.path.abspath(named) if named else None
 
 
 def _known_rules(ns: argparse.Namespace) -> bool:
@@ -545,7 +472,7 @@ def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str
     tail = ns.build_flags  # the nvcc flags after `--`
     try:
         for arch in tail.archs:
-            _arch(arch)
+            types.arch_name(arch)
     except argparse.ArgumentTypeError as err:
         _error(f"argument -arch: {err}")
         return None
@@ -566,6 +493,7 @@ def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str
         std=tail.std,
         cuda_version=ns.cuda_version,
         show_host=ns.show_host,
+        cache_dir=_named_cache_dir(ns),
     )
     try:
         build = CompilationDatabase.load(ns.build_path) if ns.build_path is not None else None
@@ -580,7 +508,7 @@ def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str
         return resolved[-1]
 
     jobs = ns.jobs if ns.jobs is not None else (os.cpu_count() or 1)
-    bar = _Progress(sys.stderr)
+    bar = _Progress(sys.stderr, verify=options.verify)
     try:
         run = check_program if ns.stdin_text is None else stdin_run(ns.stdin_text)
         reports = run(ns.paths, options, jobs=jobs, options_for=options_for, progress=bar.update)
@@ -681,32 +609,60 @@ def statistics(reports: Sequence[Any]) -> str:
 
 class _Progress:
     """`checked 12/40 files` on stderr, rewritten in place: only on a terminal and only
-    once the run has taken more than `delay` seconds, so pipes and CI logs never see it."""
+    once the run has taken more than `delay` seconds, so pipes and CI logs never see it.
+    With `verify` (the simulator makes a file take seconds) it also says what it is doing:
+    a file still running after `slow` seconds is announced, and each file that took longer
+    leaves a line of its own."""
 
-    def __init__(self, stream: Any, delay: float = 0.5, clock: Any = None) -> None:
+    def __init__(self, stream: Any, delay: float = 0.5, clock: Any = None, verify: bool = False) -> None:
+        import threading
         import time
 
         self.stream, self.delay = stream, delay
         self.clock = clock or time.monotonic
-        self.start = self.clock()
+        self.start = self.last = self.clock()
         self.shown = False
+        self.verify, self.slow = verify, 1.0
+        self.done, self.total = 0, 0
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
         try:
             self.enabled = bool(stream.isatty())
         except (AttributeError, ValueError):
             self.enabled = False
+        if self.enabled and verify:
+            threading.Thread(target=self._watch, daemon=True).start()
 
     def update(self, done: int, total: int) -> None:
-        if not self.enabled or (not self.shown and self.clock() - self.start < self.delay):
-            return
-        self.shown = True
-        self.stream.write(f"\rchecked {done}/{total} files")
-        self.stream.flush()
+        with self.lock:
+            now = self.clock()
+            took, self.last, self.done, self.total = now - self.last, now, done, total
+            if not self.enabled or (not self.shown and now - self.start < self.delay):
+                return
+            if self.verify and took > self.slow:
+                self.stream.write(f"\r\x1b[Kverified file {done}/{total} with the simulator in {took:.1f} s\n")
+            self.shown = True
+            self.stream.write(f"\rchecked {done}/{total} files")
+            self.stream.flush()
+
+    def _watch(self) -> None:
+        """Every second, while a file has been running for more than `slow` seconds, say so."""
+        while not self.stopped.wait(1.0):
+            with self.lock:
+                running = self.clock() - self.last
+                if running > self.slow:
+                    self.shown = True
+                    position = f"{self.done + 1}/{self.total}" if self.total else f"{self.done + 1}"
+                    self.stream.write(f"\r\x1b[Kverifying file {position} with the simulator: {running:.0f} s")
+                    self.stream.flush()
 
     def close(self) -> None:
-        if self.shown:  # erase the line, so that the summary starts clean
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-            self.shown = False
+        self.stopped.set()
+        with self.lock:
+            if self.shown:  # erase the line, so that the summary starts clean
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+                self.shown = False
 
 
 def _registry() -> Any:
@@ -757,16 +713,16 @@ def _analysis_options(parser: argparse.ArgumentParser, arch_default: str | None 
     launch = parser.add_argument_group("launch configuration (overrides what the file's host code says)")
     launch.add_argument(
         "--block",
-        type=_dims("--block", MAX_BLOCK, MAX_BLOCK_THREADS),
+        type=types.dims("--block", MAX_BLOCK, MAX_BLOCK_THREADS),
         metavar="X[,Y[,Z]]",
         help="blockDim of every kernel, e.g. 32,8",
     )
     launch.add_argument(
-        "--grid", type=_dims("--grid", MAX_GRID, None), metavar="X[,Y[,Z]]", help="gridDim of every kernel"
+        "--grid", type=types.dims("--grid", MAX_GRID, None), metavar="X[,Y[,Z]]", help="gridDim of every kernel"
     )
     launch.add_argument(
         "--param",
-        type=_param,
+        type=types.param,
         action="append",
         default=[],
         metavar="NAME=VALUE",
@@ -778,12 +734,12 @@ def _analysis_options(parser: argparse.ArgumentParser, arch_default: str | None 
         if arch_default
         else f"GPU architecture (default: the configuration's, else {DEFAULT_ARCH})"
     )
-    launch.add_argument("--arch", type=_arch, default=arch_default, help=arch_help)
+    launch.add_argument("--arch", type=types.arch_name, default=arch_default, help=arch_help)
     pre = parser.add_argument_group("preprocessor")
     pre.add_argument(
         "-D",
         dest="defines",
-        type=_define,
+        type=types.define,
         action="append",
         default=[],
         metavar="NAME[=VALUE]",

@@ -99,6 +99,7 @@ class Settings:
     exclude: tuple[str, ...] | None = None  # globs folder searches leave out (analyzer.walk), anchored
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool | None = None
+    cache_dir: str | None = None  # the results cache's folder (absolute; analyzer.cache)
 
     @property
     def root(self) -> str:
@@ -275,6 +276,7 @@ _KEYS = (
     "exclude",
     "extend-exclude",
     "respect-gitignore",
+    "cache-dir",
 )
 
 
@@ -323,6 +325,10 @@ def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
     for key in ("exclude", "extend-exclude"):  # globs with `/` are relative to this file's folder
         if key in table:
             values[key.replace("-", "_")] = anchored(_strings(table[key], key, where), root)
+    if "cache-dir" in table:
+        if not isinstance(table["cache-dir"], str):
+            raise where.error("cache-dir", f"`{where.shown('cache-dir')}` must be a string (a folder)")
+        values["cache_dir"] = os.path.normpath(os.path.join(root, table["cache-dir"]))
     return Settings(**values)
 
 
@@ -695,6 +701,11 @@ def options_for(path: str, file: Settings | None, cli: Settings, base: Any, buil
         severity={**file.severity, **cli.severity},
         budget=_first(cli.budget, file.budget, base.budget),
         show_host=bool(_first(cli.show_host, file.show_host, base.show_host)),
+        # `base` names the cache folder relative to the project root (the configuration's
+        # folder, else the current one), or None: --no-cache
+        cache_dir=None
+        if base.cache_dir is None
+        else _first(cli.cache_dir, file.cache_dir, os.path.join(file.root, base.cache_dir)),
     )
 
 

@@ -63,10 +63,22 @@ def survey(path: str, options: Options) -> Survey:
     identity = file_identity(path)
     if path.endswith(".ptx"):
         return Survey(identity)
+    from analyzer.cache import cached  # (imported when a run surveys: not at start-up)
+
+    return cached("survey", path, options, lambda: _safe_survey(path, options, identity), _survey_depends)
+
+
+def _safe_survey(path: str, options: Options, identity: str) -> Survey:
     try:
         return _surveyed(path, options, identity)
     except Exception:  # noqa: BLE001 - the check of the file reports what went wrong
         return Survey(identity)
+
+
+def _survey_depends(found: Survey) -> list[str] | None:
+    """The files a survey was made from besides the surveyed one (a survey that told nothing,
+    as when the file could not be read, is not cached)."""
+    return None if found == Survey(found.identity) else sorted(found.includes)
 
 
 def _surveyed(path: str, options: Options, identity: str) -> Survey:

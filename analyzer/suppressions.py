@@ -35,6 +35,7 @@ __all__ = [
     "UNUSED_SUPPRESSION",
     "Suppression",
     "Suppressions",
+    "line_reader",
     "parse_suppressions",
 ]
 
@@ -277,3 +278,26 @@ def _spelling(s: Suppression) -> str:
 
 def _unused(s: Suppression, message: str) -> Diagnostic:
     return Diagnostic(Severity.WARNING, message, UNUSED_SUPPRESSION, location=s.location)
+
+
+def line_reader(path: str, text: str | None = None) -> Callable[[str, int], str]:
+    """`line_text(path, line)` for the suppression comments: lines of the checked file
+    (`text` when it is not on disk) and of its headers, each file read once, only when
+    a suppression comment asks."""
+    lines: dict[str, list[str]] = {}
+
+    def line_text(file: str, line: int) -> str:
+        if file not in lines:
+            try:
+                if file == path and text is not None:
+                    content = text
+                else:
+                    with open(file, encoding="utf-8", errors="replace") as handle:
+                        content = handle.read()
+            except OSError:
+                content = ""
+            lines[file] = content.split("\n")
+        rows = lines[file]
+        return rows[line - 1] if 0 < line <= len(rows) else ""
+
+    return line_text

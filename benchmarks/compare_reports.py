@@ -78,6 +78,7 @@ def run_check(paths: list[str], includes: list[str], jobs: int, cwd: Path) -> di
         "--exit-zero",
         "--quiet",
         "--isolated",
+        "--no-cache",  # every report analysed, none read back
         "-j",
         str(jobs),
     ]

@@ -177,7 +177,7 @@ def check_args(rng: random.Random, case: Case, paths: list[bytes]) -> None:
             case.args += [b"--format", b"json"]
         return
     fmt = "json" if roll < 0.2 else "sarif" if roll < 0.3 else rng.choice(FORMATS)
-    case.args = [b"check", b"--format", fmt.encode(), b"-j", b"1"]
+    case.args = [b"check", b"--no-cache", b"--format", fmt.encode(), b"-j", b"1"]
     if fmt in ("json", "sarif"):
         case.validate = fmt
     if rng.random() < 0.05:

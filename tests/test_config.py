@@ -278,7 +278,7 @@ def test_severity_changes_the_level_of_findings(project, capsys):
             'arch = "sm_90"\n  colour = true\n',
             "warplint.toml:2:3: error: unknown key `colour`; known keys: select, ignore, extend-select, "
             "extend-ignore, per-file-ignores, arch, assume, defines, define, include-paths, include, cuda-version, block, grid, params, severity, budget, show-host, exclude, extend-exclude, "
-            "respect-gitignore",
+            "respect-gitignore, cache-dir",
         ),
         (
             "warplint.toml",

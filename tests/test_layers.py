@@ -70,12 +70,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("places", ("analyzer.places",)),
     ("fixes", ("analyzer.fixes",)),
     ("report", ("analyzer.report",)),
-    ("api", ("analyzer.walk", "analyzer.inputs", "analyzer.api", "analyzer.api_sim", "analyzer.program")),
+    (
+        "api",
+        ("analyzer.walk", "analyzer.inputs", "analyzer.cache", "analyzer.api", "analyzer.api_sim", "analyzer.program"),
+    ),
     ("config", ("analyzer.config", "analyzer.build")),
     ("server", ("analyzer.server",)),
     (
         "cli",
-        ("analyzer.cli_habits", "analyzer.cli_fixes", "analyzer.cli", "analyzer.cli_commands", "analyzer.__main__"),
+        ("analyzer.cli_types", "analyzer.cli_habits", "analyzer.cli_fixes", "analyzer.cli", "analyzer.cli_commands", "analyzer.__main__"),
     ),
 )
 

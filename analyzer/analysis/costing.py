@@ -115,6 +115,9 @@ class Summary:
     # addresses relative to the first lane's, the first lane's possible starts)
     charges: dict[tuple, Charge] = field(default_factory=dict)
     outcomes: dict[tuple, Outcome] = field(default_factory=dict)
+    # the first lane's possible starts by (the part of its address no scenario assigns, the
+    # assigned part modulo the period), with the steps working them out took (`start_residues`)
+    starts: dict[tuple, tuple] = field(default_factory=dict)
 
     def begin_warp(self, plan: WarpPlan) -> None:
         if plan.sampled:
@@ -348,7 +351,7 @@ def charge_scenario(
         typical = residues
     else:
         budget.spend(len(plan.present))  # the first lane's address worked out symbolically
-        residues, typical = start_residues(site, plan, combo, lanes, arch)
+        residues, typical = remembered_starts(site, plan, combo, lanes, arch, summary.starts)
     key = (lanes.rel, residues, typical)
     outcome = summary.outcomes.get(key)
     if outcome is None:
@@ -369,30 +372,128 @@ def count_scenario(scenario: ScenarioCharge, plan: WarpPlan, summary: Summary, p
     summary.add(scenario.outcome, plan, scenario.combo, pieces, scenario.active)
 
 
+#: A monomial of an expression: its atoms and its coefficient.
+Monomial = tuple[tuple[S.Atom, ...], int]
+
+
+@record
+class SplitRef:
+    """A warp's first-lane address as the starts see it (`remembered_starts`)."""
+
+    assigned: tuple[Monomial, ...]  # the monomials every symbol of which a scenario assigns
+    others: tuple[Monomial, ...]  # the rest but the constant
+    constant: int
+    mixed: bool  # some monomial of `others` holds a symbol a scenario assigns
+
+
+#: Each warp's first-lane address split (`split_ref`).
+_SPLITS: dict[tuple, SplitRef] = {}
+
+
+def split_ref(ref: S.Expr, names: tuple[str, ...]) -> SplitRef:
+    """`ref` split into the monomials a scenario's values (`names`) make numbers, the others,
+    and the constant. Kept as monomials, not built into expressions: building spends budget
+    steps the walk did not. Remembered per warp plan."""
+    key = (ref, names)
+    done = _SPLITS.get(key)
+    if done is not None:
+        return done
+    bound = frozenset(names)
+    assigned: list[Monomial] = []
+    others: list[Monomial] = []
+    constant, mixed = 0, False
+    for monomial, coefficient in ref.terms():
+        free = frozenset().union(*(atom.free for atom in monomial))
+        if not monomial:
+            constant = coefficient
+        elif free and free <= bound:
+            assigned.append((monomial, coefficient))
+        else:
+            others.append((monomial, coefficient))
+            mixed = mixed or not free.isdisjoint(bound)
+    done = SplitRef(tuple(assigned), tuple(others), constant, mixed)
+    remember(_SPLITS, key, done)
+    return done
+
+
+def monomials_value(monomials: tuple[Monomial, ...], env: dict[str, int]) -> int:
+    """The sum of `monomials` with `env` put in (as `Expr.evaluate`)."""
+    total = 0
+    for monomial, coefficient in monomials:
+        v = coefficient
+        for atom in monomial:
+            v *= env[atom.name] if isinstance(atom, S.Symbol) else atom.evaluate(env)  # type: ignore[attr-defined]
+        total += v
+    return total
+
+
+def remembered_starts(
+    site: Site, plan: WarpPlan, combo: tuple[int, ...], lanes: ScenarioLanes, arch: Architecture, memo: dict
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """`start_residues`, remembered in `memo` (one access's). The starts depend on the first
+    lane's address only through its monomials other than the constant, and its constant
+    modulo `address_period` (`residues`, `typical_residues`, `stated_residues`: a constant
+    modulo a divisor of the period). The warps of a block differ in the monomials a scenario's
+    values make numbers (`imageW*8*threadIdx.y`), so those are summed as numbers with the
+    constant, and the substitution into the others is done once per scenario that assigns
+    their symbols, not once per scenario and warp (Mandelbrot_cuda.cu: 184,000
+    substitutions). A remembered substitution spends again the steps it took
+    (analyzer.budget), so budgets run out where they did."""
+    if lanes.ref_value is not None or plan.ref.is_const:
+        return start_residues(site, plan, combo, lanes, arch)
+    split = split_ref(plan.ref, plan.names)
+    env = lanes.assign if lanes.assign is not None else dict(zip(plan.names, combo))
+    try:
+        shift = split.constant + monomials_value(split.assigned, env)
+    except (ArithmeticError, ValueError, LookupError):  # as `evaluated`: the slow way
+        return start_residues(site, plan, combo, lanes, arch)
+    key = ("substituted", split.others, plan.names, combo if split.mixed else ())
+    seen = memo.get(key)
+    if seen is None:
+        meter = budget.current()
+        before = meter.left if meter is not None else 0
+        ref_v = evaluated(plan.ref, env) if env else plan.ref
+        steps = 0 if meter is None else before - meter.left
+        with budget.metered(None):  # not work the walk did: no steps
+            seen = memo[key] = (ref_v - S.const(shift), steps)
+    else:
+        budget.spend(seen[1])
+    others, _ = seen
+    period = arch.address_period
+    starts_key = ("starts", others, shift % period)
+    found = memo.get(starts_key)
+    if found is None:
+        with budget.metered(None):
+            ref_v = others + S.const(shift % period)
+        found = memo[starts_key] = starts_of(site, ref_v, arch)
+    return found
+
+
 def start_residues(
     site: Site, plan: WarpPlan, combo: tuple[int, ...], lanes: ScenarioLanes, arch: Architecture
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Where the first lane's address may lie within `arch.address_period` (under which both
-    costs are invariant): one residue where the address is a number, else every residue the
-    expression can take (for shared accesses of whole words, any: moving every lane by the
-    same number of words rotates the banks, at the same cost); and those of them a typical
-    verdict considers (`verdict.typical_residues`)."""
-    period = arch.address_period
+    """Where the first lane's address may lie within `arch.address_period` (`starts_of`), with
+    the scenario's values put in."""
     ref_value = lanes.ref_value
-    ref_v = None  # the first lane's address as an expression, where it is not a number
-    if ref_value is None:
-        if plan.ref.is_const:
-            ref_value = plan.ref.value
-        else:
-            assign = lanes.assign if lanes.assign is not None else dict(zip(plan.names, combo))
-            ref_v = evaluated(plan.ref, assign) if assign else plan.ref
-            if ref_v.is_const:
-                ref_value, ref_v = ref_v.value, None
+    if ref_value is None and plan.ref.is_const:
+        ref_value = plan.ref.value
     if ref_value is not None:
-        return (ref_value % period,), (ref_value % period,)
+        return (ref_value % arch.address_period,), (ref_value % arch.address_period,)
+    assign = lanes.assign if lanes.assign is not None else dict(zip(plan.names, combo))
+    return starts_of(site, evaluated(plan.ref, assign) if assign else plan.ref, arch)
+
+
+def starts_of(site: Site, ref_v: S.Expr, arch: Architecture) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Where the first lane's address `ref_v` may lie within `arch.address_period` (under which
+    both costs are invariant): one residue where the address is a number, else every residue
+    the expression can take (for shared accesses of whole words, any: moving every lane by
+    the same number of words rotates the banks, at the same cost); and those of them a
+    typical verdict considers (`verdict.typical_residues`)."""
+    period = arch.address_period
+    if ref_v.is_const:
+        return (ref_v.value % period,), (ref_v.value % period,)
     if site.space == Space.SHARED and site.pieces[0][1] >= arch.bank_bytes:
         return (0,), (0,)
-    assert ref_v is not None
     residues = tuple(sorted(S.residues(ref_v, period)))
     stated = stated_residues(ref_v, period, site.facts)  # what the code states holds in the worst case too
     if stated is not None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from analyzer import budget
 from analyzer.analysis import symbolic as S
-from analyzer.analysis.memo import MEMO_LIMIT
+from analyzer.analysis.memo import MEMO_LIMIT, replayed
 from analyzer.analysis.values import LoopCtx, LoopKind, Value, lane_dependent
 from analyzer.arch import Architecture
 from analyzer.ir import builtins
@@ -299,10 +299,19 @@ def next_value(op: str, value: int, step: int) -> int | None:
     return result if -(2**63) <= result < 2**63 else None
 
 
+#: `trip_count`'s answers: the warps of a block, and the instances of a template, ask again.
+_TRIP_COUNTS: dict[tuple, Any] = {}
+
+
 def trip_count(conds: list[S.Expr], counter: str, limit: int = MAX_TRIP) -> int | None:
     """How many iterations k = 0, 1, ... run while any of `conds` (one per lane) holds; None
     when a condition is not a number or the loop runs `limit` times or more. The conditions
-    are compiled, so a loop of 100,000 trips costs milliseconds, not seconds."""
+    are compiled, so a loop of 100,000 trips costs milliseconds, not seconds. Remembered
+    (`memo.replayed`): reduction_kernel.cu asked 2,600 times."""
+    return replayed(_TRIP_COUNTS, (tuple(conds), counter, limit), lambda: _trip_count(conds, counter, limit))
+
+
+def _trip_count(conds: list[S.Expr], counter: str, limit: int) -> int | None:
     if any(c.free_symbols - {counter} for c in conds):
         # other symbols may cancel once the counter is known (`aBegin + 32 k <= aBegin + wA - 1`
         # with aBegin = wA * 32 * blockIdx.y): substitute, slowly, and only so far

@@ -9,9 +9,14 @@ checking many files does not grow them without bound.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-__all__ = ["MEMO_LIMIT", "remember"]
+from analyzer import budget
+
+__all__ = ["MEMO_LIMIT", "remember", "replayed"]
+
+T = TypeVar("T")
 
 MEMO_LIMIT = 200_000
 
@@ -21,3 +26,18 @@ def remember(memo: dict, key: Any, value: Any) -> None:
     if len(memo) >= MEMO_LIMIT:
         memo.clear()
     memo[key] = value
+
+
+def replayed(memo: dict, key: Any, compute: Callable[[], T]) -> T:
+    """`compute()`, remembered under `key` with the budget steps it spent; a remembered value
+    spends those steps again, so that a budget runs out where it did without the memo (a
+    result never depends on what was remembered)."""
+    seen = memo.get(key)
+    if seen is not None:
+        budget.spend(seen[1])
+        return seen[0]
+    meter = budget.current()
+    before = meter.left if meter is not None else 0
+    value = compute()
+    remember(memo, key, (value, 0 if meter is None else before - meter.left))
+    return value

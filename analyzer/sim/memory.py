@@ -229,6 +229,9 @@ class Memory:
         for region, idx, off in self._groups(addrs, size):
             if region is None or not len(idx):
                 continue
+            if not len(region.data) % size and not (off % size).any():  # aligned: one gather of whole values
+                result[idx] = region.data.view(dt)[off // size]
+                continue
             raw = region.data[off[:, None] + np.arange(size)]
             result[idx] = np.ascontiguousarray(raw).view(dt).reshape(len(idx))
         return result

@@ -287,7 +287,7 @@ def term(op: str, args: tuple[Expr, ...]) -> Expr:
 class Expr:
     """Immutable, hashable integer expression (canonical polynomial over atoms)."""
 
-    __slots__ = ("_bnd", "_c", "_depth", "_free", "_h", "_p", "_skey", "_str")
+    __slots__ = ("_bnd", "_c", "_depth", "_free", "_h", "_p", "_skey", "_str", "_terms")
     _p: dict[tuple[Atom, ...], int]  # monomial -> coefficient, no zero coefficient
     _c: int | None  # the value when constant
     # remembered when first asked for: hash, free symbols, sort key, bounds, depth, text
@@ -297,6 +297,7 @@ class Expr:
     _bnd: tuple[int | None, int | None] | None
     _depth: int | None
     _str: str | None
+    _terms: tuple | None  # `terms()`: sorted once (the cost walk asks for it per scenario)
 
     def __new__(cls, value: int | Expr = 0) -> Expr:
         """``Expr(5)`` is ``const(5)``; other expressions come from `sym`, the operators and
@@ -360,7 +361,10 @@ class Expr:
 
     def terms(self) -> tuple[tuple[tuple[Atom, ...], int], ...]:
         """The ``(monomial, coefficient)`` pairs in printing order (constant last)."""
-        return tuple(sorted(self._p.items(), key=printing.print_order))
+        t = self._terms
+        if t is None:
+            t = self._terms = tuple(sorted(self._p.items(), key=printing.print_order))
+        return t
 
     # -- equality and hashing
 
@@ -600,6 +604,7 @@ def new_expr(d: dict) -> Expr:
     e._bnd = None
     e._depth = None
     e._str = None
+    e._terms = None
     return e
 
 

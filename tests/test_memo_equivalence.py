@@ -1,0 +1,64 @@
+"""The cost walk's memos give what the plain walk gives: small programs written for the test
+are checked with the memos (`costing.remembered_starts`, `loops.trip_count`'s table) and with
+them bypassed, and every report is the same, byte for byte. (The corpora's reports are held
+to the same in `benchmarks/compare_reports.py`.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analyzer import cli
+from analyzer.analysis import costing, loops
+
+#: Warps whose first lanes differ by a multiple of an unknown (`w * threadIdx.y`), a loop
+#: counter inside a division with unknowns (the substitution the memo saves), masks on the
+#: counter, and trip counts asked by every warp.
+PROGRAM = """\
+__global__ void grid_stride(float *a, int w, int gw) {
+    for (int i = 0; i < 8; i++) {
+        a[w * ((blockIdx.x + gridDim.x * i) / gw) * 16 + threadIdx.y * w + threadIdx.x] = 0.0f;
+        if ((threadIdx.x & i) == 0)
+            a[((blockIdx.x + i) % gw) * 64 + threadIdx.y * w * 8 + threadIdx.x + 1] += 1.0f;
+    }
+}
+
+__global__ void shared_walk(int n) {
+    __shared__ float s[64 * 33];
+    for (int k = 1; k < 64; k *= 2)
+        for (int j = 0; j < n; j++)
+            s[(threadIdx.y * n + j) * 33 + threadIdx.x * k] = 0.0f;
+}
+"""
+
+
+class Forgetful(dict):
+    """A memo table that remembers nothing."""
+
+    def __setitem__(self, key, value) -> None:
+        pass
+
+
+def plain_starts(site, plan, combo, lanes, arch, memo):
+    """`remembered_starts` without its memo."""
+    return costing.start_residues(site, plan, combo, lanes, arch)
+
+
+def report(tmp_path: Path, name: str, *args: str) -> str:
+    out = tmp_path / name
+    cli.main(["check", "--no-cache", "--isolated", "-q", "-j", "1", "--format", "json", "-o", str(out), *args])
+    return out.read_text()
+
+
+@pytest.mark.parametrize("block", ["32,4", "16,8", "64,2"])
+def test_the_memos_change_no_report(tmp_path, monkeypatch, block):
+    (tmp_path / "k.cu").write_text(PROGRAM)
+    monkeypatch.chdir(tmp_path)
+    with_memos = report(tmp_path, "with.json", "--block", block, "--grid", "4", "k.cu")
+    assert '"accesses"' in with_memos
+    monkeypatch.setattr(costing, "remembered_starts", plain_starts)
+    monkeypatch.setattr(loops, "_TRIP_COUNTS", Forgetful())
+    costing._WALKS.clear()
+    without = report(tmp_path, "without.json", "--block", block, "--grid", "4", "k.cu")
+    assert with_memos == without
