@@ -155,3 +155,37 @@ def test_a_host_loop_that_launches_nothing_is_not_run(tmp_path, capsys):
     )
     ((_, launch, costs),) = kernels(tmp_path, capsys, source)
     assert launch["params"] == {"w": 2} and costs == [(3, 8)]
+
+
+POINTED = (
+    "__global__ void copy(float *a, int w)\n{\n    a[threadIdx.x + blockIdx.x * w] = 0;\n}\n"
+    "__global__ void spread(float *a, int w)\n{\n    a[threadIdx.x * 2] = 0;\n}\n"
+)
+
+
+def test_a_launch_through_a_function_pointer_launches_the_kernel_it_holds(tmp_path, capsys):
+    source = POINTED + (
+        "int main(int argc, char **argv)\n{\n    int w = atoi(argv[1]);\n    if (w % 32) exit(1);\n"
+        "    void (*kernel)(float *, int);\n    float *d;\n    for (int i = 0; i < 2; i++) {\n"
+        "        switch (i) {\n        case 0: kernel = &copy; break;\n        case 1: kernel = spread; break;\n"
+        "        }\n        kernel<<<4, dim3(32, 2)>>>(d, w);\n    }\n}\n"
+    )
+    got = kernels(tmp_path, capsys, source)
+    # the guard's divisor reaches both: copy's rows start on a sector (4), spread's lanes are 8 bytes apart (8)
+    assert [(name, launch["block"], launch["origin"], costs) for name, launch, costs in got] == [
+        ("copy", [32, 2, 1], "launch at line 20", [(3, 4)]),
+        ("spread", [32, 2, 1], "launch at line 20", [(7, 8)]),
+    ]
+
+
+def test_a_pointer_whose_value_at_the_launch_is_not_known_launches_every_kernel_assigned_to_it(tmp_path, capsys):
+    source = POINTED + (
+        "void pick(int n, float *d)\n{\n    void (*kernel)(float *, int) = &copy;\n"
+        "    if (n > 3)\n        kernel = &spread;\n    kernel<<<1, 64>>>(d, 32);\n}\n"
+        "int main(int argc, char **argv)\n{\n    float *d;\n    pick(atoi(argv[1]), d);\n}\n"
+    )
+    got = kernels(tmp_path, capsys, source)
+    assert [(name, launch["block"], launch["origin"], costs) for name, launch, costs in got] == [
+        ("copy", [64, 1, 1], "launch at line 14", [(3, 4)]),
+        ("spread", [64, 1, 1], "launch at line 14", [(7, 8)]),
+    ]

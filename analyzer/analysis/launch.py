@@ -34,7 +34,14 @@ MAX_HOST_LOOP = 64
 #: Iterations of host loops one host function runs at most, nested loops together.
 MAX_HOST_ITERATIONS = 256
 
-Value = Any  # int | float | tuple[int|None, int|None, int|None] | None
+Value = Any  # int | float | dict of dim3/struct fields | FunctionAddress | None
+
+
+@record
+class FunctionAddress:
+    """A function pointer's value in host code (`kernel = &copy;`): the function it holds."""
+
+    name: str
 
 
 def _dims(v: Value) -> tuple[int, int, int] | None:
@@ -99,9 +106,21 @@ class HostInterpreter(Visitor):
     `main`) runs that function with its parameters bound to the arguments' values, so the
     sizes set in `main` reach the launches inside it."""
 
-    def __init__(self, functions: dict[str, N.Function] | None = None, depth: int = 0) -> None:
+    def __init__(
+        self,
+        functions: dict[str, N.Function] | None = None,
+        depth: int = 0,
+        pointed: dict[int, tuple[str, ...]] | None = None,
+    ) -> None:
         self.env: dict[int, Value] = {}
-        self.launches: list[tuple[N.LaunchStmt, Value, Value, tuple[Value, ...], tuple[tuple[int, Fact], ...]]] = []
+        # each launch made: its statement, the kernel launched (a pointer's value, else the name
+        # written), grid, block, arguments and the facts guards stated of them
+        self.launches: list[
+            tuple[N.LaunchStmt, str, Value, Value, tuple[Value, ...], tuple[tuple[int, Fact], ...]]
+        ] = []
+        # the functions host code ever assigns to each function pointer (uid), for a launch
+        # through one whose value at the launch is not known (`function_pointers`)
+        self.pointed = pointed or {}
         # what guards and asserts state of variables the code does not fix (`analysis.guards`),
         # by uid: dropped when the variable is assigned
         self.facts: dict[int, list[Fact]] = {}
@@ -160,7 +179,20 @@ class HostInterpreter(Visitor):
         facts = tuple((i, f) for i, a in enumerate(s.args) for f in self.facts_of(a))
         origins = [(i, self.origin_of(a) if self.expr(a) is None else None) for i, a in enumerate(s.args)]
         self.unknown_args[id(s)] = tuple((i, o[0], o[1]) for i, o in origins if o is not None)
-        self.launches.append((s, grid, block, args, facts))
+        for kernel in self.launched(s):
+            self.launches.append((s, kernel, grid, block, args, facts))
+
+    def launched(self, s: N.LaunchStmt) -> tuple[str, ...]:
+        """The kernels a launch starts: the one it names, or through a function pointer the one
+        the pointer holds there, else every function host code assigns to it (it may hold any)."""
+        if s.pointer is None:
+            return (s.kernel,)
+        value = self.expr(s.pointer)
+        if isinstance(value, FunctionAddress):
+            return (value.name,)
+        if isinstance(s.pointer, N.VarRef) and s.pointer.var.uid in self.pointed:
+            return self.pointed[s.pointer.var.uid]
+        return (s.kernel,)
 
     def origin_of(self, e: N.Expr) -> tuple[str, Span] | None:
         """Where the value of `e`, not known, comes from: a variable's own origin, a call's result,
@@ -292,7 +324,7 @@ class HostInterpreter(Visitor):
     ) -> None:
         if self.depth >= MAX_HOST_CALL_DEPTH:
             return
-        inner = HostInterpreter(self.functions, self.depth + 1)
+        inner = HostInterpreter(self.functions, self.depth + 1, self.pointed)
         inner.env = {p.uid: a for p, a in zip(fn.params, args)}
         inner.facts = {p.uid: list(f) for p, f in zip(fn.params, facts or []) if f}
         inner.origins = dict(origins or {})
@@ -374,6 +406,8 @@ class HostInterpreter(Visitor):
         return None
 
     def visit_Opaque(self, e: N.Opaque) -> Value:
+        if e.kind is OpaqueKind.FUNCTION and e.callee is not None:
+            return FunctionAddress(e.callee)
         if e.kind is not OpaqueKind.CALL or e.callee is None:
             return None
         callee = self.functions.get(e.callee)
@@ -489,17 +523,18 @@ def host_launches(module: N.Module) -> list[HostLaunch]:
     function the others call is run from its callers, with their arguments)."""
     functions = {fn.name: fn for fn in module.host}
     called = {name for fn in module.host for name in _host_calls(fn.body) if name in functions and name != fn.name}
+    pointed = function_pointers(module.host)
     out: list[HostLaunch] = []
     for host in module.host:
         if host.name in called:
             continue  # run from its callers, with their arguments
-        interp = HostInterpreter(functions)
+        interp = HostInterpreter(functions, pointed=pointed)
         interp.run(host.body)
-        for stmt, g, b, args, facts in interp.launches:
+        for stmt, kernel, g, b, args, facts in interp.launches:
             block_text = stmt.config_text[1] if len(stmt.config_text) > 1 else "?"
             out.append(
                 HostLaunch(
-                    stmt.kernel,
+                    kernel,
                     tuple(str(a) for a in stmt.template_args),
                     g,
                     b,
@@ -512,6 +547,22 @@ def host_launches(module: N.Module) -> list[HostLaunch]:
                 )
             )
     return out
+
+
+def function_pointers(host: list[N.Function]) -> dict[int, tuple[str, ...]]:
+    """The functions host code assigns to each variable (by uid), in the order written:
+    `kernel = &copy;` ... `kernel = &transposeNaive;` makes `kernel` a pointer that may hold
+    either, whatever the branches and loops around the assignments."""
+    out: dict[int, list[str]] = {}
+    for fn in host:
+        for s in N.walk_statements(fn.body):
+            if isinstance(s, N.Assign) and not s.field:
+                names = [
+                    x.callee for x in _preorder(s.value) if isinstance(x, N.Opaque) and x.kind is OpaqueKind.FUNCTION
+                ]
+                held = out.setdefault(s.var.uid, []) if names else []
+                held.extend(n for n in names if n is not None and n not in held)
+    return {uid: tuple(names) for uid, names in out.items()}
 
 
 def launches_kernel(launch: HostLaunch, kernel: N.Function) -> bool:
