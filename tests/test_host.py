@@ -189,3 +189,15 @@ def test_a_pointer_whose_value_at_the_launch_is_not_known_launches_every_kernel_
         ("copy", [64, 1, 1], "launch at line 14", [(3, 4)]),
         ("spread", [64, 1, 1], "launch at line 14", [(7, 8)]),
     ]
+
+
+def test_unnamed_structs_named_by_typedefs_are_two_template_instances(tmp_path, capsys):
+    source = (
+        "typedef struct { float x, y, z; } Packed;\ntypedef struct __align__(16) { float x, y, z; } Aligned;\n"
+        "template <class T> __global__ void k(T *a, T *b)\n{\n    a[threadIdx.x] = b[threadIdx.x];\n}\n"
+        "template <class T> void run(T *d)\n{\n    k<T><<<1, 32>>>(d, d);\n}\n"
+        "int main()\n{\n    Packed *p;\n    Aligned *q;\n    run<Packed>(p);\n    run<Aligned>(q);\n}\n"
+    )
+    got = sorted((name, costs) for name, _, costs in kernels(tmp_path, capsys, source))
+    # 12-byte elements moved as three 4-byte accesses (12 sectors a request); 16-byte ones as one (16)
+    assert got == [("k<Aligned>", [(5, 16), (5, 16)]), ("k<Packed>", [(5, 12), (5, 12)])]

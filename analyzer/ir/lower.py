@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from analyzer import budget
+from analyzer import budget, records
 from analyzer.diagnostics import Severity, Span
 from analyzer.gc_pause import gc_paused
 from analyzer.ir import nodes as N
@@ -150,6 +150,7 @@ class Lowerer(StatementLowering):
         specs = decl.specs
         base = self.declared_type(specs, None)
         if "typedef" in specs.storage:
+            base = _named_by_typedef(base, decl)
             for d in decl.declarators:
                 if d.declarator.name:
                     t = self.apply_derivations(base, d.declarator.derivations)
@@ -352,3 +353,15 @@ def lower(unit: A.TranslationUnit, text: str, path: str, padding: dict[str, int]
     if may_recurse(module):
         module.call_graph = build_call_graph(module)
     return module
+
+
+def _named_by_typedef(base: T.CType, decl: A.Declaration) -> T.CType:
+    """An unnamed struct that a typedef names takes that name (C++'s typedef name for linkage
+    purposes): `typedef struct {...} RGBA8;` is `RGBA8`, so `testKernel<RGBA8>` and
+    `testKernel<LA32>` are two instances, not one `testKernel<<anonymous struct>>`."""
+    first = decl.declarators[0].declarator if decl.declarators else None
+    if not isinstance(base, T.StructType) or not base.name.startswith("<anonymous") or first is None:
+        return base
+    if not first.name or first.derivations:
+        return base
+    return records.replace(base, name=first.name)
