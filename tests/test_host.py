@@ -201,3 +201,42 @@ def test_unnamed_structs_named_by_typedefs_are_two_template_instances(tmp_path, 
     got = sorted((name, costs) for name, _, costs in kernels(tmp_path, capsys, source))
     # 12-byte elements moved as three 4-byte accesses (12 sectors a request); 16-byte ones as one (16)
     assert got == [("k<Aligned>", [(5, 16), (5, 16)]), ("k<Packed>", [(5, 12), (5, 12)])]
+
+
+MERGE = (
+    "__global__ void merge(float *a, unsigned stride)\n{\n    unsigned g = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    a[2 * g - (g & (stride - 1)) + stride] = 0;\n}\n"
+)
+
+
+def test_a_host_loop_not_run_gives_its_counters_values_as_facts(tmp_path, capsys):
+    source = MERGE + (
+        "void sort(float *d, unsigned n)\n{\n    for (unsigned size = 2048; size <= n; size <<= 1)\n"
+        "        for (unsigned stride = size / 2; stride > 0; stride >>= 1)\n            GUARD\n"
+        "                merge<<<n / 512, 256>>>(d, stride);\n}\n"
+        "int main(int argc, char **argv)\n{\n    float *d;\n    sort(d, atoi(argv[1]));\n}\n"
+    )
+    # a power of two halved from size / 2 and at least 1024 is a multiple of 1024: 32 lanes in a row
+    ((_, launch, costs),) = kernels(tmp_path, capsys, source.replace("GUARD", "if (stride >= 1024)"))
+    assert launch["origin"] == "launch at line 11" and costs == [(4, 4)]
+    # halved down to 1, the pairs of lanes are `stride` apart: the worst of them is charged
+    ((_, _, costs),) = kernels(tmp_path, capsys, source.replace("GUARD", ""))
+    assert costs == [(4, 8)]
+
+
+def test_a_doubling_host_loop_keeps_its_first_values_divisor(tmp_path, capsys):
+    source = GUARDED.replace("GUARD\n", "").replace(
+        "k<<<4, 32>>>(d, w);", "for (int v = 32; v <= w; v *= 2)\n        k<<<4, 32>>>(d, v);"
+    )
+    ((_, _, costs),) = kernels(tmp_path, capsys, source)
+    assert costs == [(3, 4)]  # every v is a multiple of 32: each block starts on a sector
+
+
+def test_a_branch_states_its_condition_for_the_launches_inside_it(tmp_path, capsys):
+    ((_, _, inside),) = kernels(
+        tmp_path, capsys, GUARDED.replace("GUARD\n", "").replace("k<<<", "if (w % 32 == 0)\n        k<<<")
+    )
+    ((_, _, other),) = kernels(
+        tmp_path, capsys, GUARDED.replace("GUARD\n", "").replace("k<<<", "if (w % 32 == 0) {} else\n        k<<<")
+    )
+    assert inside == [(3, 4)] and other == [(3, 5)]

@@ -13,7 +13,17 @@ import os
 from typing import Any
 
 from analyzer import budget
-from analyzer.analysis.guards import Fact, facts_of_condition, is_exit, launch_facts, required_facts
+from analyzer.analysis.guards import (
+    Fact,
+    counter_facts,
+    facts_of_condition,
+    is_exit,
+    launch_facts,
+    required_facts,
+    scaled_facts,
+    stated,
+    telling,
+)
 from analyzer.analysis.results import LaunchConfig
 from analyzer.diagnostics import Diagnostic, Severity, Span
 from analyzer.ir import builtins
@@ -157,6 +167,9 @@ class HostInterpreter(Visitor):
     def visit_Assign(self, s: N.Assign) -> None:
         value = self.expr(s.value)
         self.facts.pop(s.var.uid, None)
+        carried = self.facts_of(s.value) if value is None and not s.field else []
+        if carried:  # `stride = size / 2` of a size known by its facts: what holds of it holds here
+            self.facts[s.var.uid] = carried
         origin = self.origin_of(s.value) if value is None and not s.field else None
         if origin is not None:
             self.origins[s.var.uid] = origin
@@ -176,7 +189,7 @@ class HostInterpreter(Visitor):
         grid = self.expr(s.config[0]) if len(s.config) > 0 else None
         block = self.expr(s.config[1]) if len(s.config) > 1 else None
         args = tuple(self.expr(a) for a in s.args)
-        facts = tuple((i, f) for i, a in enumerate(s.args) for f in self.facts_of(a))
+        facts = tuple((i, f) for i, a in enumerate(s.args) for f in stated(self.facts_of(a)))
         origins = [(i, self.origin_of(a) if self.expr(a) is None else None) for i, a in enumerate(s.args)]
         self.unknown_args[id(s)] = tuple((i, o[0], o[1]) for i, o in origins if o is not None)
         for kernel in self.launched(s):
@@ -209,9 +222,18 @@ class HostInterpreter(Visitor):
         return None
 
     def facts_of(self, e: N.Expr) -> list[Fact]:
-        """What guards stated of the variable `e` reads, when `e` is one whose value is not known."""
-        if isinstance(e, N.VarRef) and self.expr(e) is None:
+        """What guards and loops stated of the value of `e` when it is not known: of the variable
+        it reads, or of a variable scaled by a constant (`size / 2`, `n * 4`)."""
+        if self.expr(e) is not None:
+            return []
+        if isinstance(e, N.VarRef):
             return self.facts.get(e.var.uid, [])
+        if isinstance(e, N.Cast) and isinstance(e.type, T.ScalarType) and not e.type.is_float:
+            return self.facts_of(e.operand)
+        if isinstance(e, N.Binary):
+            c = self.expr(e.right)
+            if isinstance(c, int) and not isinstance(c, bool):
+                return telling(scaled_facts(self.facts_of(e.left), e.op, c))
         return []
 
     def state(self, cond: N.Expr, holds: bool) -> None:
@@ -227,8 +249,14 @@ class HostInterpreter(Visitor):
             self.run(s.then if cond else s.otherwise)
         else:
             before = dict(self.env)
-            self.run(s.then)
-            self.run(s.otherwise)
+            facts = self.facts
+            for branch, holds in ((s.then, True), (s.otherwise, False)):
+                # inside a branch its condition holds (fails): `if (stride >= 1024) k<<<...>>>(stride)`
+                self.facts = {uid: list(f) for uid, f in facts.items()}
+                self.state(s.cond, holds)
+                self.run(branch)
+            assigned = {x.var.uid for x in N.walk_statements(s.then + s.otherwise) if isinstance(x, N.Assign)}
+            self.facts = {uid: f for uid, f in facts.items() if uid not in assigned}
             for uid in set(self.env) | set(before):
                 if self.env.get(uid) != before.get(uid):
                     self.env[uid] = None
@@ -242,14 +270,42 @@ class HostInterpreter(Visitor):
         self.run(s.init)
         if self._iterated(s):
             return
+        counters = self._counter_facts(s)
         for st in s.body + s.step:
             self._forget_writes(st)
-        # launches inside host loops are still collected, with what is known
-        saved = dict(self.env)
+        # launches inside host loops are still collected, with what is known: the facts that
+        # hold at every iteration (its counters', its condition) hold for them, not after
+        saved, facts = dict(self.env), self.facts
+        self.facts = {uid: list(f) for uid, f in facts.items()}
+        self.facts.update(counters)
+        if s.cond is not None and s.test_first:
+            self.state(s.cond, True)
         self.run(s.body)
-        self.env = saved
+        self.env, self.facts = saved, facts
         for st in s.body + s.step:
             self._forget_writes(st)
+
+    def _counter_facts(self, s: N.Loop) -> dict[int, list[Fact]]:
+        """What holds at every iteration of a loop not run of each counter it steps by a constant
+        (`x = x * 2`, `x <<= 1`, `x >>= 1`, `x += 32`) and assigns nowhere else: from its first
+        value or the facts of it (`guards.counter_facts`), by uid."""
+        body_writes = {x.var.uid for x in N.walk_statements(s.body) if isinstance(x, N.Assign)}
+        out: dict[int, list[Fact]] = {}
+        for st in s.step:
+            if not isinstance(st, N.Assign) or st.field or st.var.uid in body_writes:
+                continue
+            step = st.value
+            if not (isinstance(step, N.Binary) and isinstance(step.left, N.VarRef) and step.left.var.uid == st.var.uid):
+                continue
+            c = self.expr(step.right)
+            if not isinstance(c, int) or isinstance(c, bool):
+                continue
+            first = self.env.get(st.var.uid)
+            start = [("value", first)] if isinstance(first, int) and not isinstance(first, bool) else []
+            facts = telling(counter_facts(start or self.facts.get(st.var.uid, []), step.op, c))
+            if facts:
+                out[st.var.uid] = facts
+        return out
 
     def _iterated(self, s: N.Loop) -> bool:
         """Runs a host loop iteration by iteration when its condition is known at each test
