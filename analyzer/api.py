@@ -87,6 +87,7 @@ class Options:
     show_host: bool = False  # --show-host: also report what host code warplint could not follow, as warnings
     budget: Budget = field(default_factory=Budget)  # the steps each stage may take on one file
     program: ProgramContext | None = None  # what the other files of the run say (analyzer.program)
+    kernels: tuple[Any, ...] = ()  # the configuration's per-kernel tables (analysis.launch.KernelTable)
 
 
 @record
@@ -458,7 +459,7 @@ def _analyze_kernel(
     when it declares or moves something larger than CUDA allows (WL907)."""
     from analyzer.analysis.coverage import costless_note
     from analyzer.analysis.kernel import analyze_kernel
-    from analyzer.analysis.launch import launch_configs
+    from analyzer.analysis.launch import kernel_table, launch_configs
     from analyzer.analysis.limits import kernel_limit_problems
     from analyzer.analysis.missing import undefined_name_notes
 
@@ -470,6 +471,8 @@ def _analyze_kernel(
             diagnostics.extend(too_large)
             return
         diagnostics.extend(undefined_name_notes(kernel, module))
+        table = kernel_table(options.kernels, kernel)
+        params = {**options.params, **dict(table.params)} if table is not None else options.params
         launches = launch_configs(
             module,
             kernel,
@@ -480,9 +483,10 @@ def _analyze_kernel(
             problems=diagnostics,
             foreign=_foreign_launches(report, kernel, options.program),
             header=header,
+            table=table,
         )
         for launch in launches:
-            analysis = analyze_kernel(module, kernel, launch, arch, params=options.params or None)
+            analysis = analyze_kernel(module, kernel, launch, arch, params=params or None)
             analysis.source = source  # lets rules turn fixes into exact edits
             report.kernels.append(analysis)
             diagnostics.extend(analysis.diagnostics)

@@ -95,6 +95,7 @@ class Settings:
     severity: Mapping[str, str] = field(default_factory=dict)  # code -> "error"|"warning"|"note"
     budget: Any = None  # analyzer.budget.Budget, or None: the defaults
     show_host: bool | None = None  # report what host code warplint could not follow
+    kernels: tuple[Any, ...] = ()  # per-kernel tables (analysis.launch.KernelTable), in the file's order
 
     @property
     def root(self) -> str:
@@ -268,7 +269,12 @@ _KEYS = (
     "severity",
     "budget",
     "show-host",
+    "kernels",
 )
+#: The keys of a per-kernel table (`[tool.warplint.kernels."reduce4<*>"]`).
+_KERNEL_KEYS = ("block", "grid", "params", "facts")
+#: The facts a per-kernel table may state of a parameter, and the kind each is.
+_FACT_KINDS = {"multiple-of": "divisor", "min": "min", "max": "max"}
 
 
 def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
@@ -312,7 +318,64 @@ def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
         if not isinstance(table["show-host"], bool):
             raise where.error("show-host", f"`{where.shown('show-host')}` must be true or false")
         values["show_host"] = table["show-host"]
+    if "kernels" in table:
+        values["kernels"] = _kernel_tables(path, table["kernels"], where)
     return Settings(**values)
+
+
+def _kernel_tables(path: str, value: Any, where: _Where) -> tuple[Any, ...]:
+    """`[kernels."name"]`: for the kernels whose name matches each pattern, a block, grid,
+    parameters and facts (`analysis.launch.KernelTable`), validated as the top-level keys are."""
+    from analyzer.analysis.launch import KernelTable
+
+    if not isinstance(value, dict):
+        raise where.error("kernels", f"`{where.shown('kernels')}` must be a table of kernel name = table")
+    out = []
+    for pattern, body in value.items():
+        inner = _Where(where.locate, f"{where.shown('kernels')}.{pattern}")
+        if not isinstance(body, dict):
+            raise where.error("kernels", f'`{where.shown("kernels")}."{pattern}"` must be a table', value=pattern)
+        for key in body:
+            if key not in _KERNEL_KEYS:
+                hint = _close(key, _KERNEL_KEYS)
+                raise inner.error(
+                    key,
+                    f"unknown key `{inner.shown(key)}`"
+                    + (f"; did you mean `{hint}`?" if hint else f"; known keys: {', '.join(_KERNEL_KEYS)}"),
+                )
+        dims = {key: _dims(body[key], key, inner) for key in ("block", "grid") if key in body}
+        params = _params(body["params"], inner) if "params" in body else {}
+        facts = _facts(body["facts"], inner) if "facts" in body else ()
+        out.append(
+            KernelTable(pattern, path, dims.get("block"), dims.get("grid"), tuple(sorted(params.items())), facts)
+        )
+    return tuple(out)
+
+
+def _facts(value: Any, where: _Where) -> tuple[tuple[str, tuple[str, int]], ...]:
+    """`facts = { w = { multiple-of = 32, min = 64 } }`: what holds of parameters left unknown."""
+    shown = where.shown("facts")
+    if not isinstance(value, dict):
+        raise where.error("facts", f"`{shown}` must be a table of parameter = {{ multiple-of, min, max }}")
+    out: list[tuple[str, tuple[str, int]]] = []
+    for name, stated in value.items():
+        if not is_param_name(name) or not isinstance(stated, dict):
+            raise where.error("facts", f"`{shown}.{name}` must be a parameter's table of facts", value=name)
+        for kind, number in stated.items():
+            if kind not in _FACT_KINDS:
+                hint = _close(kind, tuple(_FACT_KINDS))
+                raise where.error(
+                    "facts",
+                    f"unknown fact `{kind}` in `{shown}.{name}`"
+                    + (f"; did you mean `{hint}`?" if hint else f"; facts: {', '.join(_FACT_KINDS)}"),
+                    value=kind,
+                )
+            if not isinstance(number, int) or isinstance(number, bool) or param_problem(number) is not None:
+                raise where.error("facts", f"`{shown}.{name}.{kind}` must be an integer, not {number!r}", value=kind)
+            if kind == "multiple-of" and number < 1:
+                raise where.error("facts", f"`{shown}.{name}.multiple-of` must be at least 1, not {number}", value=kind)
+            out.append((name, (_FACT_KINDS[kind], number)))
+    return tuple(out)
 
 
 def _alias(table: Mapping[str, Any], key: str, alias: str, where: _Where) -> str | None:
@@ -684,6 +747,18 @@ def options_for(path: str, file: Settings | None, cli: Settings, base: Any, buil
         severity={**file.severity, **cli.severity},
         budget=_first(cli.budget, file.budget, base.budget),
         show_host=bool(_first(cli.show_host, file.show_host, base.show_host)),
+        kernels=tuple(_under_command_line(t, cli) for t in file.kernels),
+    )
+
+
+def _under_command_line(table: Any, cli: Settings) -> Any:
+    """A per-kernel table with the command line's `--block`, `--grid` and `--param` in it:
+    the command line wins over the configuration, its tables included."""
+    return records.replace(
+        table,
+        block=cli.block or table.block,
+        grid=cli.grid or table.grid,
+        params=tuple(sorted({**dict(table.params), **cli.params}.items())),
     )
 
 

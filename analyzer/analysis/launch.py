@@ -8,6 +8,7 @@ with no known block is analysed with a stated default, never silently.
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import os
 from typing import Any
@@ -555,6 +556,34 @@ def _builtins_in(stmts: list[N.Stmt]) -> set[builtins.BuiltinSpec]:
 
 
 @record
+class KernelTable:
+    """A per-kernel table of the configuration (`[tool.warplint.kernels."reduce4<*>"]`): the
+    block, grid, parameters and facts of the kernels whose name matches `pattern` (a glob over
+    the name with its template arguments, `reduce4<float, 256>`, or without them). The command
+    line's `--block`, `--grid` and `--param` are already in it (they win over the table)."""
+
+    pattern: str
+    where: str  # the configuration file, for the origin of a launch it gives
+    block: tuple[int, int, int] | None = None
+    grid: tuple[int, int, int] | None = None
+    params: tuple[tuple[str, int], ...] = ()
+    facts: tuple[tuple[str, Fact], ...] = ()  # (parameter, ("divisor", 32) / ("min", 1) / ("max", 64))
+
+    def matches(self, kernel: N.Function) -> bool:
+        names = {kernel.display_name, kernel.name, base_name(kernel.name)}
+        return any(fnmatch.fnmatchcase(name.replace(" ", ""), self.pattern.replace(" ", "")) for name in names)
+
+    @property
+    def origin(self) -> str:
+        return f'[kernels."{self.pattern}"] of {os.path.basename(self.where)}'
+
+
+def kernel_table(tables: tuple[KernelTable, ...], kernel: N.Function) -> KernelTable | None:
+    """The first per-kernel table whose pattern matches `kernel`, or None."""
+    return next((t for t in tables if t.matches(kernel)), None)
+
+
+@record
 class HostLaunch:
     """One launch that host code makes, with what the host interpreter knew of it.
 
@@ -665,6 +694,47 @@ def launch_configs(
     problems: list[Diagnostic] | None = None,
     foreign: tuple[HostLaunch, ...] = (),
     header: tuple[tuple[int, int, int], tuple[int, int, int], int] | None = None,
+    table: KernelTable | None = None,
+) -> list[LaunchConfig]:
+    """Every configuration the kernel is analysed for (`_launch_configs`); a per-kernel table
+    of the configuration (`table`) gives the block and grid in place of the host's launches
+    where it names them, and its parameters and facts hold for every configuration."""
+    if table is None:
+        return _launch_configs(module, kernel, block, grid, params, line_of, problems, foreign, header)
+    params = {**(params or {}), **dict(table.params)}
+    grid = table.grid or grid
+    if table.block is not None:
+        configs = [LaunchConfig(table.block, grid, table.origin, False, tuple(sorted(params.items())))]
+    else:
+        configs = _launch_configs(module, kernel, block, grid, params, line_of, problems, foreign, header)
+    return [_with_table_facts(c, table) for c in configs]
+
+
+def _with_table_facts(config: LaunchConfig, table: KernelTable) -> LaunchConfig:
+    """`config` with the facts a per-kernel table states of parameters it leaves unknown added."""
+    if not table.facts:
+        return config
+    known = dict(config.params)
+    had = config.facts
+    stated = [(n, f) for n, f in table.facts if n not in known]
+    if had is not None:
+        stated += [(n, ("value", v)) for n, v in had.value_of]
+        stated += [(n, ("divisor", d)) for n, d in had.divisor_of]
+        stated += [(n, ("min", lo)) for n, lo, _ in had.range_of if lo is not None]
+        stated += [(n, ("max", hi)) for n, _, hi in had.range_of if hi is not None]
+    return replace(config, facts=launch_facts(stated))
+
+
+def _launch_configs(
+    module: N.Module,
+    kernel: N.Function,
+    block: tuple[int, int, int] | None,
+    grid: tuple[int, int, int] | None,
+    params: dict[str, int] | None,
+    line_of: Any,
+    problems: list[Diagnostic] | None,
+    foreign: tuple[HostLaunch, ...],
+    header: tuple[tuple[int, int, int], tuple[int, int, int], int] | None,
 ) -> list[LaunchConfig]:
     """Every configuration the kernel is analysed for. `line_of(span) -> int` names launch lines.
     `foreign` are launches made by other files of the run (`analyzer.program`), after the
