@@ -46,6 +46,7 @@ __all__ = [
     "input_problem",
     "internal_error",
     "kernel_definition",
+    "launched_elsewhere",
     "looks_binary",
     "lower_file",
     "lowered",
@@ -543,7 +544,9 @@ def _padding_reanalysis(
                 key = tuple(sorted(padding.items()))
                 padded = padded_modules.get(key)
                 if padded is None:
-                    padded = padded_modules[key] = lower(parsed.unit, pre.text, path, padding=dict(padding))
+                    elsewhere = launched_elsewhere(options.program)
+                    padded = lower(parsed.unit, pre.text, path, padding=dict(padding), elsewhere=elsewhere)
+                    padded_modules[key] = padded
                 name = analysis.kernel.display_name
                 twin = next((k for k in padded.kernels if k.display_name == name), None)
                 if twin is None:
@@ -699,12 +702,24 @@ def lowered(
     with metered(Meter("parse", limits.parse)):
         parsed = parse(pre.text)
     with metered(Meter("lower", limits.lower)):
-        module = lower(parsed.unit, pre.text, path)
+        module = lower(parsed.unit, pre.text, path, elsewhere=launched_elsewhere(options.program))
     kept, host = split_host(parsed.diagnostics + module.diagnostics, parsed.unit, parsed.skipped, module, pre.text)
     diagnostics.extend(kept)
     if options.show_host:  # shown, never an error: the exit status depends on device code only
         diagnostics.extend(records.replace(d, severity=Severity.WARNING) for d in host)
     return pre, parsed, module
+
+
+def launched_elsewhere(program: ProgramContext | None) -> dict[str, list[tuple[str, ...]]]:
+    """The template arguments other files of the program launch kernels with, by kernel name:
+    `k<float><<<...>>>` in b.cu instantiates a.cu's `template <class T> __global__ void k`."""
+    from analyzer.analysis.launch import base_name
+
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for _, launch in program.launches if program is not None else ():
+        if launch.template_args and launch.template_args not in out.setdefault(base_name(launch.kernel), []):
+            out[base_name(launch.kernel)].append(launch.template_args)
+    return out
 
 
 def lower_file(path: str, options: Options) -> tuple[FileReport, Any]:

@@ -10,7 +10,7 @@ over (like ruff). Files are never merged: the nearest one is the whole configura
 Everything here is pure apart from reading the files: a broken file raises
 `ConfigError`, which prints as `path:line:col: error: message` (the command line exits 2).
 TOML gives no positions for values, so the line of a bad value is found by scanning the
-text for its key (`_Locator`).
+text for its key (`Locator`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import fnmatch
 import os
 import re
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from analyzer import records
 from analyzer.launch_limits import (
@@ -33,6 +33,7 @@ from analyzer.launch_limits import (
     param_problem,
 )
 from analyzer.records import field, record
+from analyzer.toml_positions import Locator
 
 __all__ = [
     "CONFIG_NAMES",
@@ -142,7 +143,7 @@ def load_config(path: str) -> Settings:
         raise ConfigError(path, 1, 1, f"cannot read configuration file: {err.strerror or err}") from None
     text = raw.decode("utf-8", errors="replace")
     data = _parse_toml(path, text)
-    locate = _Locator(path, text)
+    locate = Locator(path, text)
     if os.path.basename(path) == "pyproject.toml":
         table, prefix = data.get("tool", {}).get("warplint", {}), "tool.warplint"
     elif set(data) == {"tool"} and isinstance(data["tool"], dict) and set(data["tool"]) == {"warplint"}:
@@ -150,7 +151,7 @@ def load_config(path: str) -> Settings:
     else:
         table, prefix = data, ""
     if not isinstance(table, dict):
-        raise locate.error(prefix, "", "`tool.warplint` must be a table")
+        raise _located(locate, prefix, "", "`tool.warplint` must be a table")
     return _settings(path, table, _Where(locate, prefix))
 
 
@@ -240,11 +241,11 @@ def _string_end(text: str, i: int, quote: str) -> int:
 class _Where:
     """Where the keys of the warplint table are, for error messages."""
 
-    locate: _Locator
+    locate: Locator
     prefix: str  # "tool.warplint" or "" (top level of warplint.toml)
 
     def error(self, key: str, message: str, value: str | None = None) -> ConfigError:
-        return self.locate.error(self.prefix, key, message, value)
+        return _located(self.locate, self.prefix, key, message, value)
 
     def shown(self, key: str) -> str:
         return f"{self.prefix}.{key}" if self.prefix else key
@@ -627,85 +628,10 @@ def _budget(value: Any, where: _Where) -> Any:
     return Budget(**steps)
 
 
-class _Locator:
-    """Finds the line and column of a key (or of a value after it) in a TOML text.
-
-    A heuristic, good for the files people write: the key is looked for in the lines
-    of its table (`[tool.warplint]`, or the sub-table `[tool.warplint.params]`), as
-    `key = ...`, `"key" = ...` or a dotted `key.sub = ...`; a value (a rule code, a
-    name) is looked for from that line to the next key. Not found: the table's header,
-    then 1:1.
-    """
-
-    def __init__(self, path: str, text: str) -> None:
-        self.path = path
-        self.lines = text.splitlines()
-
-    def error(self, prefix: str, key: str, message: str, value: str | None = None) -> ConfigError:
-        line, column = self.find(prefix, key, value)
-        return ConfigError(self.path, line, column, message)
-
-    def _tables(self) -> list[tuple[int, str]]:
-        """(0-based line, dotted name) of every `[table]` header, `""` for the top."""
-        out = [(0, "")]
-        for i, line in enumerate(self.lines):
-            match = re.match(r"\s*\[\[?\s*([^\]]+?)\s*\]", line)
-            if match:
-                out.append((i, re.sub(r"\s*\.\s*", ".", match.group(1)).replace('"', "").replace("'", "")))
-        return out
-
-    def find(self, prefix: str, key: str, value: str | None = None) -> tuple[int, int]:
-        tables = self._tables()
-        bounds = [
-            (start, tables[k + 1][0] if k + 1 < len(tables) else len(self.lines), name)
-            for k, (start, name) in enumerate(tables)
-        ]
-        key_pattern = rf"""\s*(?:"{re.escape(key)}"|'{re.escape(key)}'|{re.escape(key)})\s*[=.]"""
-        for start, stop, name in bounds:
-            body_start = start if name == "" else start + 1
-            if name == prefix and key:
-                for i in range(body_start, stop):
-                    match = re.match(key_pattern, self.lines[i])
-                    if match:
-                        text = self.lines[i]
-                        at = self._value(i, len(text) - len(text.lstrip()), value, stop)
-                        return cast(tuple[int, int], at)  # not across keys: the key's position at least
-            sub = f"{prefix}.{key}" if prefix else key
-            if key and name == sub:
-                found = self._value(start + 1, 0, value, stop, across_keys=True) if value else None
-                return found or (start + 1, self.lines[start].index("[") + 1)
-        for start, _, name in bounds:
-            if name == prefix and name:
-                return start + 1, self.lines[start].index("[") + 1
-        return 1, 1
-
-    def _value(
-        self, line: int, column: int, value: str | None, stop: int, across_keys: bool = False
-    ) -> tuple[int, int] | None:
-        """The position of `value` (quoted, or a bare key) at or after the key at
-        `line`:`column` (0-based), before the next key (or anywhere in a sub-table,
-        `across_keys`); else the key's own position (None in a sub-table)."""
-        if value:
-            pattern = re.compile(rf"""(["']){re.escape(value)}\1|(?<![\w.-]){re.escape(value)}\s*=""")
-            found = self._search(pattern, line, column, stop, across_keys)
-            inside = re.compile(rf"(?<![\w-]){re.escape(value.strip())}(?![\w-])")  # in "A, B"
-            found = found or self._search(inside, line, column, stop, across_keys)
-            if found or across_keys:
-                return found
-        indent = len(self.lines[line]) - len(self.lines[line].lstrip()) if line < len(self.lines) else 0
-        return line + 1, max(column, indent) + 1
-
-    def _search(
-        self, pattern: re.Pattern[str], line: int, column: int, stop: int, across_keys: bool
-    ) -> tuple[int, int] | None:
-        for i in range(line, stop):
-            text = self.lines[i]
-            if not across_keys and i > line and re.match(r"\s*[\w\"'-]+\s*=", text) and not pattern.search(text):
-                break  # the next key
-            match = pattern.search(text, column if i == line else 0)
-            if match:
-                return i + 1, match.start() + 1
-        return None
+def _located(locate: Locator, prefix: str, key: str, message: str, value: str | None = None) -> ConfigError:
+    """A configuration error at the key (or the value after it) that it is about."""
+    line, column = locate.find(prefix, key, value)
+    return ConfigError(locate.path, line, column, message)
 
 
 # ----------------------------------------------------------------------------- merging

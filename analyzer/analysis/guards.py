@@ -4,7 +4,7 @@ GPUVerify's launch header.
 A host program that reads its sizes at run time still states what it relies on:
 `if (w % 32) exit(1);` and `assert(w % 32 == 0)` say that past that line `w` is a multiple of
 32; `if (n < 64) return 1;` says that `n` is at least 64. The host interpreter
-(`analysis.launch.HostInterpreter`) keeps such facts per variable and hands a launch's
+(`analysis.host.HostInterpreter`) keeps such facts per variable and hands a launch's
 `LaunchFacts` to the kernel it launches, by parameter, where the verdict policy
 (`analysis.verdict`) tries only the values they allow. A GPUVerify kernel states its facts
 itself: `__requires(width == 1024)` is a value, `__requires(w % 32 == 0)` a divisor, and the

@@ -356,6 +356,7 @@ class Module:
     diagnostics: list[Diagnostic]
     host: list[Function] = field(default_factory=list)  # host functions (their launches give configurations)
     call_graph: Any = None  # networkx.DiGraph of function names
+    templates: list[str] = field(default_factory=list)  # names of the template kernels defined
 
 
 _NOT_CHILDREN = frozenset({"type", "span", "var", "access"})
