@@ -75,6 +75,7 @@ class HostInterpreter(Visitor):
         # the functions host code ever assigns to each function pointer (uid), for a launch
         # through one whose value at the launch is not known (`function_pointers`)
         self.pointed = pointed or {}
+        self.launching: dict[tuple[int, int], bool] = {}  # launches_in, by the first statement's id and the count
         # what guards and asserts state of variables the code does not fix (`analysis.guards`),
         # by uid: dropped when the variable is assigned
         self.facts: dict[int, list[Fact]] = {}
@@ -111,7 +112,7 @@ class HostInterpreter(Visitor):
     def visit_Assign(self, s: N.Assign) -> None:
         value = self.expr(s.value)
         self.facts.pop(s.var.uid, None)
-        carried = self.facts_of(s.value) if value is None and not s.field else []
+        carried = self.facts_of(s.value) if value is None and not s.field and self.scales_stated(s.value) else []
         if carried:  # `stride = size / 2` of a size known by its facts: what holds of it holds here
             self.facts[s.var.uid] = carried
         origin = self.origin_of(s.value) if value is None and not s.field else None
@@ -168,8 +169,8 @@ class HostInterpreter(Visitor):
     def facts_of(self, e: N.Expr) -> list[Fact]:
         """What guards and loops stated of the value of `e` when it is not known: of the variable
         it reads, or of a variable scaled by a constant (`size / 2`, `n * 4`)."""
-        if self.expr(e) is not None:
-            return []
+        if not self.facts or self.runs_host_code(e) or self.expr(e) is not None:
+            return []  # (evaluating it again would run the host functions it calls again)
         if isinstance(e, N.VarRef):
             return self.facts.get(e.var.uid, [])
         if isinstance(e, N.Cast) and isinstance(e.type, T.ScalarType) and not e.type.is_float:
@@ -179,6 +180,19 @@ class HostInterpreter(Visitor):
             if isinstance(c, int) and not isinstance(c, bool):
                 return telling(scaled_facts(self.facts_of(e.left), e.op, c))
         return []
+
+    def scales_stated(self, e: N.Expr) -> bool:
+        """Whether `e` is a variable with facts, or one scaled by constants (`size / 2`): cheap,
+        it evaluates nothing (host loops assign unknown values by the thousand)."""
+        while isinstance(e, (N.Binary, N.Cast)):
+            e = e.left if isinstance(e, N.Binary) else e.operand
+        return isinstance(e, N.VarRef) and e.var.uid in self.facts
+
+    def runs_host_code(self, e: N.Expr) -> bool:
+        """Whether evaluating `e` calls a host function of the program (which the interpreter runs)."""
+        return any(
+            isinstance(x, N.Opaque) and x.kind is OpaqueKind.CALL and x.callee in self.functions for x in preorder(e)
+        )
 
     def state(self, cond: N.Expr, holds: bool) -> None:
         """Keeps the facts `cond` states of variables when it is `holds` (an assert, a guard)."""
@@ -193,14 +207,7 @@ class HostInterpreter(Visitor):
             self.run(s.then if cond else s.otherwise)
         else:
             before = dict(self.env)
-            facts = self.facts
-            for branch, holds in ((s.then, True), (s.otherwise, False)):
-                # inside a branch its condition holds (fails): `if (stride >= 1024) k<<<...>>>(stride)`
-                self.facts = {uid: list(f) for uid, f in facts.items()}
-                self.state(s.cond, holds)
-                self.run(branch)
-            assigned = {x.var.uid for x in N.walk_statements(s.then + s.otherwise) if isinstance(x, N.Assign)}
-            self.facts = {uid: f for uid, f in facts.items() if uid not in assigned}
+            self._run_branches(s)
             for uid in set(self.env) | set(before):
                 if self.env.get(uid) != before.get(uid):
                     self.env[uid] = None
@@ -210,20 +217,39 @@ class HostInterpreter(Visitor):
             elif is_exit(s.otherwise) and not is_exit(s.then):
                 self.state(s.cond, True)
 
+    def _run_branches(self, s: N.If) -> None:
+        """Both branches of an if whose condition is not known. Inside a branch that launches, its
+        condition holds (fails): `if (stride >= 1024) k<<<...>>>(stride)` gives `stride` a lower
+        bound there; past the if, what either branch assigns has lost its facts."""
+        if not self.launches_in(s.then) and not self.launches_in(s.otherwise):
+            self.run(s.then)
+            self.run(s.otherwise)
+            return
+        facts = self.facts
+        stating = not self.runs_host_code(s.cond)  # evaluated again: only when that runs no host function
+        for branch, holds in ((s.then, True), (s.otherwise, False)):
+            self.facts = {uid: list(f) for uid, f in facts.items()}
+            if stating and self.launches_in(branch):
+                self.state(s.cond, holds)
+            self.run(branch)
+        assigned = {x.var.uid for x in N.walk_statements(s.then + s.otherwise) if isinstance(x, N.Assign)}
+        self.facts = {uid: f for uid, f in facts.items() if uid not in assigned}
+
     def visit_Loop(self, s: N.Loop) -> None:
         self.run(s.init)
         if self._iterated(s):
             return
-        counters = self._counter_facts(s)
+        counters = self._counter_facts(s) if self.launches_in(s.body) else {}
         for st in s.body + s.step:
             self._forget_writes(st)
-        # launches inside host loops are still collected, with what is known: the facts that
-        # hold at every iteration (its counters', its condition) hold for them, not after
+        # launches inside host loops are still collected, with what is known: what holds of its
+        # counters at every iteration holds for them, not after. (Not its condition: a bound
+        # such as `i < n - 1` only narrows the values tried, and facts cost the analysis its
+        # remembered warp walks, `costing.walk_key`: polybench 3DCONV's 254 launches of one
+        # loop took minutes.)
         saved, facts = dict(self.env), self.facts
         self.facts = {uid: list(f) for uid, f in facts.items()}
         self.facts.update(counters)
-        if s.cond is not None and s.test_first:
-            self.state(s.cond, True)
         self.run(s.body)
         self.env, self.facts = saved, facts
         for st in s.body + s.step:
@@ -277,6 +303,14 @@ class HostInterpreter(Visitor):
             self.run(s.step)
         return False  # not reached: the range ends at the bound's test
 
+    def launches_in(self, stmts: list[N.Stmt]) -> bool:
+        """`_launches_in`, remembered by the statements' identity (host loops run them again)."""
+        key = (id(stmts[0]), len(stmts)) if stmts else (0, 0)
+        found = self.launching.get(key)
+        if found is None:
+            found = self.launching[key] = bool(stmts) and self._launches_in(stmts)
+        return found
+
     def _launches_in(self, stmts: list[N.Stmt]) -> bool:
         """Whether `stmts` launch a kernel, themselves or through a host function they call."""
         return any(
@@ -325,6 +359,7 @@ class HostInterpreter(Visitor):
         if self.depth >= MAX_HOST_CALL_DEPTH:
             return
         inner = HostInterpreter(self.functions, self.depth + 1, self.pointed)
+        inner.launching = self.launching  # by statement identity: the same for every call
         inner.env = {p.uid: a for p, a in zip(fn.params, args)}
         inner.facts = {p.uid: list(f) for p, f in zip(fn.params, facts or []) if f}
         inner.origins = dict(origins or {})
