@@ -218,22 +218,22 @@ class HostInterpreter(Visitor):
                 self.state(s.cond, True)
 
     def _run_branches(self, s: N.If) -> None:
-        """Both branches of an if whose condition is not known. Inside a branch that launches, its
-        condition holds (fails): `if (stride >= 1024) k<<<...>>>(stride)` gives `stride` a lower
-        bound there; past the if, what either branch assigns has lost its facts."""
-        if not self.launches_in(s.then) and not self.launches_in(s.otherwise):
-            self.run(s.then)
-            self.run(s.otherwise)
-            return
-        facts = self.facts
+        """Both branches of an if whose condition is not known, one after the other, as before.
+        Inside a branch that launches, its condition holds (fails) too: `if (stride >= 1024)
+        k<<<...>>>(stride)` gives `stride` a lower bound there, and only there."""
         stating = not self.runs_host_code(s.cond)  # evaluated again: only when that runs no host function
         for branch, holds in ((s.then, True), (s.otherwise, False)):
-            self.facts = {uid: list(f) for uid, f in facts.items()}
+            added: list[tuple[int, Fact]] = []
             if stating and self.launches_in(branch):
-                self.state(s.cond, holds)
+                for var, fact in facts_of_condition(s.cond, holds, self.expr):
+                    known = self.facts.setdefault(var.uid, [])
+                    if fact not in known:
+                        known.append(fact)
+                        added.append((var.uid, fact))
             self.run(branch)
-        assigned = {x.var.uid for x in N.walk_statements(s.then + s.otherwise) if isinstance(x, N.Assign)}
-        self.facts = {uid: f for uid, f in facts.items() if uid not in assigned}
+            for uid, fact in added:  # what the branch did not drop by assigning
+                if fact in self.facts.get(uid, []):
+                    self.facts[uid].remove(fact)
 
     def visit_Loop(self, s: N.Loop) -> None:
         self.run(s.init)
