@@ -46,6 +46,7 @@ __all__ = [
     "input_problem",
     "internal_error",
     "kernel_definition",
+    "launched_elsewhere",
     "looks_binary",
     "lower_file",
     "lowered",
@@ -92,6 +93,7 @@ class Options:
     program: ProgramContext | None = None  # what the other files of the run say (analyzer.program)
     walk: Any = None  # analyzer.walk.Walk: what folder searches leave out (None: nothing)
     cache_dir: str | None = None  # the results cache's folder (analyzer.cache); None: no cache
+    kernels: tuple[Any, ...] = ()  # the configuration's per-kernel tables (analysis.launch.KernelTable)
 
 
 @record
@@ -486,7 +488,7 @@ def _analyze_kernel(
     when it declares or moves something larger than CUDA allows (WL907)."""
     from analyzer.analysis.coverage import costless_note
     from analyzer.analysis.kernel import analyze_kernel
-    from analyzer.analysis.launch import launch_configs
+    from analyzer.analysis.launch import kernel_table, launch_configs
     from analyzer.analysis.limits import kernel_limit_problems
     from analyzer.analysis.missing import undefined_name_notes
 
@@ -498,6 +500,8 @@ def _analyze_kernel(
             diagnostics.extend(too_large)
             return
         diagnostics.extend(undefined_name_notes(kernel, module))
+        table = kernel_table(options.kernels, kernel)
+        params = {**options.params, **dict(table.params)} if table is not None else options.params
         launches = launch_configs(
             module,
             kernel,
@@ -508,9 +512,10 @@ def _analyze_kernel(
             problems=diagnostics,
             foreign=_foreign_launches(report, kernel, options.program),
             header=header,
+            table=table,
         )
         for launch in launches:
-            analysis = analyze_kernel(module, kernel, launch, arch, params=options.params or None)
+            analysis = analyze_kernel(module, kernel, launch, arch, params=params or None)
             analysis.source = source  # lets rules turn fixes into exact edits
             report.kernels.append(analysis)
             diagnostics.extend(analysis.diagnostics)
@@ -567,7 +572,9 @@ def _padding_reanalysis(
                 key = tuple(sorted(padding.items()))
                 padded = padded_modules.get(key)
                 if padded is None:
-                    padded = padded_modules[key] = lower(parsed.unit, pre.text, path, padding=dict(padding))
+                    elsewhere = launched_elsewhere(options.program)
+                    padded = lower(parsed.unit, pre.text, path, padding=dict(padding), elsewhere=elsewhere)
+                    padded_modules[key] = padded
                 name = analysis.kernel.display_name
                 twin = next((k for k in padded.kernels if k.display_name == name), None)
                 if twin is None:
@@ -723,12 +730,24 @@ def lowered(
     with metered(Meter("parse", limits.parse)):
         parsed = parse(pre.text)
     with metered(Meter("lower", limits.lower)):
-        module = lower(parsed.unit, pre.text, path)
+        module = lower(parsed.unit, pre.text, path, elsewhere=launched_elsewhere(options.program))
     kept, host = split_host(parsed.diagnostics + module.diagnostics, parsed.unit, parsed.skipped, module, pre.text)
     diagnostics.extend(kept)
     if options.show_host:  # shown, never an error: the exit status depends on device code only
         diagnostics.extend(records.replace(d, severity=Severity.WARNING) for d in host)
     return pre, parsed, module
+
+
+def launched_elsewhere(program: ProgramContext | None) -> dict[str, list[tuple[str, ...]]]:
+    """The template arguments other files of the program launch kernels with, by kernel name:
+    `k<float><<<...>>>` in b.cu instantiates a.cu's `template <class T> __global__ void k`."""
+    from analyzer.analysis.launch import base_name
+
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for _, launch in program.launches if program is not None else ():
+        if launch.template_args and launch.template_args not in out.setdefault(base_name(launch.kernel), []):
+            out[base_name(launch.kernel)].append(launch.template_args)
+    return out
 
 
 def lower_file(path: str, options: Options) -> tuple[FileReport, Any]:

@@ -10,7 +10,7 @@ over (like ruff). Files are never merged: the nearest one is the whole configura
 Everything here is pure apart from reading the files: a broken file raises
 `ConfigError`, which prints as `path:line:col: error: message` (the command line exits 2).
 TOML gives no positions for values, so the line of a bad value is found by scanning the
-text for its key (`_Locator`).
+text for its key (`Locator`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import fnmatch
 import os
 import re
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from analyzer import records
 from analyzer.launch_limits import (
@@ -33,6 +33,7 @@ from analyzer.launch_limits import (
     param_problem,
 )
 from analyzer.records import field, record
+from analyzer.toml_positions import Locator
 from analyzer.walk import anchored
 
 __all__ = [
@@ -100,6 +101,7 @@ class Settings:
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool | None = None
     cache_dir: str | None = None  # the results cache's folder (absolute; analyzer.cache)
+    kernels: tuple[Any, ...] = ()  # per-kernel tables (analysis.launch.KernelTable), in the file's order
 
     @property
     def root(self) -> str:
@@ -146,7 +148,7 @@ def load_config(path: str) -> Settings:
         raise ConfigError(path, 1, 1, f"cannot read configuration file: {err.strerror or err}") from None
     text = raw.decode("utf-8", errors="replace")
     data = _parse_toml(path, text)
-    locate = _Locator(path, text)
+    locate = Locator(path, text)
     if os.path.basename(path) == "pyproject.toml":
         table, prefix = data.get("tool", {}).get("warplint", {}), "tool.warplint"
     elif set(data) == {"tool"} and isinstance(data["tool"], dict) and set(data["tool"]) == {"warplint"}:
@@ -154,7 +156,7 @@ def load_config(path: str) -> Settings:
     else:
         table, prefix = data, ""
     if not isinstance(table, dict):
-        raise locate.error(prefix, "", "`tool.warplint` must be a table")
+        raise _located(locate, prefix, "", "`tool.warplint` must be a table")
     return _settings(path, table, _Where(locate, prefix))
 
 
@@ -244,11 +246,11 @@ def _string_end(text: str, i: int, quote: str) -> int:
 class _Where:
     """Where the keys of the warplint table are, for error messages."""
 
-    locate: _Locator
+    locate: Locator
     prefix: str  # "tool.warplint" or "" (top level of warplint.toml)
 
     def error(self, key: str, message: str, value: str | None = None) -> ConfigError:
-        return self.locate.error(self.prefix, key, message, value)
+        return _located(self.locate, self.prefix, key, message, value)
 
     def shown(self, key: str) -> str:
         return f"{self.prefix}.{key}" if self.prefix else key
@@ -277,7 +279,12 @@ _KEYS = (
     "extend-exclude",
     "respect-gitignore",
     "cache-dir",
+    "kernels",
 )
+#: The keys of a per-kernel table (`[tool.warplint.kernels."reduce4<*>"]`).
+_KERNEL_KEYS = ("block", "grid", "params", "facts")
+#: The facts a per-kernel table may state of a parameter, and the kind each is.
+_FACT_KINDS = {"multiple-of": "divisor", "min": "min", "max": "max"}
 
 
 def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
@@ -329,7 +336,68 @@ def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
         if not isinstance(table["cache-dir"], str):
             raise where.error("cache-dir", f"`{where.shown('cache-dir')}` must be a string (a folder)")
         values["cache_dir"] = os.path.normpath(os.path.join(root, table["cache-dir"]))
+    if "show-host" in table:
+        if not isinstance(table["show-host"], bool):
+            raise where.error("show-host", f"`{where.shown('show-host')}` must be true or false")
+        values["show_host"] = table["show-host"]
+    if "kernels" in table:
+        values["kernels"] = _kernel_tables(path, table["kernels"], where)
     return Settings(**values)
+
+
+def _kernel_tables(path: str, value: Any, where: _Where) -> tuple[Any, ...]:
+    """`[kernels."name"]`: for the kernels whose name matches each pattern, a block, grid,
+    parameters and facts (`analysis.launch.KernelTable`), validated as the top-level keys are."""
+    from analyzer.analysis.launch import KernelTable
+
+    if not isinstance(value, dict):
+        raise where.error("kernels", f"`{where.shown('kernels')}` must be a table of kernel name = table")
+    out = []
+    for pattern, body in value.items():
+        inner = _Where(where.locate, f"{where.shown('kernels')}.{pattern}")
+        if not isinstance(body, dict):
+            raise where.error("kernels", f'`{where.shown("kernels")}."{pattern}"` must be a table', value=pattern)
+        for key in body:
+            if key not in _KERNEL_KEYS:
+                hint = _close(key, _KERNEL_KEYS)
+                raise inner.error(
+                    key,
+                    f"unknown key `{inner.shown(key)}`"
+                    + (f"; did you mean `{hint}`?" if hint else f"; known keys: {', '.join(_KERNEL_KEYS)}"),
+                )
+        dims = {key: _dims(body[key], key, inner) for key in ("block", "grid") if key in body}
+        params = _params(body["params"], inner) if "params" in body else {}
+        facts = _facts(body["facts"], inner) if "facts" in body else ()
+        out.append(
+            KernelTable(pattern, path, dims.get("block"), dims.get("grid"), tuple(sorted(params.items())), facts)
+        )
+    return tuple(out)
+
+
+def _facts(value: Any, where: _Where) -> tuple[tuple[str, tuple[str, int]], ...]:
+    """`facts = { w = { multiple-of = 32, min = 64 } }`: what holds of parameters left unknown."""
+    shown = where.shown("facts")
+    if not isinstance(value, dict):
+        raise where.error("facts", f"`{shown}` must be a table of parameter = {{ multiple-of, min, max }}")
+    out: list[tuple[str, tuple[str, int]]] = []
+    for name, stated in value.items():
+        if not is_param_name(name) or not isinstance(stated, dict):
+            raise where.error("facts", f"`{shown}.{name}` must be a parameter's table of facts", value=name)
+        for kind, number in stated.items():
+            if kind not in _FACT_KINDS:
+                hint = _close(kind, tuple(_FACT_KINDS))
+                raise where.error(
+                    "facts",
+                    f"unknown fact `{kind}` in `{shown}.{name}`"
+                    + (f"; did you mean `{hint}`?" if hint else f"; facts: {', '.join(_FACT_KINDS)}"),
+                    value=kind,
+                )
+            if not isinstance(number, int) or isinstance(number, bool) or param_problem(number) is not None:
+                raise where.error("facts", f"`{shown}.{name}.{kind}` must be an integer, not {number!r}", value=kind)
+            if kind == "multiple-of" and number < 1:
+                raise where.error("facts", f"`{shown}.{name}.multiple-of` must be at least 1, not {number}", value=kind)
+            out.append((name, (_FACT_KINDS[kind], number)))
+    return tuple(out)
 
 
 def _alias(table: Mapping[str, Any], key: str, alias: str, where: _Where) -> str | None:
@@ -581,85 +649,10 @@ def _budget(value: Any, where: _Where) -> Any:
     return Budget(**steps)
 
 
-class _Locator:
-    """Finds the line and column of a key (or of a value after it) in a TOML text.
-
-    A heuristic, good for the files people write: the key is looked for in the lines
-    of its table (`[tool.warplint]`, or the sub-table `[tool.warplint.params]`), as
-    `key = ...`, `"key" = ...` or a dotted `key.sub = ...`; a value (a rule code, a
-    name) is looked for from that line to the next key. Not found: the table's header,
-    then 1:1.
-    """
-
-    def __init__(self, path: str, text: str) -> None:
-        self.path = path
-        self.lines = text.splitlines()
-
-    def error(self, prefix: str, key: str, message: str, value: str | None = None) -> ConfigError:
-        line, column = self.find(prefix, key, value)
-        return ConfigError(self.path, line, column, message)
-
-    def _tables(self) -> list[tuple[int, str]]:
-        """(0-based line, dotted name) of every `[table]` header, `""` for the top."""
-        out = [(0, "")]
-        for i, line in enumerate(self.lines):
-            match = re.match(r"\s*\[\[?\s*([^\]]+?)\s*\]", line)
-            if match:
-                out.append((i, re.sub(r"\s*\.\s*", ".", match.group(1)).replace('"', "").replace("'", "")))
-        return out
-
-    def find(self, prefix: str, key: str, value: str | None = None) -> tuple[int, int]:
-        tables = self._tables()
-        bounds = [
-            (start, tables[k + 1][0] if k + 1 < len(tables) else len(self.lines), name)
-            for k, (start, name) in enumerate(tables)
-        ]
-        key_pattern = rf"""\s*(?:"{re.escape(key)}"|'{re.escape(key)}'|{re.escape(key)})\s*[=.]"""
-        for start, stop, name in bounds:
-            body_start = start if name == "" else start + 1
-            if name == prefix and key:
-                for i in range(body_start, stop):
-                    match = re.match(key_pattern, self.lines[i])
-                    if match:
-                        text = self.lines[i]
-                        at = self._value(i, len(text) - len(text.lstrip()), value, stop)
-                        return cast(tuple[int, int], at)  # not across keys: the key's position at least
-            sub = f"{prefix}.{key}" if prefix else key
-            if key and name == sub:
-                found = self._value(start + 1, 0, value, stop, across_keys=True) if value else None
-                return found or (start + 1, self.lines[start].index("[") + 1)
-        for start, _, name in bounds:
-            if name == prefix and name:
-                return start + 1, self.lines[start].index("[") + 1
-        return 1, 1
-
-    def _value(
-        self, line: int, column: int, value: str | None, stop: int, across_keys: bool = False
-    ) -> tuple[int, int] | None:
-        """The position of `value` (quoted, or a bare key) at or after the key at
-        `line`:`column` (0-based), before the next key (or anywhere in a sub-table,
-        `across_keys`); else the key's own position (None in a sub-table)."""
-        if value:
-            pattern = re.compile(rf"""(["']){re.escape(value)}\1|(?<![\w.-]){re.escape(value)}\s*=""")
-            found = self._search(pattern, line, column, stop, across_keys)
-            inside = re.compile(rf"(?<![\w-]){re.escape(value.strip())}(?![\w-])")  # in "A, B"
-            found = found or self._search(inside, line, column, stop, across_keys)
-            if found or across_keys:
-                return found
-        indent = len(self.lines[line]) - len(self.lines[line].lstrip()) if line < len(self.lines) else 0
-        return line + 1, max(column, indent) + 1
-
-    def _search(
-        self, pattern: re.Pattern[str], line: int, column: int, stop: int, across_keys: bool
-    ) -> tuple[int, int] | None:
-        for i in range(line, stop):
-            text = self.lines[i]
-            if not across_keys and i > line and re.match(r"\s*[\w\"'-]+\s*=", text) and not pattern.search(text):
-                break  # the next key
-            match = pattern.search(text, column if i == line else 0)
-            if match:
-                return i + 1, match.start() + 1
-        return None
+def _located(locate: Locator, prefix: str, key: str, message: str, value: str | None = None) -> ConfigError:
+    """A configuration error at the key (or the value after it) that it is about."""
+    line, column = locate.find(prefix, key, value)
+    return ConfigError(locate.path, line, column, message)
 
 
 # ----------------------------------------------------------------------------- merging
@@ -706,6 +699,18 @@ def options_for(path: str, file: Settings | None, cli: Settings, base: Any, buil
         cache_dir=None
         if base.cache_dir is None
         else _first(cli.cache_dir, file.cache_dir, os.path.join(file.root, base.cache_dir)),
+        kernels=tuple(_under_command_line(t, cli) for t in file.kernels),
+    )
+
+
+def _under_command_line(table: Any, cli: Settings) -> Any:
+    """A per-kernel table with the command line's `--block`, `--grid` and `--param` in it:
+    the command line wins over the configuration, its tables included."""
+    return records.replace(
+        table,
+        block=cli.block or table.block,
+        grid=cli.grid or table.grid,
+        params=tuple(sorted({**dict(table.params), **cli.params}.items())),
     )
 
 

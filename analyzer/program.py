@@ -98,7 +98,9 @@ def _surveyed(path: str, options: Options, identity: str) -> Survey:
         target = next((kernel_definition(report, k) for k in module.kernels if launches_kernel(launch, k)), None)
         place = f"{display_path(path)}:{report.locate(cast(N.LaunchStmt, launch.stmt).span).line}"  # the module's own
         found.append((target, records.replace(launch, stmt=None, place=place)))
-    kernels = frozenset(base_name(k.name) for k in module.kernels)
+    # a template kernel no launch of its own file instantiates is still defined here: another
+    # file's launch (`k<float><<<...>>>`) instantiates it
+    kernels = frozenset(base_name(k.name) for k in module.kernels) | frozenset(module.templates)
     return Survey(identity, includes, kernels, tuple(found))
 
 

@@ -278,7 +278,7 @@ def test_severity_changes_the_level_of_findings(project, capsys):
             'arch = "sm_90"\n  colour = true\n',
             "warplint.toml:2:3: error: unknown key `colour`; known keys: select, ignore, extend-select, "
             "extend-ignore, per-file-ignores, arch, assume, defines, define, include-paths, include, cuda-version, block, grid, params, severity, budget, show-host, exclude, extend-exclude, "
-            "respect-gitignore, cache-dir",
+            "respect-gitignore, cache-dir, kernels",
         ),
         (
             "warplint.toml",
@@ -427,3 +427,79 @@ def test_options_for_merges_key_by_key_command_line_first(tmp_path):
     other = options_for(str(tmp_path / "src" / "x.cu"), file, Settings(), Options())
     assert (other.select, other.ignore, other.arch) == (["WL1"], ["WL201", "WL301"], "sm_80")
     assert options_for("x.cu", None, Settings(), Options()) == Options()
+
+
+TWO_KERNELS = """\
+template <int N> __global__ void spread(float *a, int w)
+{
+    a[threadIdx.x * N + blockIdx.x * w] = 0;
+}
+template __global__ void spread<2>(float *, int);
+__global__ void rows(float *a, int w)
+{
+    a[threadIdx.y * w + threadIdx.x] = 0;
+}
+"""
+
+
+def _launches_and_costs(capsys, *args: str) -> dict[str, tuple[dict, list[tuple[int, int]]]]:
+    cli.main(["check", "--format", "json", "-q", "--exit-zero", "src/t.cu", *args])
+    (entry,) = json.loads(capsys.readouterr().out)["files"]
+    return {k["name"]: (k["launch"], [(a["line"], a["per_request"]) for a in k["accesses"]]) for k in entry["kernels"]}
+
+
+def test_a_per_kernel_table_gives_its_kernels_block_grid_params_and_facts(project, capsys):
+    write(
+        project,
+        {
+            "src/t.cu": TWO_KERNELS,
+            "warplint.toml": """\
+                block = 256
+                [kernels."spread<*>"]
+                block = 64
+                grid = 8
+                facts = { w = { multiple-of = 32 } }
+                [kernels.rows]
+                block = [16, 2]
+                params = { w = 16 }
+                """,
+        },
+    )
+    got = _launches_and_costs(capsys)
+    launch, costs = got["spread<2>"]
+    assert (launch["block"], launch["grid"], launch["origin"]) == (
+        [64, 1, 1],
+        [8, 1, 1],
+        '[kernels."spread<*>"] of warplint.toml',
+    )
+    assert costs == [(3, 8)]  # lanes 8 bytes apart, each block's start a multiple of 32 floats: 8 sectors
+    launch, costs = got["rows"]
+    assert (launch["block"], launch["params"], costs) == ([16, 2, 1], {"w": 16}, [(8, 4)])  # two rows of 16: 4 sectors
+    # the command line wins over the tables, as over the rest of the file
+    launch, _ = _launches_and_costs(capsys, "--block", "32", "--param", "w=33")["rows"]
+    assert (launch["block"], launch["params"]) == ([32, 1, 1], {"w": 33})
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "[kernels.rows]\nblock = [16, 2]\nblok = 3\n",
+            "warplint.toml:3:1: error: unknown key `kernels.rows.blok`; did you mean `block`?",
+        ),
+        (
+            '[kernels."spread<*>"]\ngrid = [1, 2, 3, 4]\n',
+            "warplint.toml:2:1: error: `kernels.spread<*>.grid` must be an integer or an array of 1 to 3 integers "
+            "such as [32, 8], not an array",
+        ),
+        (
+            "[kernels.rows]\nfacts = { w = { multiple = 32 } }\n",
+            "warplint.toml:2:17: error: unknown fact `multiple` in `kernels.rows.facts.w`; did you mean `multiple-of`?",
+        ),
+        ("kernels = 3\n", "warplint.toml:1:1: error: `kernels` must be a table of kernel name = table"),
+    ],
+)
+def test_a_broken_per_kernel_table_is_an_error_at_its_line(project, capsys, text, message):
+    (project / "src" / "warplint.toml").write_text(text, encoding="utf-8")
+    status, lines, err = run(capsys, "src/k.cu")
+    assert (status, lines, err) == (2, [], f"src/{message}\n")

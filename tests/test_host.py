@@ -155,3 +155,88 @@ def test_a_host_loop_that_launches_nothing_is_not_run(tmp_path, capsys):
     )
     ((_, launch, costs),) = kernels(tmp_path, capsys, source)
     assert launch["params"] == {"w": 2} and costs == [(3, 8)]
+
+
+POINTED = (
+    "__global__ void copy(float *a, int w)\n{\n    a[threadIdx.x + blockIdx.x * w] = 0;\n}\n"
+    "__global__ void spread(float *a, int w)\n{\n    a[threadIdx.x * 2] = 0;\n}\n"
+)
+
+
+def test_a_launch_through_a_function_pointer_launches_the_kernel_it_holds(tmp_path, capsys):
+    source = POINTED + (
+        "int main(int argc, char **argv)\n{\n    int w = atoi(argv[1]);\n    if (w % 32) exit(1);\n"
+        "    void (*kernel)(float *, int);\n    float *d;\n    for (int i = 0; i < 2; i++) {\n"
+        "        switch (i) {\n        case 0: kernel = &copy; break;\n        case 1: kernel = spread; break;\n"
+        "        }\n        kernel<<<4, dim3(32, 2)>>>(d, w);\n    }\n}\n"
+    )
+    got = kernels(tmp_path, capsys, source)
+    # the guard's divisor reaches both: copy's rows start on a sector (4), spread's lanes are 8 bytes apart (8)
+    assert [(name, launch["block"], launch["origin"], costs) for name, launch, costs in got] == [
+        ("copy", [32, 2, 1], "launch at line 20", [(3, 4)]),
+        ("spread", [32, 2, 1], "launch at line 20", [(7, 8)]),
+    ]
+
+
+def test_a_pointer_whose_value_at_the_launch_is_not_known_launches_every_kernel_assigned_to_it(tmp_path, capsys):
+    source = POINTED + (
+        "void pick(int n, float *d)\n{\n    void (*kernel)(float *, int) = &copy;\n"
+        "    if (n > 3)\n        kernel = &spread;\n    kernel<<<1, 64>>>(d, 32);\n}\n"
+        "int main(int argc, char **argv)\n{\n    float *d;\n    pick(atoi(argv[1]), d);\n}\n"
+    )
+    got = kernels(tmp_path, capsys, source)
+    assert [(name, launch["block"], launch["origin"], costs) for name, launch, costs in got] == [
+        ("copy", [64, 1, 1], "launch at line 14", [(3, 4)]),
+        ("spread", [64, 1, 1], "launch at line 14", [(7, 8)]),
+    ]
+
+
+def test_unnamed_structs_named_by_typedefs_are_two_template_instances(tmp_path, capsys):
+    source = (
+        "typedef struct { float x, y, z; } Packed;\ntypedef struct __align__(16) { float x, y, z; } Aligned;\n"
+        "template <class T> __global__ void k(T *a, T *b)\n{\n    a[threadIdx.x] = b[threadIdx.x];\n}\n"
+        "template <class T> void run(T *d)\n{\n    k<T><<<1, 32>>>(d, d);\n}\n"
+        "int main()\n{\n    Packed *p;\n    Aligned *q;\n    run<Packed>(p);\n    run<Aligned>(q);\n}\n"
+    )
+    got = sorted((name, costs) for name, _, costs in kernels(tmp_path, capsys, source))
+    # 12-byte elements moved as three 4-byte accesses (12 sectors a request); 16-byte ones as one (16)
+    assert got == [("k<Aligned>", [(5, 16), (5, 16)]), ("k<Packed>", [(5, 12), (5, 12)])]
+
+
+MERGE = (
+    "__global__ void merge(float *a, unsigned stride)\n{\n    unsigned g = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    a[2 * g - (g & (stride - 1)) + stride] = 0;\n}\n"
+)
+
+
+def test_a_host_loop_not_run_gives_its_counters_values_as_facts(tmp_path, capsys):
+    source = MERGE + (
+        "void sort(float *d, unsigned n)\n{\n    for (unsigned size = 2048; size <= n; size <<= 1)\n"
+        "        for (unsigned stride = size / 2; stride > 0; stride >>= 1)\n            GUARD\n"
+        "                merge<<<n / 512, 256>>>(d, stride);\n}\n"
+        "int main(int argc, char **argv)\n{\n    float *d;\n    sort(d, atoi(argv[1]));\n}\n"
+    )
+    # a power of two halved from size / 2 and at least 1024 is a multiple of 1024: 32 lanes in a row
+    ((_, launch, costs),) = kernels(tmp_path, capsys, source.replace("GUARD", "if (stride >= 1024)"))
+    assert launch["origin"] == "launch at line 11" and costs == [(4, 4)]
+    # halved down to 1, the pairs of lanes are `stride` apart: the worst of them is charged
+    ((_, _, costs),) = kernels(tmp_path, capsys, source.replace("GUARD", ""))
+    assert costs == [(4, 8)]
+
+
+def test_a_doubling_host_loop_keeps_its_first_values_divisor(tmp_path, capsys):
+    source = GUARDED.replace("GUARD\n", "").replace(
+        "k<<<4, 32>>>(d, w);", "for (int v = 32; v <= w; v *= 2)\n        k<<<4, 32>>>(d, v);"
+    )
+    ((_, _, costs),) = kernels(tmp_path, capsys, source)
+    assert costs == [(3, 4)]  # every v is a multiple of 32: each block starts on a sector
+
+
+def test_a_branch_states_its_condition_for_the_launches_inside_it(tmp_path, capsys):
+    ((_, _, inside),) = kernels(
+        tmp_path, capsys, GUARDED.replace("GUARD\n", "").replace("k<<<", "if (w % 32 == 0)\n        k<<<")
+    )
+    ((_, _, other),) = kernels(
+        tmp_path, capsys, GUARDED.replace("GUARD\n", "").replace("k<<<", "if (w % 32 == 0) {} else\n        k<<<")
+    )
+    assert inside == [(3, 4)] and other == [(3, 5)]

@@ -30,7 +30,8 @@ last, as it stands in the code:
 - api: chains the stages for one file (`check_file`, `simulate_file`); `program` runs the
   files of one run as one program (a survey of every file first, then each file with what the
   others launch and include), calling `api`.
-- config, server, cli: the configuration files (which build `api.Options`) and `build`, the
+- config, server, cli: the configuration files (which build `api.Options`; `toml_positions` finds
+  a key's line and column for their errors) and `build`, the
   compiler flags and compilation databases they take too, the language server (which calls
   `api`), and the command line (which calls all of them).
 
@@ -74,11 +75,18 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "api",
         ("analyzer.walk", "analyzer.inputs", "analyzer.cache", "analyzer.api", "analyzer.api_sim", "analyzer.program"),
     ),
-    ("config", ("analyzer.config", "analyzer.build")),
+    ("config", ("analyzer.toml_positions", "analyzer.config", "analyzer.build")),
     ("server", ("analyzer.server",)),
     (
         "cli",
-        ("analyzer.cli_types", "analyzer.cli_habits", "analyzer.cli_fixes", "analyzer.cli", "analyzer.cli_commands", "analyzer.__main__"),
+        (
+            "analyzer.cli_types",
+            "analyzer.cli_habits",
+            "analyzer.cli_fixes",
+            "analyzer.cli",
+            "analyzer.cli_commands",
+            "analyzer.__main__",
+        ),
     ),
 )
 

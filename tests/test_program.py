@@ -63,6 +63,20 @@ def test_a_kernel_declared_and_launched_in_b_cu_is_analysed_with_that_launch(tmp
     assert files["b.cu"]["kernels"] == [] and files["b.cu"]["findings"] == []
 
 
+def test_a_template_kernel_launched_only_from_another_file_is_instantiated_there(tmp_path, capsys, monkeypatch):
+    defined = "template <class T> __global__ void scale(T *x, int stride)\n{\n    x[threadIdx.x * stride] = 0;\n}\n"
+    launched = (
+        "template <class T> __global__ void scale(T *x, int stride);\n\nint main()\n{\n    double *x;\n"
+        "    scale<double><<<1, 64>>>(x, 2);\n    return 0;\n}\n"
+    )
+    monkeypatch.chdir(write(tmp_path, {"a.cu": defined, "b.cu": launched}))
+    files = report(capsys, ".")
+    (kernel,) = files["a.cu"]["kernels"]
+    assert kernel["name"] == "scale<double>" and kernel["launch"]["params"] == {"stride": 2}
+    assert costs(files["a.cu"]) == [(3, 16, "launch at b.cu:6")]  # 16 bytes apart: 16 sectors a request
+    assert not [e for e in files["a.cu"]["errors"] if e["code"] == "WL904"]
+
+
 def test_a_file_checked_alone_works_as_before(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(write(tmp_path, {"a.cu": SCALE_DEFINED, "b.cu": SCALE_LAUNCHED}))
     kernel = report(capsys, "a.cu")["a.cu"]["kernels"][0]

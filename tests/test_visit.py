@@ -69,7 +69,7 @@ def test_the_passes_over_the_ir_are_visitors():
     assert {
         "analyzer.analysis.interpret.Interpreter",
         "analyzer.sim.warp.BlockInterpreter",
-        "analyzer.analysis.launch.HostInterpreter",
+        "analyzer.analysis.host.HostInterpreter",
     } <= names
 
 

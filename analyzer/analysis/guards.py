@@ -4,7 +4,7 @@ GPUVerify's launch header.
 A host program that reads its sizes at run time still states what it relies on:
 `if (w % 32) exit(1);` and `assert(w % 32 == 0)` say that past that line `w` is a multiple of
 32; `if (n < 64) return 1;` says that `n` is at least 64. The host interpreter
-(`analysis.launch.HostInterpreter`) keeps such facts per variable and hands a launch's
+(`analysis.host.HostInterpreter`) keeps such facts per variable and hands a launch's
 `LaunchFacts` to the kernel it launches, by parameter, where the verdict policy
 (`analysis.verdict`) tries only the values they allow. A GPUVerify kernel states its facts
 itself: `__requires(width == 1024)` is a value, `__requires(w % 32 == 0)` a divisor, and the
@@ -13,6 +13,7 @@ file's first comment `//--blockDim=[32,8] --gridDim=[64,64]` its launch.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 
@@ -20,10 +21,23 @@ from analyzer.analysis.results import LaunchFacts
 from analyzer.ir import nodes as N
 from analyzer.ir.nodes import OpaqueKind
 
-__all__ = ["Fact", "facts_of_condition", "gpuverify_header", "is_exit", "required_facts"]
+__all__ = [
+    "Fact",
+    "counter_facts",
+    "facts_of_condition",
+    "gpuverify_header",
+    "is_exit",
+    "required_facts",
+    "scaled_facts",
+    "stated",
+    "telling",
+]
 
 #: One fact about one variable: (kind, number): ("divisor", 32), ("min", 1), ("max", 1024), ("value", 8).
+#: The host interpreter also keeps ("power of two", 1) for a loop counter that doubles or halves
+#: from a power of two: with a lower bound it is a divisor (`stated`), and only that is handed on.
 Fact = tuple[str, int]
+POWER_OF_TWO: Fact = ("power of two", 1)
 
 #: The calls after which host code does not go on (the branch that makes them ends the program).
 _EXITS = frozenset({"exit", "abort", "_exit", "quick_exit", "std::exit", "std::abort"})
@@ -165,3 +179,74 @@ def gpuverify_header(comments: Iterable[object]) -> tuple[tuple[int, int, int], 
 
 def _line(comment: object) -> int:
     return int(getattr(getattr(comment, "location", None), "line", 1))
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def stated(facts: Iterable[Fact]) -> list[Fact]:
+    """The facts a launch hands a kernel: a power of two at least `m` is a multiple of the least
+    power of two not below `m` (`stride >= 1024` of a halving power of two: a multiple of 1024)."""
+    facts = list(facts)
+    out = [f for f in facts if f != POWER_OF_TWO]
+    lows = [n for kind, n in facts if kind == "min"]
+    if POWER_OF_TWO in facts and lows and max(lows) > 1:
+        divisor = 1 << (max(lows) - 1).bit_length()
+        if ("divisor", divisor) not in out:
+            out.append(("divisor", divisor))
+    return out
+
+
+def scaled_facts(facts: Iterable[Fact], op: str, c: int) -> list[Fact]:
+    """What holds of `x OP c` (`c` a positive constant; `*`, `/`, `<<`, `>>`) where `facts` hold
+    of `x`: `size / 2` of a multiple of 2048 that is at least 2048 is a multiple of 1024, at
+    least 1024, and a power of two where `size` is one."""
+    if c <= 0 or op not in ("*", "/", "<<", ">>"):
+        return []
+    factor = 1 << c if op in ("<<", ">>") else c
+    grows = op in ("*", "<<")
+    out: list[Fact] = []
+    for kind, n in facts:
+        if kind in ("min", "max", "value") or (kind == "divisor" and (grows or n % factor == 0)):
+            out.append((kind, n * factor if grows else n // factor))
+        elif (kind, n) == POWER_OF_TWO and _is_power_of_two(factor):
+            low = max((m for k, m in facts if k in ("min", "value")), default=0)
+            if grows or low >= factor:  # halving stays a power of two while it stays at least 1
+                out.append(POWER_OF_TWO)
+    return [f for f in out if f[0] != "divisor" or f[1] > 1]
+
+
+def counter_facts(start: Iterable[Fact], op: str, c: int) -> list[Fact]:
+    """What holds of a loop counter at every iteration, from what holds of its first value
+    (`start`; ("value", v) where it is known) and its step `x = x OP c` (a positive constant):
+    doubling keeps the first value's divisors and lower bound, and a power of two; halving
+    keeps the upper bound and a power of two; adding `c` keeps the lower bound and the divisors
+    that `c` shares."""
+    start = list(start)
+    if c <= 0:
+        return []
+    value = next((n for kind, n in start if kind == "value"), None)
+    if value is not None:
+        start = [("min", value), ("max", value), ("divisor", value)]
+        start += [POWER_OF_TWO] if _is_power_of_two(value) else []
+    doubles = op in ("*", "<<") and (op == "<<" or _is_power_of_two(c))
+    halves = op in ("/", ">>") and (op == ">>" or _is_power_of_two(c))
+    if op in ("*", "<<"):
+        kept = [f for f in start if f[0] in ("min", "divisor") and f[1] > 0]
+        return kept + ([POWER_OF_TWO] if POWER_OF_TWO in start and doubles else [])
+    if op in ("/", ">>"):
+        kept = [f for f in start if f[0] == "max"]
+        return kept + ([POWER_OF_TWO] if POWER_OF_TWO in start and halves else [])
+    if op == "+":
+        kept = [f for f in start if f[0] == "min"]
+        return kept + [("divisor", math.gcd(n, c)) for kind, n in start if kind == "divisor" and math.gcd(n, c) > 1]
+    if op == "-":
+        return [f for f in start if f[0] == "max"]
+    return []
+
+
+def telling(facts: Iterable[Fact]) -> list[Fact]:
+    """`facts` less those that say nothing of a size (a divisor of 1, a lower bound of 1 or
+    less: the values tried are positive anyway)."""
+    return [(kind, n) for kind, n in facts if not (kind == "divisor" and n <= 1) and not (kind == "min" and n <= 1)]

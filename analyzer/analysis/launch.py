@@ -1,40 +1,28 @@
-"""Launch configurations: from host launches in the file, the command line, `__launch_bounds__`.
+"""Launch configurations: from host launches in the program, the configuration's per-kernel
+tables, the command line, `__launch_bounds__`, GPUVerify's header.
 
-Host functions are run by a tiny constant interpreter (integers, floats, `dim3`), in order,
-so `dim3 block(BLOCK, BLOCK); int n = 64; k<<<N / n, block>>>(...)` gives block (16, 16, 1)
-and grid (N/64, 1, 1) when N is known. What cannot be evaluated stays unknown (None); a kernel
-with no known block is analysed with a stated default, never silently.
+Host code is run by the host interpreter (`analysis.host`); what it cannot evaluate stays
+unknown, and a kernel with no known block is analysed with a stated default, never silently.
 """
 
 from __future__ import annotations
 
-import math
+import fnmatch
 import os
 from typing import Any
 
-from analyzer import budget
-from analyzer.analysis.guards import Fact, facts_of_condition, is_exit, launch_facts, required_facts
+from analyzer.analysis.guards import Fact, launch_facts, required_facts
+from analyzer.analysis.host import HostInterpreter, Value, function_pointers, host_calls
 from analyzer.analysis.results import LaunchConfig
 from analyzer.diagnostics import Diagnostic, Severity, Span
 from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.ir.builtins import BuiltinKind
-from analyzer.ir.lower_scopes import fold_binary
-from analyzer.ir.nodes import OpaqueKind
-from analyzer.ir.visit import Visitor
 from analyzer.launch_limits import MAX_BLOCK, MAX_BLOCK_THREADS, MAX_GRID, dims_problem
 from analyzer.records import record, replace
 
 DEFAULT_BLOCKS = {1: (256, 1, 1), 2: (32, 8, 1), 3: (32, 4, 4)}
-#: A host loop whose condition is known at each test is run this many iterations at most (each
-#: distinct launch in it is analysed); a longer one, or one with an unknown condition, is not
-#: iterated: what it assigns becomes unknown and its launches are taken with what is known.
-MAX_HOST_LOOP = 64
-#: Iterations of host loops one host function runs at most, nested loops together.
-MAX_HOST_ITERATIONS = 256
-
-Value = Any  # int | float | tuple[int|None, int|None, int|None] | None
 
 
 def _dims(v: Value) -> tuple[int, int, int] | None:
@@ -89,358 +77,9 @@ def _launch_problem(stmt: N.LaunchStmt, kernel: str, grid: Value, block: Value, 
     return None
 
 
-MAX_HOST_CALL_DEPTH = 8  # host functions calling host functions are followed this deep
-
-
-class HostInterpreter(Visitor):
-    """Evaluates host code just enough to know launch configurations and scalar arguments.
-
-    A call to another host function of the file (`MatmulCoreV2(a, b, out, M, N, P)` from
-    `main`) runs that function with its parameters bound to the arguments' values, so the
-    sizes set in `main` reach the launches inside it."""
-
-    def __init__(self, functions: dict[str, N.Function] | None = None, depth: int = 0) -> None:
-        self.env: dict[int, Value] = {}
-        self.launches: list[tuple[N.LaunchStmt, Value, Value, tuple[Value, ...], tuple[tuple[int, Fact], ...]]] = []
-        # what guards and asserts state of variables the code does not fix (`analysis.guards`),
-        # by uid: dropped when the variable is assigned
-        self.facts: dict[int, list[Fact]] = {}
-        self.iterations = 0  # host loop iterations run, nested ones included (MAX_HOST_ITERATIONS)
-        # where a variable whose value is not known got it (uid -> words, the place), and the
-        # arguments of each launch left unknown with theirs (id of the launch -> (position, words, place))
-        self.origins: dict[int, tuple[str, Span]] = {}
-        self.unknown_args: dict[int, tuple[tuple[int, str, Span], ...]] = {}
-        self.functions = functions or {}
-        self.depth = depth
-        # a local whose address was passed on (`cudaMemcpy(&n, ...)`) may have changed unseen:
-        # a launch computed from it is not held to CUDA's limits (its value is only a guess)
-        self.escaped: set[str] = set()  # names of such locals
-        self.escaped_at: dict[str, Span] = {}  # where each first had its address passed on
-        self.guessed: set[int] = set()  # uids of variables computed from them
-        self.uncertain: set[int] = set()  # id() of the launches whose configuration is a guess
-
-    def run(self, stmts: list[N.Stmt]) -> None:
-        for s in stmts:
-            self.stmt(s)
-
-    def stmt(self, s: N.Stmt) -> None:
-        budget.spend()  # a host statement run (analyzer.budget)
-        guessed = [self._guessed(e) for e in _own_expressions(s)]  # (notes the addresses passed on first)
-        if isinstance(s, N.Assign):
-            if guessed[0]:
-                self.guessed.add(s.var.uid)
-            elif not s.field:
-                self.guessed.discard(s.var.uid)
-        elif isinstance(s, N.LaunchStmt) and any(guessed[: len(s.config)]):
-            self.uncertain.add(id(s))
-        self.visits[s.__class__](self, s)
-
-    def visit_Assign(self, s: N.Assign) -> None:
-        value = self.expr(s.value)
-        self.facts.pop(s.var.uid, None)
-        origin = self.origin_of(s.value) if value is None and not s.field else None
-        if origin is not None:
-            self.origins[s.var.uid] = origin
-        elif not s.field:
-            self.origins.pop(s.var.uid, None)
-        if s.field:
-            current = self.env.get(s.var.uid)
-            if not isinstance(current, dict):
-                current = {}
-            current = dict(current)
-            current[s.field[0]] = value
-            self.env[s.var.uid] = current
-        else:
-            self.env[s.var.uid] = value
-
-    def visit_LaunchStmt(self, s: N.LaunchStmt) -> None:
-        grid = self.expr(s.config[0]) if len(s.config) > 0 else None
-        block = self.expr(s.config[1]) if len(s.config) > 1 else None
-        args = tuple(self.expr(a) for a in s.args)
-        facts = tuple((i, f) for i, a in enumerate(s.args) for f in self.facts_of(a))
-        origins = [(i, self.origin_of(a) if self.expr(a) is None else None) for i, a in enumerate(s.args)]
-        self.unknown_args[id(s)] = tuple((i, o[0], o[1]) for i, o in origins if o is not None)
-        self.launches.append((s, grid, block, args, facts))
-
-    def origin_of(self, e: N.Expr) -> tuple[str, Span] | None:
-        """Where the value of `e`, not known, comes from: a variable's own origin, a call's result,
-        a local written through its address; None when nothing says."""
-        for x in _preorder(e):
-            if isinstance(x, N.VarRef) and x.var.uid in self.origins:
-                return self.origins[x.var.uid]
-            if isinstance(x, N.VarRef) and x.var.name in self.escaped:
-                return f"written through its address (`&{x.var.name}`)", self.escaped_at.get(x.var.name, x.span)
-            if isinstance(x, N.Opaque) and x.kind is OpaqueKind.CALL and x.callee not in (None, *self.functions):
-                return f"returned by `{x.callee}`", x.span
-            if isinstance(x, N.Load):
-                return "read from memory", x.span
-        return None
-
-    def facts_of(self, e: N.Expr) -> list[Fact]:
-        """What guards stated of the variable `e` reads, when `e` is one whose value is not known."""
-        if isinstance(e, N.VarRef) and self.expr(e) is None:
-            return self.facts.get(e.var.uid, [])
-        return []
-
-    def state(self, cond: N.Expr, holds: bool) -> None:
-        """Keeps the facts `cond` states of variables when it is `holds` (an assert, a guard)."""
-        for var, fact in facts_of_condition(cond, holds, self.expr):
-            known = self.facts.setdefault(var.uid, [])
-            if fact not in known:
-                known.append(fact)
-
-    def visit_If(self, s: N.If) -> None:
-        cond = self.expr(s.cond)
-        if cond is not None and not isinstance(cond, dict):
-            self.run(s.then if cond else s.otherwise)
-        else:
-            before = dict(self.env)
-            self.run(s.then)
-            self.run(s.otherwise)
-            for uid in set(self.env) | set(before):
-                if self.env.get(uid) != before.get(uid):
-                    self.env[uid] = None
-            # past a branch that ends the program (`if (w % 32) exit(1);`), its condition failed
-            if is_exit(s.then) and not is_exit(s.otherwise):
-                self.state(s.cond, False)
-            elif is_exit(s.otherwise) and not is_exit(s.then):
-                self.state(s.cond, True)
-
-    def visit_Loop(self, s: N.Loop) -> None:
-        self.run(s.init)
-        if self._iterated(s):
-            return
-        for st in s.body + s.step:
-            self._forget_writes(st)
-        # launches inside host loops are still collected, with what is known
-        saved = dict(self.env)
-        self.run(s.body)
-        self.env = saved
-        for st in s.body + s.step:
-            self._forget_writes(st)
-
-    def _iterated(self, s: N.Loop) -> bool:
-        """Runs a host loop iteration by iteration when its condition is known at each test
-        and it ends within `MAX_HOST_LOOP` iterations (`for (stride = 2; stride <= n; stride
-        <<= 1) k<<<g, b>>>(d, stride)`: each distinct launch is analysed); False, and the
-        environment as it was, when it cannot be (a condition not known, a jump out of the
-        body, too many iterations)."""
-        if s.cond is None or not self._launches_in(s.body) or self.iterations >= MAX_HOST_ITERATIONS:
-            return False  # a loop that launches nothing (a reference computation) need not be run
-        if any(isinstance(x, (N.Break, N.Return, N.Continue)) for x in N.walk_statements(s.body)):
-            return False
-        saved_env, saved_launches, saved_iterations = dict(self.env), len(self.launches), self.iterations
-        for count in range(MAX_HOST_LOOP + 1):
-            cond = self.expr(s.cond) if s.test_first or count else 1
-            if cond is None or isinstance(cond, dict) or count == MAX_HOST_LOOP:
-                if cond is not None and not isinstance(cond, dict) and not cond:
-                    return True  # the loop ended on its last allowed test
-                self.env, self.iterations = saved_env, saved_iterations  # what a loop not run spent is given back
-                del self.launches[saved_launches:]
-                return False
-            if not cond:
-                return True
-            self.iterations += 1
-            self.run(s.body)
-            self.run(s.step)
-        return False  # not reached: the range ends at the bound's test
-
-    def _launches_in(self, stmts: list[N.Stmt]) -> bool:
-        """Whether `stmts` launch a kernel, themselves or through a host function they call."""
-        return any(
-            isinstance(x, N.LaunchStmt)
-            or (isinstance(x, N.Opaque) and x.kind is OpaqueKind.CALL and x.callee in self.functions)
-            for x in N.walk_nodes(stmts)
-        )
-
-    def visit_Skipped(self, s: N.Skipped) -> None:
-        for v in s.writes:
-            self.env[v.uid] = None
-
-    def visit_Eval(self, s: N.Eval) -> None:
-        self.expr(s.expr)
-        e = s.expr
-        if isinstance(e, N.Opaque) and e.callee == "assert" and len(e.operands) == 1:
-            self.state(e.operands[0], True)
-
-    def visit_Store(self, s: N.Stmt) -> None:
-        pass  # host code's stores, returns, jumps and barriers launch nothing
-
-    visit_Return = visit_Break = visit_Continue = visit_Sync = visit_Store
-
-    def _guessed(self, e: N.Expr) -> bool:
-        """Whether `e` reads a local whose address was passed on, or a variable computed from
-        one; the addresses `e` itself passes on are noted."""
-        stack: list[N.Expr] = [e]
-        found = False
-        while stack:
-            x = stack.pop()
-            if isinstance(x, N.Opaque) and x.kind == OpaqueKind.LOCAL_ADDRESS and x.variable is not None:
-                self.escaped.add(x.variable.name)
-                self.escaped_at.setdefault(x.variable.name, x.span)
-            elif isinstance(x, N.VarRef) and (x.var.name in self.escaped or x.var.uid in self.guessed):
-                found = True
-            stack.extend(N.sub_expressions(x))
-        return found
-
-    def call(
-        self,
-        fn: N.Function,
-        args: list[Value],
-        facts: list[list[Fact]] | None = None,
-        origins: dict[int, tuple[str, Span]] | None = None,
-    ) -> None:
-        if self.depth >= MAX_HOST_CALL_DEPTH:
-            return
-        inner = HostInterpreter(self.functions, self.depth + 1)
-        inner.env = {p.uid: a for p, a in zip(fn.params, args)}
-        inner.facts = {p.uid: list(f) for p, f in zip(fn.params, facts or []) if f}
-        inner.origins = dict(origins or {})
-        inner.iterations = self.iterations  # one budget of host loop iterations, calls included
-        inner.run(fn.body)
-        self.launches.extend(inner.launches)
-        self.uncertain.update(inner.uncertain)
-        self.unknown_args.update(inner.unknown_args)
-        self.iterations = inner.iterations
-
-    def _forget_writes(self, s: N.Stmt) -> None:
-        if isinstance(s, N.Assign):
-            self.env[s.var.uid] = None
-            self.facts.pop(s.var.uid, None)
-        elif isinstance(s, N.If):
-            for x in s.then + s.otherwise:
-                self._forget_writes(x)
-        elif isinstance(s, N.Loop):
-            for x in s.init + s.body + s.step:
-                self._forget_writes(x)
-
-    def expr(self, e: N.Expr) -> Value:
-        try:
-            return self._expr(e)
-        except (ZeroDivisionError, TypeError, ValueError, OverflowError):
-            return None
-
-    def _expr(self, e: N.Expr) -> Value:
-        return self.visits[e.__class__](self, e)
-
-    def visit_Const(self, e: N.Const) -> Value:
-        return e.value
-
-    def visit_VarRef(self, e: N.VarRef) -> Value:
-        if e.var.const_value is not None and e.var.uid not in self.env:
-            return e.var.const_value
-        return self.env.get(e.var.uid)
-
-    def visit_StructValue(self, e: N.StructValue) -> Value:
-        return {k: self.expr(v) for k, v in e.fields.items()}
-
-    def visit_FieldRef(self, e: N.FieldRef) -> Value:
-        base = self.expr(e.base)
-        return base.get(e.name) if isinstance(base, dict) else None
-
-    def visit_Cast(self, e: N.Cast) -> Value:
-        v = self.expr(e.operand)
-        if isinstance(e.type, T.ScalarType) and v is not None and not isinstance(v, dict):
-            return float(v) if e.type.is_float else int(v)
-        if isinstance(e.type, T.StructType) and e.type.name == "dim3" and isinstance(v, (int, float)):
-            return {"x": int(v), "y": 1, "z": 1}
-        return v
-
-    def visit_Binary(self, e: N.Binary) -> Value:
-        a, b = self.expr(e.left), self.expr(e.right)
-        if a is None or b is None or isinstance(a, dict) or isinstance(b, dict):
-            return None
-        return fold_binary(e.op, a, b)
-
-    def visit_Unary(self, e: N.Unary) -> Value:
-        a = self.expr(e.operand)
-        if a is None or isinstance(a, dict):
-            return None
-        return {"-": lambda: -a, "!": lambda: int(not a), "~": lambda: ~int(a)}[e.op]()
-
-    def visit_Select(self, e: N.Select) -> Value:
-        c = self.expr(e.cond)
-        if c is None or isinstance(c, dict):
-            return None
-        return self.expr(e.then if c else e.otherwise)
-
-    def visit_Call(self, e: N.Call) -> Value:
-        spec = builtins.lookup(e.name)
-        if spec is not None and spec.kind is BuiltinKind.MIN_MAX and len(e.args) == 2:
-            a, b = self.expr(e.args[0]), self.expr(e.args[1])
-            if a is None or b is None:
-                return None
-            return min(a, b) if spec.operation == "min" else max(a, b)
-        return None
-
-    def visit_Opaque(self, e: N.Opaque) -> Value:
-        if e.kind is not OpaqueKind.CALL or e.callee is None:
-            return None
-        callee = self.functions.get(e.callee)
-        if callee is not None:
-            values = [self.expr(op) for op in e.operands]
-            origins = {
-                p.uid: o
-                for p, op, v in zip(callee.params, e.operands, values)
-                if v is None and (o := self.origin_of(op)) is not None
-            }
-            self.call(callee, values, [self.facts_of(op) for op in e.operands], origins)
-            return None
-        spec = builtins.math_function(e.callee)
-        rounding = _ROUNDING.get(spec.operation) if spec is not None else None
-        if rounding is not None and len(e.operands) == 1:
-            v = self.expr(e.operands[0])
-            if isinstance(v, (int, float)):
-                return int(rounding(v))
-        return None
-
-    def visit_Builtin(self, e: N.Expr) -> Value:
-        return None  # host code has no thread, no memory it reads, no pointer it follows
-
-    visit_Load = visit_PtrAdd = visit_Builtin
-
-
-#: The math functions host code rounds a grid size with (`ceil(n / 256.0)`), by operation.
-_ROUNDING = {"ceil": math.ceil, "floor": math.floor}
-
-
-def _preorder(e: N.Expr) -> list[N.Expr]:
-    """`e` and the expressions inside it, outermost and leftmost first."""
-    out: list[N.Expr] = []
-    stack = [e]
-    while stack:
-        x = stack.pop()
-        out.append(x)
-        stack.extend(reversed(list(N.sub_expressions(x))))
-    return out
-
-
-def _own_expressions(s: N.Stmt) -> list[N.Expr]:
-    """The expressions a statement evaluates itself (not those of the statements inside it);
-    a launch's configuration first."""
-    if isinstance(s, N.Assign):
-        return [s.value]
-    if isinstance(s, N.LaunchStmt):
-        return [*s.config, *s.args]
-    if isinstance(s, N.Eval):
-        return [s.expr]
-    if isinstance(s, (N.If, N.Loop)) and s.cond is not None:
-        return [s.cond]
-    return []
-
-
 def base_name(name: str) -> str:
     """A kernel's name without namespace and template arguments: `ns::k<float>` -> `k`."""
     return name.split("<", 1)[0].rsplit("::", 1)[-1]
-
-
-def _host_calls(stmts: list[N.Stmt]) -> set[str]:
-    """The names of the functions that host code calls (the opaque calls it makes)."""
-    return {
-        x.callee
-        for x in N.walk_nodes(stmts)
-        if isinstance(x, N.Opaque) and x.kind is OpaqueKind.CALL and x.callee is not None
-    }
 
 
 def uses_dimensions(kernel: N.Function, module: N.Module) -> int:
@@ -462,6 +101,34 @@ def uses_dimensions(kernel: N.Function, module: N.Module) -> int:
 
 def _builtins_in(stmts: list[N.Stmt]) -> set[builtins.BuiltinSpec]:
     return {builtins.BUILTINS[x.name] for x in N.walk_nodes(stmts) if isinstance(x, N.Builtin)}
+
+
+@record
+class KernelTable:
+    """A per-kernel table of the configuration (`[tool.warplint.kernels."reduce4<*>"]`): the
+    block, grid, parameters and facts of the kernels whose name matches `pattern` (a glob over
+    the name with its template arguments, `reduce4<float, 256>`, or without them). The command
+    line's `--block`, `--grid` and `--param` are already in it (they win over the table)."""
+
+    pattern: str
+    where: str  # the configuration file, for the origin of a launch it gives
+    block: tuple[int, int, int] | None = None
+    grid: tuple[int, int, int] | None = None
+    params: tuple[tuple[str, int], ...] = ()
+    facts: tuple[tuple[str, Fact], ...] = ()  # (parameter, ("divisor", 32) / ("min", 1) / ("max", 64))
+
+    def matches(self, kernel: N.Function) -> bool:
+        names = {kernel.display_name, kernel.name, base_name(kernel.name)}
+        return any(fnmatch.fnmatchcase(name.replace(" ", ""), self.pattern.replace(" ", "")) for name in names)
+
+    @property
+    def origin(self) -> str:
+        return f'[kernels."{self.pattern}"] of {os.path.basename(self.where)}'
+
+
+def kernel_table(tables: tuple[KernelTable, ...], kernel: N.Function) -> KernelTable | None:
+    """The first per-kernel table whose pattern matches `kernel`, or None."""
+    return next((t for t in tables if t.matches(kernel)), None)
 
 
 @record
@@ -488,18 +155,19 @@ def host_launches(module: N.Module) -> list[HostLaunch]:
     """Every launch the host code of `module` makes, each host function run from the top (a
     function the others call is run from its callers, with their arguments)."""
     functions = {fn.name: fn for fn in module.host}
-    called = {name for fn in module.host for name in _host_calls(fn.body) if name in functions and name != fn.name}
+    called = {name for fn in module.host for name in host_calls(fn.body) if name in functions and name != fn.name}
+    pointed = function_pointers(module.host)
     out: list[HostLaunch] = []
     for host in module.host:
         if host.name in called:
             continue  # run from its callers, with their arguments
-        interp = HostInterpreter(functions)
+        interp = HostInterpreter(functions, pointed=pointed)
         interp.run(host.body)
-        for stmt, g, b, args, facts in interp.launches:
+        for stmt, kernel, g, b, args, facts in interp.launches:
             block_text = stmt.config_text[1] if len(stmt.config_text) > 1 else "?"
             out.append(
                 HostLaunch(
-                    stmt.kernel,
+                    kernel,
                     tuple(str(a) for a in stmt.template_args),
                     g,
                     b,
@@ -558,6 +226,47 @@ def launch_configs(
     problems: list[Diagnostic] | None = None,
     foreign: tuple[HostLaunch, ...] = (),
     header: tuple[tuple[int, int, int], tuple[int, int, int], int] | None = None,
+    table: KernelTable | None = None,
+) -> list[LaunchConfig]:
+    """Every configuration the kernel is analysed for (`_launch_configs`); a per-kernel table
+    of the configuration (`table`) gives the block and grid in place of the host's launches
+    where it names them, and its parameters and facts hold for every configuration."""
+    if table is None:
+        return _launch_configs(module, kernel, block, grid, params, line_of, problems, foreign, header)
+    params = {**(params or {}), **dict(table.params)}
+    grid = table.grid or grid
+    if table.block is not None:
+        configs = [LaunchConfig(table.block, grid, table.origin, False, tuple(sorted(params.items())))]
+    else:
+        configs = _launch_configs(module, kernel, block, grid, params, line_of, problems, foreign, header)
+    return [_with_table_facts(c, table) for c in configs]
+
+
+def _with_table_facts(config: LaunchConfig, table: KernelTable) -> LaunchConfig:
+    """`config` with the facts a per-kernel table states of parameters it leaves unknown added."""
+    if not table.facts:
+        return config
+    known = dict(config.params)
+    had = config.facts
+    stated = [(n, f) for n, f in table.facts if n not in known]
+    if had is not None:
+        stated += [(n, ("value", v)) for n, v in had.value_of]
+        stated += [(n, ("divisor", d)) for n, d in had.divisor_of]
+        stated += [(n, ("min", lo)) for n, lo, _ in had.range_of if lo is not None]
+        stated += [(n, ("max", hi)) for n, _, hi in had.range_of if hi is not None]
+    return replace(config, facts=launch_facts(stated))
+
+
+def _launch_configs(
+    module: N.Module,
+    kernel: N.Function,
+    block: tuple[int, int, int] | None,
+    grid: tuple[int, int, int] | None,
+    params: dict[str, int] | None,
+    line_of: Any,
+    problems: list[Diagnostic] | None,
+    foreign: tuple[HostLaunch, ...],
+    header: tuple[tuple[int, int, int], tuple[int, int, int], int] | None,
 ) -> list[LaunchConfig]:
     """Every configuration the kernel is analysed for. `line_of(span) -> int` names launch lines.
     `foreign` are launches made by other files of the run (`analyzer.program`), after the

@@ -13,9 +13,10 @@ there for why one class is split so); the call graph is in `call_graph`.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from analyzer import budget
+from analyzer import budget, records
 from analyzer.diagnostics import Severity, Span
 from analyzer.gc_pause import gc_paused
 from analyzer.ir import nodes as N
@@ -51,7 +52,9 @@ class Lowerer(StatementLowering):
             what = "lowering stopped at this function; it and the functions after it are not analysed"
             self.diagnostics.append(budget.exceeded(err, what, err.span))
         globals_ = [v for v in self.globals.names.values() if isinstance(v, N.Variable)]
-        return N.Module(self.path, self.functions, self.kernels, [], globals_, self.diagnostics, launches)
+        module = N.Module(self.path, self.functions, self.kernels, [], globals_, self.diagnostics, launches)
+        module.templates = [fd.name for fd in kernel_defs if fd.template_params]
+        return module
 
     def lower_functions(
         self, host_functions: list[A.FunctionDef], kernel_defs: list[A.FunctionDef], launches: list[N.Function]
@@ -64,6 +67,10 @@ class Lowerer(StatementLowering):
             # an explicit instantiation (`template __global__ void reduce0<int>(int *, ...);`)
             # makes the kernel as real as a launch does: it is compiled for those arguments
             for targs in self.explicit.get(fd.name, []) if fd.template_params else []:
+                if targs not in instantiations.setdefault(fd.name, []):
+                    instantiations[fd.name].append(targs)
+            # a launch in another file of the program (`k<float><<<...>>>` in b.cu) too
+            for targs in self.launched_elsewhere(fd) if fd.template_params else []:
                 if targs not in instantiations.setdefault(fd.name, []):
                     instantiations[fd.name].append(targs)
             if fd.template_params:
@@ -85,6 +92,24 @@ class Lowerer(StatementLowering):
                 fn = self.lower_function(fd, "global")
                 if fn is not None:
                     self.kernels.append(fn)
+
+    def launched_elsewhere(self, fd: A.FunctionDef) -> list[tuple[Any, ...]]:
+        """The template arguments other files of the program launch the template kernel `fd`
+        with (`self.elsewhere`, as spelled there: "float", "16", "RGBA8"), each that names
+        values and types this file knows."""
+        out = []
+        for spelled in self.elsewhere.get(fd.name, ()):
+            targs = tuple(self.spelled_argument(a) for a in spelled)
+            if len(targs) == len(fd.template_params) and not any(a is None for a in targs):
+                out.append(targs)
+        return out
+
+    def spelled_argument(self, text: str) -> Any:
+        """A template argument spelled as in an instance's name: an integer, a type name."""
+        if re.fullmatch(r"-?\d+", text.strip()):
+            return int(text)
+        found = self.types.get(text.strip()) or T.builtin_type(text.strip())
+        return found
 
     def lower_host_functions(self, host_functions: list[A.FunctionDef], launches: list[N.Function]) -> None:
         """The host functions into `launches`: a function template once per explicit
@@ -150,6 +175,7 @@ class Lowerer(StatementLowering):
         specs = decl.specs
         base = self.declared_type(specs, None)
         if "typedef" in specs.storage:
+            base = _named_by_typedef(base, decl)
             for d in decl.declarators:
                 if d.declarator.name:
                     t = self.apply_derivations(base, d.declarator.derivations)
@@ -343,12 +369,33 @@ def _arguments_text(template_args: tuple[Any, ...]) -> str:
 
 
 @gc_paused
-def lower(unit: A.TranslationUnit, text: str, path: str, padding: dict[str, int] | None = None) -> N.Module:
+def lower(
+    unit: A.TranslationUnit,
+    text: str,
+    path: str,
+    padding: dict[str, int] | None = None,
+    elsewhere: dict[str, list[tuple[str, ...]]] | None = None,
+) -> N.Module:
     """The IR of a translation unit. `padding` widens the last dimension of the named
     `__shared__` arrays (array name -> extra elements), to check a padding fix: lowering
-    again is how every index computed from the array's type gets the new row length."""
+    again is how every index computed from the array's type gets the new row length.
+    `elsewhere` are the template arguments (as spelled) that other files of the program launch
+    this file's template kernels with, by name: those instances are lowered too."""
     lowerer = Lowerer(text, path, padding)
+    lowerer.elsewhere = elsewhere or {}
     module = lowerer.lower_unit(unit)
     if may_recurse(module):
         module.call_graph = build_call_graph(module)
     return module
+
+
+def _named_by_typedef(base: T.CType, decl: A.Declaration) -> T.CType:
+    """An unnamed struct that a typedef names takes that name (C++'s typedef name for linkage
+    purposes): `typedef struct {...} RGBA8;` is `RGBA8`, so `testKernel<RGBA8>` and
+    `testKernel<LA32>` are two instances, not one `testKernel<<anonymous struct>>`."""
+    first = decl.declarators[0].declarator if decl.declarators else None
+    if not isinstance(base, T.StructType) or not base.name.startswith("<anonymous") or first is None:
+        return base
+    if not first.name or first.derivations:
+        return base
+    return records.replace(base, name=first.name)

@@ -271,7 +271,7 @@ class ExpressionLowering(ScopesAndTypes):
         if e.name in ("NULL", "nullptr"):
             return N.Const(0, T.PointerType(T.VOID), e.span)
         if e.name in self.function_defs:  # a function named as a value: its address (a function pointer)
-            return N.Opaque(OpaqueKind.VALUE, f"address of function '{e.name}'", T.PointerType(T.VOID), e.span)
+            return function_address(e.name, e.span)
         return N.Opaque(OpaqueKind.VALUE, f"unknown name '{e.name}'", T.UnknownType(e.name), e.span)
 
     def _member(self, e: A.Member, expected: T.CType | None) -> N.Expr:
@@ -317,6 +317,9 @@ class ExpressionLowering(ScopesAndTypes):
                         e.span,
                         variable=var,
                     )
+            named = e.operand.name if isinstance(e.operand, A.Identifier) else None
+            if named in self.function_defs and self.lookup(named) is None:  # `&copy`: a function's address
+                return function_address(named, e.span)
             try:
                 return self.address_of(e.operand)
             except LoweringError:
@@ -630,3 +633,9 @@ def builtin_member(e: A.Member) -> builtins.BuiltinSpec | None:
     if isinstance(e.base, A.Identifier):
         return builtins.variable(f"{e.base.name}.{e.name}")
     return None
+
+
+def function_address(name: str, span: Span) -> N.Opaque:
+    """The address of the function `name` as a value (`kernel = &copy;`): host code follows it
+    to the launches made through the pointer that holds it."""
+    return N.Opaque(OpaqueKind.FUNCTION, f"address of function '{name}'", T.PointerType(T.VOID), span, callee=name)

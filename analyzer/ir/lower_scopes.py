@@ -63,6 +63,8 @@ class ScopesAndTypes:
         self.goto_flags: dict[str, Any] = {}  # label -> the flag of a forward goto to it (lower_statements)
         # explicit instantiations of function templates: name -> template argument values
         self.explicit: dict[str, list[tuple[Any, ...]]] = {}
+        # template arguments, as spelled, that other files of the program launch kernels with
+        self.elsewhere: dict[str, list[tuple[str, ...]]] = {}
         # host function templates called from host code: instance name -> (template, arguments)
         self.host_instances: dict[str, tuple[str, tuple[Any, ...]]] = {}
         # `__shared__` arrays whose last dimension is widened, to check a padding fix

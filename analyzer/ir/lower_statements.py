@@ -387,7 +387,10 @@ class StatementLowering(CallLowering):
         targs = tuple(self.template_arg_value(a) for a in e.template_args)
         config = tuple(self.rvalue(c) for c in e.config)
         args = tuple(self.rvalue(a) for a in e.args)
-        return N.LaunchStmt(name, targs, config, args, e.span, tuple(self.source(c.span) for c in e.config))
+        texts = tuple(self.source(c.span) for c in e.config)
+        held = self.lookup(e.func.name) if isinstance(e.func, A.Identifier) else None
+        pointer = self.rvalue(e.func) if isinstance(held, N.Variable) and held.kind in ("local", "param") else None
+        return N.LaunchStmt(name, targs, config, args, e.span, texts, pointer)
 
     def lower_assign(self, e: A.Assign) -> list[N.Stmt]:
         if isinstance(e.value, A.Assign):  # a = b = c: assign b, then a from b

@@ -156,6 +156,7 @@ class OpaqueKind(StrEnum):
     INDIRECT_CALL = "indirect call"  # a call through a pointer
     BARRIER = "barrier"  # `__syncthreads_count(p)` and the like, used as a value
     LOCAL_ADDRESS = "local address"  # `&n` of a local or parameter: `variable` names it
+    FUNCTION = "function address"  # `&copy` or `copy` of a function: `callee` names it (a function pointer's value)
     VALUE = "value"  # any other value not modelled: a string literal, a local's address, a PTX address ...
 
 
@@ -168,7 +169,7 @@ class Opaque(Expr):
     type: CType
     span: Span
     operands: tuple[Expr, ...] = ()
-    callee: str | None = None  # CALL: the name called as written (`helper`, `std::sqrt`)
+    callee: str | None = None  # CALL: the name called as written (`helper`, `std::sqrt`); FUNCTION: the function
     variable: Variable | None = None  # LOCAL_ADDRESS: the local whose address is taken
 
 
@@ -237,6 +238,9 @@ class LaunchStmt(Stmt):
     args: tuple[Expr, ...]
     span: Span
     config_text: tuple[str, ...] = ()
+    # the variable launched through (`kernel<<<g, b>>>()` with `void (*kernel)(...)`), whose
+    # value host code follows to the kernels it may hold; None for a kernel launched by name
+    pointer: Expr | None = None
 
 
 @record(frozen=False, eq=False)
@@ -352,6 +356,7 @@ class Module:
     diagnostics: list[Diagnostic]
     host: list[Function] = field(default_factory=list)  # host functions (their launches give configurations)
     call_graph: Any = None  # networkx.DiGraph of function names
+    templates: list[str] = field(default_factory=list)  # names of the template kernels defined
 
 
 _NOT_CHILDREN = frozenset({"type", "span", "var", "access"})
