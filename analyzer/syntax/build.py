@@ -403,6 +403,30 @@ class ToAst:
     def switch_statement(self, meta, expr, body):
         return A.Switch(expr, body, self._span(meta))
 
+    def asm_statement(self, meta, *children):
+        """The template (the strings before the first `:`) and the output and input operands;
+        the clobbers are left out."""
+        rest = [c for c in children if c not in ("asm", "qualifier")]
+        strings = 0
+        while strings < len(rest) and isinstance(rest[strings], Token):
+            strings += 1
+        template = "".join(str(t)[1:-1] for t in rest[:strings])
+        outputs = rest[strings] if len(rest) > strings and rest[strings] else ()
+        inputs = rest[strings + 1] if len(rest) > strings + 1 and isinstance(rest[strings + 1], tuple) else ()
+        return A.Asm(template, outputs, inputs, self._span(meta))
+
+    def asm_keyword(self, meta, *_):
+        return "asm"
+
+    def asm_qualifier(self, meta, *_):
+        return "qualifier"
+
+    def asm_operands(self, meta, *operands):
+        return tuple(operands)
+
+    def asm_operand(self, meta, constraint, expr):
+        return A.AsmOperand(str(constraint)[1:-1], expr, self._span(meta))
+
     def return_statement(self, meta, value):
         return A.Return(value, self._span(meta))
 
