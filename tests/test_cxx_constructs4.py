@@ -164,3 +164,60 @@ int main() { cudaSurfaceObject_t o; cudaTextureObject_t i; k<<<1, 32>>>(o, i, 32
     (note,) = report.diagnostics
     assert (note.code, note.location.line, note.location.column) == ("WL908", 1, 17)
     assert "only through textures and surfaces (`tex2D`)" in note.message
+
+
+MEMBER_OF_CLASS_TEMPLATE = """\
+template <typename Real> struct Opt { Real r; Real s; };
+template <typename Real> class Engine
+{
+public:
+    void run(Real *p);
+};
+template <typename Real>
+__global__ void k(Real *const paths, const Opt<Real> *const option)
+{
+    paths[threadIdx.x] = option->s;
+}
+template <typename Real> void Engine<Real>::run(Real *p)
+{
+    Opt<Real> *o;
+    k<Real><<<2, 32>>>(p, o);
+}
+template class Engine<float>;
+template class Engine<double>;
+"""
+
+
+def test_a_member_of_a_class_template_defined_outside_it_is_instantiated_with_the_class():
+    # cuda-samples MC_SingleAsianOptionP: `template class Engine<float>;` instantiates Engine<Real>::run,
+    # whose launch makes k<float> and k<double>: all lanes read one field (1 sector), 4- and 8-byte stores
+    assert diagnostics(MEMBER_OF_CLASS_TEMPLATE, show_host=True) == []
+    assert sorted(costs(MEMBER_OF_CLASS_TEMPLATE)) == [
+        (10, 5, "paths[threadIdx.x]", 4, 8),
+        (10, 5, "paths[threadIdx.x]", 8, 16),
+        (10, 26, "option->s", 1, 2),
+        (10, 26, "option->s", 1, 2),
+    ]
+
+
+LIBRARY_TYPES = """\
+#include <curand_kernel.h>
+#include <cufft.h>
+__global__ void k(curandState *states, cufftComplex *c, cufftReal *out)
+{
+    curandState local = states[threadIdx.x];
+    out[threadIdx.x] = curand_uniform(&local) * c[threadIdx.x].x;
+}
+int main() { curandState *s; cufftComplex *c; float *o; k<<<1, 32>>>(s, c, o); }
+"""
+
+
+def test_curand_states_and_cufft_complex_numbers_have_their_headers_layout():
+    # curandState (XORWOW) is 48 bytes, align 8: 6 pieces (d, v[5] and the Box-Muller fields), each
+    # of 32 lanes 48 bytes apart (32 sectors); cufftComplex is a float2: .x of 8-byte elements
+    assert diagnostics(LIBRARY_TYPES, show_host=True) == []
+    assert sorted(costs(LIBRARY_TYPES)) == [
+        (5, 25, "states[threadIdx.x]", 32, 192),
+        (6, 5, "out[threadIdx.x]", 4, 4),
+        (6, 49, "c[threadIdx.x].x", 8, 8),
+    ]

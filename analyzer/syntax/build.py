@@ -138,6 +138,11 @@ class ToAst:
             return None
         return A.ExplicitInstantiation(ts.names[-1], tuple(ts.template_args), self._span(meta))
 
+    def explicit_class_instantiation(self, meta, _kind, tid):
+        """`template class PricingEngine<float>;`: every member of the class template defined
+        outside it is instantiated with these arguments (lowering finds them by the class's name)."""
+        return A.ExplicitInstantiation(tid.name, tid.args, self._span(meta))
+
     destructor_definition = destructor_declaration = constructor_declaration
     ctor_initializer = member_initializer = special_body = constructor_declaration
     using_namespace = using_name = namespace_alias = constructor_declaration
