@@ -221,3 +221,16 @@ def test_curand_states_and_cufft_complex_numbers_have_their_headers_layout():
         (6, 5, "out[threadIdx.x]", 4, 4),
         (6, 49, "c[threadIdx.x].x", 8, 8),
     ]
+
+
+def test_inline_assembly_is_parsed_with_its_operands():
+    from analyzer.syntax import ast as A
+    from analyzer.syntax.parse import parse
+
+    text = '__global__ void k(int *p) { int lane; asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane) :: "memory"); }'
+    result = parse(text)
+    assert result.diagnostics == []
+    (asm,) = [n for n in result.unit.walk() if isinstance(n, A.Asm)]
+    assert asm.template == "mov.u32 %0, %%laneid;"
+    assert [(o.constraint, o.expr.name) for o in asm.outputs] == [("=r", "lane")]
+    assert asm.inputs == ()

@@ -823,7 +823,6 @@ UNSUPPORTED = [
     ("throw 1;", "exception handling"),
     ("decltype(p) r = p;", "decltype"),
     ("goto done;", "goto/label"),
-    ('asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));', "inline assembly"),
 ]
 
 
