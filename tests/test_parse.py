@@ -820,7 +820,6 @@ UNSUPPORTED = [
     ("for (int v : values) p[0] += v;", "range-based for loop"),
     ("throw 1;", "exception handling"),
     ("decltype(p) r = p;", "decltype"),
-    ('asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));', "inline assembly"),
 ]
 
 

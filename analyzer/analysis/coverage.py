@@ -16,6 +16,8 @@ from analyzer.ir import nodes as N
 NO_COSTED_ACCESS = "WL908"
 _SAYS_WHY = frozenset(("WL901", "WL902", "WL903"))  # a diagnostic in the kernel's code that already says why
 # a subscript, `->`, or a unary `*` on a name: what indexing memory looks like in a kernel's text
+_WARP_MATRIX_MEMORY = frozenset(("warp-matrix load_matrix_sync", "warp-matrix store_matrix_sync"))  # see ir.wmma
+_TEXTURE_CALL = re.compile(r"(tex|surf)(1D|2D|3D|Cubemap)\w*$")  # tex1Dfetch, tex2DLod, surf2Dwrite ...
 _INDEXES_MEMORY = re.compile(r"[\w)\]]\s*\[|->|[=(,;{]\s*\*\s*\(?\s*[A-Za-z_]")
 
 
@@ -27,9 +29,9 @@ def costless_note(
     if any(getattr(c, "per_request", None) is not None for a in analyses for c in getattr(a, "costs", ())):
         return None
     body = text[kernel.span.start : kernel.span.end]
-    if not _INDEXES_MEMORY.search(body[body.find("{") + 1 :]):
-        return None
     functions = list(_device_functions(kernel, module))
+    if not _INDEXES_MEMORY.search(body[body.find("{") + 1 :]) and not _texture_calls(functions):
+        return None
     spans = [f.span for f in functions]
     for d in reported:
         if d.code in _SAYS_WHY and d.span is not None and any(s.start <= d.span.start < s.end for s in spans):
@@ -57,10 +59,26 @@ def _reason(functions: list[N.Function]) -> str:
     skipped = [s for f in functions for s in N.walk_statements(f.body) if isinstance(s, N.Skipped)]
     if skipped:
         return f"a statement was skipped ({skipped[0].what})"
+    opaque = [x for f in functions for x in N.walk_nodes(f.body) if isinstance(x, N.Opaque)]
+    if any(x.reason in _WARP_MATRIX_MEMORY for x in opaque):
+        return "its memory accesses are warp-matrix loads and stores, which are not costed (the note at each says why)"
+    texture = _texture_calls(functions)
+    if texture:
+        return (
+            f"it reaches memory only through textures and surfaces (`{texture[0]}`), which warplint does not "
+            "cost: they go through the texture cache, for which the hardware model gives no cost"
+        )
     accesses = [a for f in functions for a in f.accesses]
     if accesses:
         return f"the addresses of its {len(accesses)} accesses could not be worked out"
-    opaque = [x for f in functions for x in N.walk_nodes(f.body) if isinstance(x, N.Opaque)]
     if opaque:
         return f"memory is reached only through what warplint does not model ({opaque[0].reason})"
     return "it reads and writes memory only through calls and types warplint does not model"
+
+
+def _texture_calls(functions: list[N.Function]) -> list[str]:
+    """The texture fetches and surface reads and writes (`tex2D`, `surf2Dwrite`) the functions make."""
+    calls = sorted(
+        (x.span.start, x.callee or "") for f in functions for x in N.walk_nodes(f.body) if isinstance(x, N.Opaque)
+    )
+    return [c for _, c in calls if _TEXTURE_CALL.match(c.rsplit("::", 1)[-1])]  # in the order of the text

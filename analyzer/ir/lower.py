@@ -123,7 +123,14 @@ class Lowerer(StatementLowering):
                 instances.append((fd, ()))
             elif fd.name in self.explicit:
                 instances.extend((fd, targs) for targs in self.explicit[fd.name])
-        implicit = {fd.name for fd in host_functions if fd.template_params and fd.name not in self.explicit}
+            elif (cls := _member_of(fd)) is not None and cls in self.explicit:
+                # `template <typename Real> void Engine<Real>::run(...)` and `template class Engine<float>;`
+                instances.extend((fd, targs) for targs in self.explicit[cls])
+        implicit = {
+            fd.name
+            for fd in host_functions
+            if fd.template_params and fd.name not in self.explicit and _member_of(fd) not in self.explicit
+        }
         done: set[str] = set()
         while instances:
             fd, targs = instances.pop(0)
@@ -361,6 +368,15 @@ class Lowerer(StatementLowering):
                     t = T.element_type(t) or T.UnknownType("?")
                 found[names[0]] = t
         return tuple(found.get(tp.name or "", T.UnknownType(tp.name or "?")) for tp in fd.template_params)
+
+
+def _member_of(fd: A.FunctionDef) -> str | None:
+    """The class template whose member `fd` defines outside the class (`Engine<Real>::run`:
+    `Engine`), or None: the parser reads `Engine<Real>` as a type and `::run` as the name."""
+    ts = fd.specs.type
+    if fd.name.startswith("::") and ts.template_args and ts.names:
+        return ts.names[-1]
+    return None
 
 
 def _arguments_text(template_args: tuple[Any, ...]) -> str:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from analyzer.diagnostics import Span
-from analyzer.ir import builtins
+from analyzer.diagnostics import Severity, Span
+from analyzer.ir import builtins, wmma
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.ir.builtins import BuiltinKind, MemoryEffect
@@ -47,6 +47,8 @@ class CallLowering(ExpressionLowering):
                 return N.Opaque(OpaqueKind.METHOD_CALL, f"method call .{e.func.name}()", T.UnknownType("?"), e.span)
             return N.Opaque(OpaqueKind.INDIRECT_CALL, "indirect call", T.UnknownType("?"), e.span)
         short = name.rsplit("::", 1)[-1]
+        if short in wmma.MEMORY_CALLS | wmma.REGISTER_CALLS and wmma.is_warp_matrix_name(name, short):
+            return self.warp_matrix_call(short, e)
         spec = builtins.lookup(name)
         if spec is not None and spec.memory in _ACCESS_OF and e.args:
             return self.builtin_access(spec, e)
@@ -84,6 +86,18 @@ class CallLowering(ExpressionLowering):
         return N.Opaque(
             OpaqueKind.CALL, f"call to {name}", returns, e.span, tuple(args), callee=self.host_callee(name, targs, args)
         )
+
+    def warp_matrix_call(self, short: str, e: A.Call) -> N.Expr:
+        """`wmma::load_matrix_sync(frag, p, ld)`, `store_matrix_sync(p, frag, ld, layout)`,
+        `mma_sync`, `fill_fragment`: the fragments are registers and are not lowered; the pointer,
+        the leading dimension and a fill value are (their loads are costed), and a load or store
+        gets a note (WL908) saying why it is not costed (see `analyzer.ir.wmma`)."""
+        positions = {"load_matrix_sync": (1, 2), "store_matrix_sync": (0, 2), "fill_fragment": (1,)}.get(short, ())
+        args = tuple(self.rvalue(e.args[i]) for i in positions if i < len(e.args))
+        if short in wmma.MEMORY_CALLS and len(e.args) > positions[0]:
+            pointer = self.source(e.args[positions[0]].span)
+            self.warn(wmma.not_costed_message(short, pointer), e.span, "WL908", Severity.NOTE)
+        return N.Opaque(OpaqueKind.CALL, f"warp-matrix {short}", T.VOID, e.span, args, callee=short)
 
     def builtin_access(self, spec: builtins.BuiltinSpec, e: A.Call) -> N.Expr:
         """An atomic (`atomicAdd(&a[i], v)`: a `Call` with the access it makes) or a load

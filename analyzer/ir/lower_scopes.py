@@ -24,6 +24,7 @@ from typing import Any
 from analyzer.diagnostics import Diagnostic, Severity, Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.ir import wmma
 from analyzer.launch_limits import alignment_problem
 from analyzer.records import field, record
 from analyzer.syntax import ast as A
@@ -144,11 +145,17 @@ class ScopesAndTypes:
             self.define_enum(spec.enum)
             return T.INT
         text = spec.text
+        if len(spec.names) == 2 and spec.names[1].startswith("::") and spec.template_args:
+            member = self.member_type(spec.names[0], spec.template_args, spec.names[1][2:])
+            if member is not None:
+                return member
         if len(spec.names) == 1:
             name = spec.names[0]
             bound = self.binding(name)
             if isinstance(bound, T.CType):
                 return bound
+            if spec.template_args and wmma.is_warp_matrix_name(name, wmma.FRAGMENT_TYPE):
+                return self.fragment(spec.template_args)
             if spec.template_args and name in self.templates.structs:
                 return self.instantiate_struct(name, spec.template_args)
             if name in self.types:
@@ -251,6 +258,39 @@ class ScopesAndTypes:
         finally:
             self.type_bindings.pop()
         return T.StructType(f"{name}<...>", t.fields, t.size, t.align, t.is_union) if isinstance(t, T.StructType) else t
+
+    def member_type(self, name: str, args: tuple[A.Node, ...], member: str) -> T.CType | None:
+        """A member type of a class template's instantiation, `typename vec4<T>::Type` (cuda-samples
+        nbody): the typedef in the explicit specialization for those arguments (`template <> struct
+        vec4<float> { typedef float4 Type; }`), else in the primary template with its parameters
+        bound; None when neither declares it."""
+        values = tuple(self.template_arg_value(a) for a in args)
+        specialization = self.templates.structs.get(f"{name}<{', '.join(str(v) for v in values)}>")
+        primary = self.templates.structs.get(name)
+        sd = specialization or primary
+        if sd is None or sd.members is None:
+            return None
+        params = () if specialization is not None else self.templates.struct_params.get(name, ())
+        for m in sd.members:
+            if not isinstance(m, A.Declaration) or "typedef" not in m.specs.storage:
+                continue
+            for d in m.declarators:
+                if d.declarator.name == member:
+                    self.type_bindings.append(self.bind_template(params, values))
+                    try:
+                        return self.declared_type(m.specs, d.declarator)
+                    finally:
+                        self.type_bindings.pop()
+        return None
+
+    def fragment(self, args: tuple[A.Node, ...]) -> T.CType:
+        """`wmma::fragment<use, m, n, k, T, layout>`: registers (see `analyzer.ir.wmma`)."""
+        use = self.source(args[0].span) if args else "accumulator"
+        m, n, k = (
+            self.const_int(args[i]) if i < len(args) and isinstance(args[i], A.Expr) else None for i in (1, 2, 3)
+        )
+        element = self.template_arg_value(args[4]) if len(args) > 4 else T.FLOAT
+        return wmma.fragment_type(use, m, n, k, element if isinstance(element, T.CType) else T.FLOAT)
 
     def bind_template(self, params: tuple[A.TemplateParam, ...], args: Iterable[Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}

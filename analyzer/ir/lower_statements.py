@@ -4,7 +4,7 @@
 `if`, the three loops (`Loop`), `switch` as an if-chain, `return`/`break`/`continue`,
 local declarations (`__shared__` arrays, references bound to an lvalue's address, `auto`
 typed from the initializer), assignments (to a register variable, a field of a local
-struct, or a `Store` to memory), barriers and kernel launches. A statement that cannot be
+struct, or a `Store` to memory), barriers, kernel launches and inline assembly (`inline_asm`). A statement that cannot be
 lowered becomes `Skipped`, naming the variables it writes, and a WL903 warning.
 
 A layer of `analyzer.ir.lower.Lowerer` over `CallLowering` (see `lower_scopes` for why).
@@ -12,16 +12,19 @@ A layer of `analyzer.ir.lower.Lowerer` over `CallLowering` (see `lower_scopes` f
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from analyzer.diagnostics import Severity, Span
 from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.ir.inline_asm import AsmInstruction, AsmMemoryOp, AsmNotRead, read_asm
 from analyzer.ir.lower_calls import CallLowering, callee_name
 from analyzer.ir.lower_expressions import SideEffects
 from analyzer.ir.lower_scopes import LoweringError, Scope
-from analyzer.ir.nodes import Space
+from analyzer.ir.nodes import OpaqueKind, Space
 from analyzer.syntax import ast as A
 
 
@@ -205,6 +208,8 @@ class StatementLowering(CallLowering):
             return self.lower_local_declaration(s.decl)
         if isinstance(s, A.Declaration):
             return self.lower_local_declaration(s)
+        if isinstance(s, A.Asm):
+            return self.lower_asm(s)
         if isinstance(s, A.ExprStmt):
             if s.expr is None:
                 return []
@@ -382,6 +387,74 @@ class StatementLowering(CallLowering):
             return [self.lower_launch(e)]
         return [N.Eval(self.rvalue(e), e.span)]
 
+    def lower_asm(self, s: A.Asm) -> list[N.Stmt]:
+        """Inline assembly: each `ld`/`st` the PTX grammar reads is a load or store of the C
+        pointer bound to its address operand (costed as one); every other output becomes a value
+        warplint does not know. A template holding `ld`/`st` that cannot be read gets a note
+        (WL908) saying why its accesses are not costed."""
+        operands = s.outputs + s.inputs
+        try:
+            instructions = read_asm(s.template)
+        except AsmNotRead as err:
+            if re.search(r"(^|[;\s])(ld|st)\.", s.template):
+                message = f"the loads and stores of this inline assembly are not costed: {err}"
+                self.warn(message, s.span, "WL908", Severity.NOTE)
+            instructions = [AsmInstruction("?", tuple(range(len(s.outputs))))]
+        # each input's value once, before the assembly runs (the loads in `"r"(p[i])` are costed)
+        values = {n: self.rvalue(op.expr) for n, op in enumerate(operands) if n >= len(s.outputs)}
+        used = {n for ins in instructions if ins.memory for n in (ins.memory.address, ins.memory.value)}
+        out: list[N.Stmt] = [N.Eval(v, operands[n].span) for n, v in values.items() if n not in used]
+        loaded: dict[int, N.Expr] = {}
+        for ins in instructions:
+            mem = ins.memory
+            if mem is not None and mem.address in values:
+                out += self.asm_memory(ins.opcode, mem, operands, values, s.span, loaded)
+            for n in ins.written:
+                if n < len(s.outputs) and n not in loaded:
+                    loaded[n] = N.Opaque(OpaqueKind.VALUE, f"result of `{ins.opcode}`", T.UnknownType("?"), s.span)
+        for n, op in enumerate(s.outputs):
+            value = loaded.get(n) or N.Opaque(OpaqueKind.VALUE, "result of inline assembly", T.UnknownType("?"), s.span)
+            out += self.asm_output(op, value)
+        return out
+
+    def asm_memory(
+        self,
+        opcode: str,
+        mem: AsmMemoryOp,
+        operands: tuple[A.AsmOperand, ...],
+        values: dict[int, N.Expr],
+        span: Span,
+        loaded: dict[int, N.Expr],
+    ) -> list[N.Stmt]:
+        """One `ld`/`st` of inline assembly as the access it makes, at the `asm` statement."""
+        pointer = operands[mem.address].expr
+        base = values[mem.address]
+        elem = _asm_element(mem)
+        addr: N.Expr = N.Cast(base, T.PointerType(elem), span)
+        if mem.offset:
+            addr = N.PtrAdd(addr, N.Const(mem.offset, T.LONG, span), T.PointerType(elem), span)
+        acc = self.make_access(mem.kind, addr, elem, span, self.source(pointer.span))
+        offset = f" + {mem.offset}" if mem.offset > 0 else f" - {-mem.offset}" if mem.offset else ""
+        acc.text = f"{opcode} [{self.source(pointer.span)}{offset}]"  # what the message quotes
+        if mem.space in ("global", "shared"):
+            acc.space = Space(mem.space)
+        if mem.kind == "load":
+            if mem.value is not None:
+                loaded[mem.value] = N.Load(acc, elem, span)
+            return [N.Eval(N.Load(acc, elem, span), span)] if mem.value is None else []
+        value = values.get(mem.value) if mem.value is not None else None
+        return [N.Store(acc, value or N.Const(0, elem, span), span)]
+
+    def asm_output(self, op: A.AsmOperand, value: N.Expr) -> list[N.Stmt]:
+        """An output operand given `value`: a register variable assigned, else a store to memory."""
+        target = op.expr
+        if isinstance(target, A.Identifier):
+            var = self.lookup(target.name)
+            if isinstance(var, N.Variable) and not var.is_reference and var.kind in ("local", "param"):
+                return [N.Assign(var, value, op.span)]
+        addr, elem, array = self.address(target)
+        return [N.Store(self.make_access("store", addr, elem, target.span, array), value, op.span)]
+
     def lower_launch(self, e: A.Launch) -> N.LaunchStmt:
         name = callee_name(e.func) or "?"
         targs = tuple(self.template_arg_value(a) for a in e.template_args)
@@ -452,3 +525,14 @@ def _field_path(e: A.Expr) -> list[str] | None:
 
 def _gotos(node: A.Node) -> list[A.Goto]:
     return [n for n in node.walk() if isinstance(n, A.Goto)]
+
+
+def _asm_element(mem: AsmMemoryOp) -> T.CType:
+    """What one lane moves: a scalar of the instruction's type, or raw bytes for a vector."""
+    if mem.size in (1, 2, 4, 8) and not mem.is_float:
+        return T.ScalarType(
+            f"asm.{'s' if mem.is_signed else 'u'}{8 * mem.size}", mem.size, mem.size, False, mem.is_signed
+        )
+    if mem.size in (4, 8) and mem.is_float:
+        return T.FLOAT if mem.size == 4 else T.DOUBLE
+    return T.ScalarType(f"asm.b{8 * mem.size}", mem.size, mem.size, False, False)

@@ -270,6 +270,8 @@ _SCALARS: dict[str, CType] = {
     "cudaTextureObject_t": ULONGLONG,
     "cudaSurfaceObject_t": ULONGLONG,
     "cudaError_t": INT,
+    "cufftReal": FLOAT,  # cufft.h
+    "cufftDoubleReal": DOUBLE,
     "cudaStream_t": PointerType(VOID),
     "cudaEvent_t": PointerType(VOID),
 }
@@ -301,6 +303,8 @@ _VECTOR_SPECS["__nv_bfloat162"] = (BF16, 2, 4)
 _VECTOR_SPECS["nv_bfloat162"] = (BF16, 2, 4)
 _VECTOR_SPECS["cuFloatComplex"] = _VECTOR_SPECS["cuComplex"] = (FLOAT, 2, 8)  # cuComplex.h: float2
 _VECTOR_SPECS["cuDoubleComplex"] = (DOUBLE, 2, 16)  # double2
+_VECTOR_SPECS["cufftComplex"] = (FLOAT, 2, 8)  # cufft.h: cuComplex, a float2
+_VECTOR_SPECS["cufftDoubleComplex"] = (DOUBLE, 2, 16)  # cuDoubleComplex, a double2
 _VECTOR_SPECS["dim3"] = (UINT, 3, 4)
 _VECTOR_SPECS["uint3"] = (UINT, 3, 4)
 
@@ -317,19 +321,45 @@ def vector_type(name: str) -> StructType | None:
     return layout_struct(name, members, explicit_align=align, is_vector=True)
 
 
+# The generator states of cuRAND (curand_kernel.h), whose header warplint does not read: the
+# members as declared there, so that an array of states (`curandState *s; s[tid]`) has its size.
+_BOXMULLER = [("boxmuller_flag", INT), ("boxmuller_flag_double", INT), ("boxmuller_extra", FLOAT)]
+_BOXMULLER_DOUBLE = [("boxmuller_extra_double", DOUBLE)]
+_LIBRARY_STRUCTS: dict[str, list[tuple[str, CType]]] = {
+    "curandStateXORWOW": [("d", UINT), ("v", ArrayType(UINT, 5)), *_BOXMULLER, *_BOXMULLER_DOUBLE],
+    "curandStateMRG32k3a": [("s1", ArrayType(UINT, 3)), ("s2", ArrayType(UINT, 3)), *_BOXMULLER, *_BOXMULLER_DOUBLE],
+}
+_LIBRARY_ALIASES = {
+    "curandState": "curandStateXORWOW",
+    "curandState_t": "curandStateXORWOW",
+    "curandStateXORWOW_t": "curandStateXORWOW",
+    "curandStateMRG32k3a_t": "curandStateMRG32k3a",
+}
+
+
+def library_struct(name: str) -> StructType | None:
+    """A struct of a CUDA library header that is never read (`curandState`), laid out, or None."""
+    members = _LIBRARY_STRUCTS.get(_LIBRARY_ALIASES.get(name, name))
+    if members is None:
+        return None
+    return layout_struct(_LIBRARY_ALIASES.get(name, name), members)
+
+
 def builtin_type(name: str) -> CType | None:
     """The type a built-in name denotes (`"unsigned int"`, `"float3"`, `"size_t"`), or None."""
     name = " ".join(name.split())
     hit = _cache.get(name)
     if hit is not None:
         return hit
-    found: CType | None = _SCALARS.get(name) or vector_type(name)
+    found: CType | None = _SCALARS.get(name) or vector_type(name) or library_struct(name)
     if found is not None:
         _cache[name] = found
     return found
 
 
-BUILTIN_TYPE_NAMES: frozenset[str] = frozenset(n for n in list(_SCALARS) + list(_VECTOR_SPECS) if " " not in n)
+BUILTIN_TYPE_NAMES: frozenset[str] = frozenset(
+    n for n in [*_SCALARS, *_VECTOR_SPECS, *_LIBRARY_STRUCTS, *_LIBRARY_ALIASES] if " " not in n
+)
 
 
 def element_type(t: CType) -> CType | None:

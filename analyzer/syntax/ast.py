@@ -335,6 +335,26 @@ class Label(Stmt):
     span: Span = field(default=Span(0, 0))
 
 
+@record
+class AsmOperand(Node):
+    """`"=r"(v)`: an operand of inline assembly, its constraint and the C expression bound to it."""
+
+    constraint: str
+    expr: Expr = child()
+    span: Span = field(default=Span(0, 0))
+
+
+@record
+class Asm(Stmt):
+    """`asm volatile("..." : outputs : inputs : clobbers);`: the template is the strings joined,
+    as C reads them (escapes left as written); operands are numbered outputs first, `%0`, `%1` ..."""
+
+    template: str
+    outputs: tuple[AsmOperand, ...] = child(())
+    inputs: tuple[AsmOperand, ...] = child(())
+    span: Span = field(default=Span(0, 0))
+
+
 # ----------------------------------------------------------------------------- expressions
 class Expr(Node):
     pass

@@ -138,6 +138,11 @@ class ToAst:
             return None
         return A.ExplicitInstantiation(ts.names[-1], tuple(ts.template_args), self._span(meta))
 
+    def explicit_class_instantiation(self, meta, _kind, tid):
+        """`template class PricingEngine<float>;`: every member of the class template defined
+        outside it is instantiated with these arguments (lowering finds them by the class's name)."""
+        return A.ExplicitInstantiation(tid.name, tid.args, self._span(meta))
+
     destructor_definition = destructor_declaration = constructor_declaration
     ctor_initializer = member_initializer = special_body = constructor_declaration
     using_namespace = using_name = namespace_alias = constructor_declaration
@@ -423,6 +428,30 @@ class ToAst:
         if isinstance(expr, A.Declaration):
             return A.Compound((A.DeclStmt(expr, expr.span), A.Switch(_declared(expr), body, span)), span)
         return A.Switch(expr, body, span)
+
+    def asm_statement(self, meta, *children):
+        """The template (the strings before the first `:`) and the output and input operands;
+        the clobbers are left out."""
+        rest = [c for c in children if c not in ("asm", "qualifier")]
+        strings = 0
+        while strings < len(rest) and isinstance(rest[strings], Token):
+            strings += 1
+        template = "".join(str(t)[1:-1] for t in rest[:strings])
+        outputs = rest[strings] if len(rest) > strings and rest[strings] else ()
+        inputs = rest[strings + 1] if len(rest) > strings + 1 and isinstance(rest[strings + 1], tuple) else ()
+        return A.Asm(template, outputs, inputs, self._span(meta))
+
+    def asm_keyword(self, meta, *_):
+        return "asm"
+
+    def asm_qualifier(self, meta, *_):
+        return "qualifier"
+
+    def asm_operands(self, meta, *operands):
+        return tuple(operands)
+
+    def asm_operand(self, meta, constraint, expr):
+        return A.AsmOperand(str(constraint)[1:-1], expr, self._span(meta))
 
     def return_statement(self, meta, value):
         return A.Return(value, self._span(meta))

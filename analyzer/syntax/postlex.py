@@ -34,7 +34,9 @@ _BUILTIN_TYPES = frozenset(
     int64_t uint64_t uint ushort uchar ulong dim3 cudaError_t cudaStream_t cudaEvent_t __half half
     __half2 half2 __nv_bfloat16 __nv_bfloat162 nv_bfloat16 cudaDeviceProp cudaEvent cudaArray
     cudaTextureObject_t cudaSurfaceObject_t cudaChannelFormatDesc cudaExtent cudaPitchedPtr
-    cudaMemcpy3DParms FILE clock_t time_t va_list""".split()  # noqa: SIM905 - a word list reads best as one string
+    cudaMemcpy3DParms FILE clock_t time_t va_list curandState curandState_t curandStateXORWOW
+    curandStateXORWOW_t curandStateMRG32k3a curandStateMRG32k3a_t cufftComplex cufftDoubleComplex cufftReal
+    cufftDoubleReal""".split()  # noqa: SIM905 - a word list reads best as one string
 )
 _VECTOR_BASES = (
     "char",
