@@ -514,7 +514,9 @@ def _analyze_kernel(
             header=header,
             table=table,
         )
+        configurations = Meter("launches", options.budget.launches)
         for launch in launches:
+            configurations.spend()
             analysis = analyze_kernel(module, kernel, launch, arch, params=params or None)
             analysis.source = source  # lets rules turn fixes into exact edits
             report.kernels.append(analysis)

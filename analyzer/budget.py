@@ -12,6 +12,7 @@ never in seconds, so that a result does not depend on the machine's speed or loa
 | parse | 100 characters of a declaration given to the parser (again at each retry) | `budget.parse` |
 | lower | 100 characters of a function lowered (each template instantiation again) | `budget.lower` |
 | analysis | a symbolic expression built or substituted into, a kernel statement or expression interpreted, a host statement run to find launches, a lane's address planned, a request costed | `budget.analysis` |
+| launches | one launch configuration of one kernel analysed | `budget.launches` |
 | simulation | what the simulator runs: `SIMULATION_FLOOR` a statement and one per 8 of its lanes, `SIMULATION_ACCESS_STEPS` an access costed and one per lane, `SIMULATION_RUN_STEPS` a launch (a step is about 0.06 microseconds) | `budget.simulation` |
 
 The analysis counts what its time follows (expressions built, above all), so that a step costs
@@ -42,6 +43,7 @@ from analyzer.records import record
 __all__ = [
     "BUDGET_EXCEEDED",
     "STAGES",
+    "UNITS",
     "Budget",
     "BudgetExceeded",
     "Meter",
@@ -54,7 +56,9 @@ __all__ = [
 ]
 
 BUDGET_EXCEEDED = "WL940"  # the diagnostic code of a stage cut short by its budget
-STAGES = ("preprocess", "parse", "lower", "analysis", "simulation")
+STAGES = ("preprocess", "parse", "lower", "analysis", "simulation", "launches")
+#: What a budget counts, where it is not steps: `launches` counts one kernel's launch configurations.
+UNITS = {"launches": "launch configurations"}
 SIMULATION_FLOOR = 256  # charged for each statement the simulator runs (and one step per 8 lanes)
 SIMULATION_ACCESS_STEPS = 384  # charged for each access the simulator costs (and one step per lane)
 SIMULATION_RUN_STEPS = 100_000  # charged for each launch simulated: what setting a run up costs
@@ -77,6 +81,11 @@ class Budget:
     lower: int = 30_000  # 3 MB of functions lowered: about 2.5 s
     analysis: int = 12_000_000
     simulation: int = 50_000_000  # about 3 s of simulation
+    # launch configurations analysed per kernel: a kernel launched with 1,000 different blocks and
+    # arguments took 13 s of CPU (issue 19's reproducer; 3,000 took 16 s and 0.9 GB, fuzz
+    # `stress` kind 10) in analysis steps that each stay cheap; no kernel of the public corpora
+    # has more than 64 (host loops run 64 iterations at most)
+    launches: int = 256
 
     def of(self, stage: str) -> int:
         """The budget of `stage` (one of `STAGES`)."""
@@ -98,7 +107,7 @@ class BudgetExceeded(Exception):
 
     def __init__(self, stage: str, limit: int) -> None:
         super().__init__(
-            f"the {stage} budget of {limit:,} steps is spent "
+            f"the {stage} budget of {limit:,} {UNITS.get(stage, 'steps')} is spent "
             f"(raise `{setting_name(stage)}` in the configuration to allow more)"
         )
         self.stage, self.limit = stage, limit
@@ -111,7 +120,7 @@ def exceeded(err: BudgetExceeded, what: str, span: Span | None = None, location:
     note = f"raise `{setting_name(err.stage)}` in [tool.warplint] to allow more (README: Configuration and Robustness)"
     return Diagnostic(
         Severity.WARNING,
-        f"{what}: the {err.stage} budget of {err.limit:,} steps is spent",
+        f"{what}: the {err.stage} budget of {err.limit:,} {UNITS.get(err.stage, 'steps')} is spent",
         BUDGET_EXCEEDED,
         span=None if location is not None else span,
         location=location,
