@@ -190,6 +190,19 @@ def test_simulating_every_block_of_a_huge_grid_is_bounded(capsys, repro):
     assert "more than the simulation budget allows" in out and "WL940" in out and "Traceback" not in err
 
 
+def test_an_endless_loop_with_an_empty_body_ends_at_the_simulation_budget(capsys, tmp_path, monkeypatch):
+    # its test was never charged: with nothing in the body the run went on for ever (fuzz `loops`)
+    monkeypatch.chdir(tmp_path)
+    Path("k.cu").write_text(
+        "__global__ void k(float *p) {\n  for (int d = 1; d >= -1; )\n    ;\n  p[threadIdx.x] = 0;\n}\n"
+        "void h(float *p) { k<<<1, 32>>>(p); }\n"
+    )
+    Path("warplint.toml").write_text("[budget]\nsimulation = 100000\n")
+    main(["simulate", "k.cu"])
+    out = capsys.readouterr().out
+    assert "stopped at line 2: step budget of 100,000 steps exceeded in a loop after 382 iterations" in out
+
+
 def test_simulate_refuses_a_negative_seed(capsys, repro):
     assert main(["simulate", "verify_infinite_loop.cu", "--seed", "-1"]) == 2
     assert "argument --seed" in capsys.readouterr().err

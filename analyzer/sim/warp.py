@@ -428,6 +428,7 @@ class BlockInterpreter(Visitor):
                     running = running & _truth(self.eval(s.cond, running, env))
                 if not running.any():
                     break
+                self.count(running)  # the test is a statement run: an endless loop with an empty body ends too
                 state.continued = np.zeros(self.n, bool)
                 self.block(s.body, running, env)
                 state.continued = np.zeros(self.n, bool)
