@@ -135,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
             shown = "killed" if result.status is None else str(result.status)
             verdict = ", ".join(problems) or "ok"
             print(f"{what:<32} {shown:>4} {result.wall:>7.1f} {result.cpu:>6.1f} {result.peak_mb:>6.0f}  {verdict}")
-        changed = sorted(k for k, v in digests(work).items() if before.get(k) != v)
+        after = digests(work)  # (new files, the results cache's, are no input)
+        changed = sorted(k for k, v in before.items() if after.get(k) != v)
         if changed:
             failed += 1
             print("inputs changed: " + ", ".join(changed))
