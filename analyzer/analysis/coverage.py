@@ -8,10 +8,11 @@ cannot work out. Saying so at the kernel (WL908) keeps an empty report from read
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from analyzer.diagnostics import Diagnostic, Severity
 from analyzer.ir import nodes as N
+from analyzer.ir.call_graph import device_functions
 
 NO_COSTED_ACCESS = "WL908"
 _SAYS_WHY = frozenset(("WL901", "WL902", "WL903"))  # a diagnostic in the kernel's code that already says why
@@ -29,7 +30,7 @@ def costless_note(
     if any(getattr(c, "per_request", None) is not None for a in analyses for c in getattr(a, "costs", ())):
         return None
     body = text[kernel.span.start : kernel.span.end]
-    functions = list(_device_functions(kernel, module))
+    functions = list(device_functions(kernel, module))
     if not _INDEXES_MEMORY.search(body[body.find("{") + 1 :]) and not _texture_calls(functions):
         return None
     spans = [f.span for f in functions]
@@ -39,19 +40,6 @@ def costless_note(
     why = _reason(functions)
     message = f"no memory access of kernel `{kernel.display_name}` was costed: {why}"
     return Diagnostic(Severity.NOTE, message, NO_COSTED_ACCESS, kernel.name_span)
-
-
-def _device_functions(kernel: N.Function, module: N.Module) -> Iterator[N.Function]:
-    """The kernel and the device functions it calls, transitively."""
-    seen: set[str] = set()
-    todo = [kernel]
-    while todo:
-        fn = todo.pop()
-        if fn.name in seen:
-            continue
-        seen.add(fn.name)
-        yield fn
-        todo.extend(module.functions[c] for c in fn.calls if c in module.functions)
 
 
 def _reason(functions: list[N.Function]) -> str:

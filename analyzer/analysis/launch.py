@@ -19,6 +19,7 @@ from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.ir.builtins import BuiltinKind
+from analyzer.ir.call_graph import device_functions
 from analyzer.launch_limits import MAX_BLOCK, MAX_BLOCK_THREADS, MAX_GRID, dims_problem
 from analyzer.records import record, replace
 
@@ -85,17 +86,10 @@ def base_name(name: str) -> str:
 def uses_dimensions(kernel: N.Function, module: N.Module) -> int:
     """How many thread dimensions the kernel (and what it calls) reads: 1, 2 or 3."""
     dims = 1
-    seen: set[str] = set()
-    stack = [kernel]
-    while stack:
-        fn = stack.pop()
-        if fn.name in seen:
-            continue
-        seen.add(fn.name)
+    for fn in device_functions(kernel, module):
         for spec in _builtins_in(fn.body):
             if spec.kind in (BuiltinKind.THREAD_INDEX, BuiltinKind.BLOCK_SIZE) and spec.axis:
                 dims = max(dims, spec.axis + 1)
-        stack.extend(module.functions[c] for c in fn.calls if c in module.functions)
     return dims
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from analyzer.diagnostics import Diagnostic, Severity, Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
+from analyzer.ir.call_graph import device_functions
 from analyzer.ir.nodes import OpaqueKind
 
 __all__ = ["undefined_name_notes", "undefined_names"]
@@ -21,17 +22,10 @@ def undefined_names(kernel: N.Function, module: N.Module) -> dict[str, Span]:
     """The names `kernel` and the device functions it calls use that nothing defines, each with
     its first use, in the order of use."""
     found: dict[str, Span] = {}
-    seen: set[str] = set()
-    stack = [kernel]
-    while stack:
-        fn = stack.pop()
-        if fn.name in seen:
-            continue
-        seen.add(fn.name)
+    for fn in device_functions(kernel, module):
         uses = [x for x in N.walk_nodes(fn.body) if _is_undefined_name(x)]
         for x in sorted(uses, key=lambda x: x.span.start):
             found.setdefault(x.type.name, x.span)
-        stack.extend(module.functions[c] for c in fn.calls if c in module.functions)
     return found
 
 

@@ -8,6 +8,7 @@ common case, spare its import, a third of warplint's start-up.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from analyzer.diagnostics import Diagnostic, Severity, Span
@@ -43,3 +44,16 @@ def may_recurse(module: N.Module) -> bool:
     import of networkx, a third of warplint's start-up)."""
     called = {callee for fn in module.functions.values() for callee in fn.calls}
     return any(fn.calls and name in called for name, fn in module.functions.items())
+
+
+def device_functions(kernel: N.Function, module: N.Module) -> Iterator[N.Function]:
+    """The kernel and the device functions it calls, transitively, each once (depth first)."""
+    seen: set[str] = set()
+    todo = [kernel]
+    while todo:
+        fn = todo.pop()
+        if fn.name in seen:
+            continue
+        seen.add(fn.name)
+        yield fn
+        todo.extend(module.functions[c] for c in fn.calls if c in module.functions)
