@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 
 def grammar_path(name: str) -> Path:
@@ -35,3 +36,18 @@ def cache_file(prefix: str, grammar: str, suffix: str = ".lark-cache") -> str | 
         return None
     path = folder / f"{prefix}-{digest}{suffix}"
     return str(path) if path.exists() or os.access(folder, os.W_OK) else None
+
+
+def lark_parser(grammar: str, options: dict[str, Any], cache_prefix: str | None) -> Any:
+    """`Lark(grammar, **options)`, its tables cached on disk under `cache_prefix` (see
+    `cache_file`; None: not cached, as in strict mode); built again without the cache when the
+    cache cannot be written or is damaged."""
+    from lark import Lark
+
+    cache = cache_file(cache_prefix, grammar) if cache_prefix is not None else None
+    if cache is not None:
+        options = {**options, "cache": cache}
+    try:
+        return Lark(grammar, **options)
+    except (OSError, EOFError, ValueError):  # an unwritable or damaged cache: build without it
+        return Lark(grammar, **{k: v for k, v in options.items() if k != "cache"})

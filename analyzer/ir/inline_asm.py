@@ -15,7 +15,7 @@ import functools
 import re
 from typing import Any
 
-from analyzer.grammar_files import cache_file, grammar_path
+from analyzer.grammar_files import grammar_path, lark_parser
 from analyzer.records import record
 
 __all__ = ["AsmInstruction", "AsmMemoryOp", "AsmNotRead", "read_asm"]
@@ -55,18 +55,9 @@ class AsmInstruction:
 @functools.cache
 def _parser() -> Any:
     """lark's LALR parser of ptx.lark, started at its `instruction` rule (built once, cached)."""
-    from lark import Lark
-
     grammar = grammar_path("ptx.lark").read_text(encoding="utf-8")
-    options: dict[str, Any] = {"parser": "lalr", "lexer": "contextual", "start": "instruction"}
-    cache = cache_file("ptx-instruction", grammar)
-    if cache is not None:
-        options["cache"] = cache
-    try:
-        return Lark(grammar, **options)
-    except (OSError, EOFError, ValueError):  # an unwritable or damaged cache: build without it
-        options.pop("cache", None)
-        return Lark(grammar, **options)
+    options = {"parser": "lalr", "lexer": "contextual", "start": "instruction"}
+    return lark_parser(grammar, options, "ptx-instruction")
 
 
 def read_asm(template: str) -> list[AsmInstruction]:

@@ -26,7 +26,7 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from analyzer.diagnostics import Diagnostic, Location, Severity
-from analyzer.grammar_files import cache_file, grammar_path
+from analyzer.grammar_files import grammar_path, lark_parser
 from analyzer.ptx.nodes import (
     Addr,
     AddrList,
@@ -94,17 +94,9 @@ def ptx_parser(strict: bool = False, tree: bool = False) -> Lark:
     options: dict = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": False}
     if strict:
         options["strict"] = True
-    else:
-        cache = cache_file("ptx", grammar)
-        if cache is not None:
-            options["cache"] = cache
     if not tree:
         options["transformer"] = _Builder()
-    try:
-        return Lark(grammar, **options)
-    except (OSError, EOFError, ValueError):  # an unwritable or damaged cache: build without it
-        options.pop("cache", None)
-        return Lark(grammar, **options)
+    return lark_parser(grammar, options, None if strict else "ptx")
 
 
 # ---------------------------------------------------------------- the builder

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from analyzer import budget
 from analyzer.diagnostics import Diagnostic, Severity, Span
 from analyzer.gc_pause import gc_paused
-from analyzer.grammar_files import cache_file, grammar_path
+from analyzer.grammar_files import grammar_path, lark_parser
 from analyzer.records import record
 from analyzer.syntax import ast as A
 from analyzer.syntax import tables as parse_tables
@@ -69,7 +69,6 @@ def cuda_parser(strict: bool = False) -> Lark:
     """lark's own LALR parser for cuda.lark, with positions and the postlexer: what the tests
     check the grammar with (strict mode) and compare the table driver with. `parse` does not
     use it; `analyzer.syntax.tables` builds its tables with lark on its own."""
-    from lark import Lark
     from lark import Token as LarkToken
 
     text = grammar_path("cuda.lark").read_text()
@@ -81,15 +80,7 @@ def cuda_parser(strict: bool = False) -> Lark:
         "postlex": CudaPostLexer(LarkToken),
         "strict": strict,
     }
-    if not strict:
-        cache = cache_file("cuda", text)
-        if cache is not None:
-            options["cache"] = cache
-    try:
-        return Lark(text, **options)
-    except (OSError, EOFError, ValueError):  # an unwritable or damaged cache: build without it
-        options.pop("cache", None)
-        return Lark(text, **options)
+    return lark_parser(text, options, None if strict else "cuda")
 
 
 # ----------------------------------------------------------------------------- driver
