@@ -202,22 +202,34 @@ def _finding(report: Any, finding: Any, path: str, fingerprint: str | None = Non
         message=str(finding.message),
         fix=str(fix) if fix else None,
     )
-    args = getattr(finding, "args", None)
-    out["args"] = {str(k): plain_value(v) for k, v in dict(args or {}).items()}
+    out["args"] = args_json(getattr(finding, "args", None))
     out["detail"] = finding_detail(getattr(finding, "detail", None))
     out["related"] = [
         {**_position(report.locate(r.span), path), "message": str(r.message)}
         for r in getattr(finding, "related", ()) or ()
     ]
-    if fingerprint is not None:
-        out["fingerprint"] = fingerprint
-    merged = out["args"].get("instances")
-    if isinstance(merged, list) and len(merged) > 1:  # analyzer/places.py: one finding for several
-        out["instances"] = len(merged)
-    text_edits = getattr(finding, "text_edits", ())
-    if text_edits:  # only when there is a verified fix: version 1 grows by optional fields
-        out["edits"] = [edit_json(e) for e in text_edits]
+    out.update(finding_extras(out["args"], fingerprint, getattr(finding, "text_edits", ())))
     return out
+
+
+def args_json(args: Any) -> dict[str, Any]:
+    """A finding's typed arguments as JSON data (`plain_value`)."""
+    return {str(k): plain_value(v) for k, v in dict(args or {}).items()}
+
+
+def finding_extras(args: dict[str, Any], fingerprint: str | None, text_edits: Any) -> dict[str, Any]:
+    """The optional fields a finding has in the JSON and JSON Lines reports: its `fingerprint`,
+    how many `instances` one merged finding stands for (analyzer/places.py), and the `edits`
+    of a verified fix (only when there is one: version 1 grows by optional fields)."""
+    extras: dict[str, Any] = {}
+    if fingerprint is not None:
+        extras["fingerprint"] = fingerprint
+    merged = args.get("instances")
+    if isinstance(merged, list) and len(merged) > 1:
+        extras["instances"] = len(merged)
+    if text_edits:
+        extras["edits"] = [edit_json(e) for e in text_edits]
+    return extras
 
 
 def edit_json(edit: Any) -> dict[str, Any]:

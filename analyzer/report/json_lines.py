@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from analyzer.report import Record, display_path, records, repository_root
-from analyzer.report.json import edit_json, plain_value
+from analyzer.report.json import args_json, finding_extras
 from analyzer.report.sarif import fingerprints
 
 __all__ = ["obj", "render"]
@@ -56,16 +56,9 @@ def obj(record: Record, fingerprint: str | None = None) -> dict[str, Any]:
         message=record.message,
         fix=record.fix,
         kernel=record.kernel,
-        args={str(k): plain_value(v) for k, v in dict(record.args or {}).items()},
+        args=args_json(record.args),
         detail=list(record.notes),
         related=[{**_position(loc), "message": message} for loc, message in record.related],
     )
-    if fingerprint is not None:
-        out["fingerprint"] = fingerprint
-    merged = out["args"].get("instances")
-    if isinstance(merged, list) and len(merged) > 1:  # as the JSON report (analyzer/places.py)
-        out["instances"] = len(merged)
-    text_edits = getattr(record.source, "text_edits", ())
-    if text_edits:  # as the JSON report: a verified fix (analyzer/fixes.py)
-        out["edits"] = [edit_json(e) for e in text_edits]
+    out.update(finding_extras(out["args"], fingerprint, getattr(record.source, "text_edits", ())))
     return out
