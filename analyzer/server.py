@@ -474,12 +474,14 @@ def analyse_document(uri: str, path: str, text: str, options_for: Callable[[str]
     the error of a broken configuration file."""
     from analyzer.api import check_source
     from analyzer.config import ConfigError
+    from analyzer.places import merge_reports
 
     try:
         options = options_for(path)
     except ConfigError as err:
         return str(err)
     report = check_source(path, text, records.replace(options, fixes=False))
+    report = merge_reports([report])[0]  # one diagnostic per place and rule, as `check` prints
     return Analysed(report, text, document_diagnostics(report, text, uri), options)
 
 

@@ -17,9 +17,17 @@ from typing import Any
 
 import pytest
 
-from analyzer.api import check_source
+from analyzer.api import Options, check_source
 from analyzer.cli import main
-from analyzer.server import Scheduler, code_actions, code_points, document_diagnostics, suppression_edit, utf16_position
+from analyzer.server import (
+    Scheduler,
+    analyse_document,
+    code_actions,
+    code_points,
+    document_diagnostics,
+    suppression_edit,
+    utf16_position,
+)
 
 # the server needs pygls (`warplint[lsp]`); everything else here runs without it
 needs_pygls = pytest.mark.skipif(importlib.util.find_spec("pygls") is None, reason="pygls is not installed")
@@ -515,3 +523,34 @@ def test_suppression_comments_go_at_the_end_of_the_line_or_into_the_one_there() 
 def test_lsp_characters_become_code_point_columns() -> None:
     lines = ["a\U0001d70bb"]
     assert [code_points(lines, 0, c) for c in (0, 1, 3, 9)] == [1, 2, 3, 4]
+
+
+TWO_INSTANCES = """\
+template <int S>
+__global__ void scale(float *out)
+{
+    __shared__ float s[32 * S];
+    s[threadIdx.x * S] = 1.0f;
+    out[threadIdx.x] = s[threadIdx.x];
+}
+
+void launch(float *out)
+{
+    scale<2><<<1, 32>>>(out);
+    scale<4><<<1, 32>>>(out);
+}
+"""
+
+
+def test_the_server_shows_one_diagnostic_per_place_as_check_prints(tmp_path: Path) -> None:
+    # two instances conflict at one place (2-way and 4-way): one diagnostic, the worst, as `check`
+    path = tmp_path / "two.cu"
+    result = analyse_document(path.as_uri(), str(path), TWO_INSTANCES, lambda _: Options())
+    assert not isinstance(result, str)
+    assert [(d.diagnostic["code"], d.diagnostic["range"], d.diagnostic["message"]) for d in result.fixed] == [
+        ("WL101", rng(4, 4, 4, 22), "4-way bank conflict on `s`: 4 wavefronts per request, ideal 1")
+    ]
+    assert [(i["kernel"], i["cost"]) for i in result.report.findings[0].args["instances"]] == [
+        ("scale<2>", 2),
+        ("scale<4>", 4),
+    ]
