@@ -138,7 +138,7 @@ class Term(Atom):
 
     def subs(self, mapping: Mapping[str, int | Expr]) -> Expr:
         if mapping.__class__ is RememberedSubs:
-            return mapping.term(self)  # type: ignore[attr-defined]
+            return mapping.term(self)
         return self.subs_args(mapping)
 
     def subs_args(self, mapping: Mapping[str, int | Expr]) -> Expr:
