@@ -394,6 +394,10 @@ _LANE_MEMO: dict[tuple, S.Expr] = {}
 _WARP_MEMO: dict[tuple, tuple] = {}
 _DECIDED: dict[tuple, S.Expr] = {}
 _PICKERS: dict[tuple, tuple] = {}
+#: The opaque terms of lane expressions with one lane's thread indices put in, shared between
+#: the lanes and the masks that have them (`S.RememberedSubs`): a sorting network's masks on
+#: loop counters repeat most of their terms (cdpBitonicSort.cu: a third as many worked out).
+_LANE_TERMS: dict[tuple, tuple] = {}
 
 
 def _affine_lanes(
@@ -434,7 +438,8 @@ def _at_lane(e: S.Expr, env: dict[str, int]) -> S.Expr:
     done = _LANE_MEMO.get(key)
     if done is not None:
         return done
-    done = evaluated(e, env) if e.free_symbols <= THREAD_SET else e.subs(env)
+    shared = S.RememberedSubs(env, _LANE_TERMS)
+    done = evaluated(e, shared) if e.free_symbols <= THREAD_SET else e.subs(shared)
     remember(_LANE_MEMO, key, done)
     return done
 

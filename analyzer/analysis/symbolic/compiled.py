@@ -103,7 +103,22 @@ def compile_values(exprs: Sequence[Expr | None], names: Sequence[str]) -> Callab
     symbols.  An entry that is None, or cannot be evaluated from ``names`` alone (another
     symbol, an `Unknown`), is returned as None; the caller substitutes it the slow way.
     The function raises ZeroDivisionError or ValueError where `evaluate` would. Its attribute
-    ``compiled`` says, for each entry, whether it was compiled (False: always None)."""
+    ``compiled`` says, for each entry, whether it was compiled (False: always None).
+    Remembered by the expressions and names as well as by the source: the warps of a block
+    and the accesses under one condition ask for the same lane expressions again, and writing
+    the source cost more than the rest of the walk (oddEvenMergeSort.cu: 30%)."""
+    key = (tuple(exprs), tuple(names))
+    function = _BY_EXPRS.get(key)
+    if function is None:
+        function = _compiled_source(exprs, names)
+        if len(_BY_EXPRS) >= 1000:
+            _BY_EXPRS.clear()
+        _BY_EXPRS[key] = function
+    return function
+
+
+def _compiled_source(exprs: Sequence[Expr | None], names: Sequence[str]) -> Callable[..., tuple]:
+    """`compile_values`, worked out: the source written, and compiled unless seen before."""
     args = {n: f"a{i}" for i, n in enumerate(names)}
     items = []
     compiled = []
@@ -126,4 +141,5 @@ def compile_values(exprs: Sequence[Expr | None], names: Sequence[str]) -> Callab
     return function
 
 
-_COMPILED: dict[str, Callable[..., tuple]] = {}
+_COMPILED: dict[str, Callable[..., tuple]] = {}  # by source
+_BY_EXPRS: dict[tuple, Callable[..., tuple]] = {}  # by (expressions, names)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import ClassVar
 
+from analyzer.budget import current as _current_meter
 from analyzer.budget import metered as _metered
 from analyzer.budget import spend as _spend
 
@@ -136,6 +137,12 @@ class Term(Atom):
         return f"Term({self.op!r}, {self.args!r})"
 
     def subs(self, mapping: Mapping[str, int | Expr]) -> Expr:
+        if mapping.__class__ is RememberedSubs:
+            return mapping.term(self)
+        return self.subs_args(mapping)
+
+    def subs_args(self, mapping: Mapping[str, int | Expr]) -> Expr:
+        """`subs`, always worked out: the term rebuilt from its arguments substituted."""
         new = [a.subs(mapping) for a in self.args]
         if all(n is o for n, o in zip(new, self.args)):
             return new_expr({(self,): 1})
@@ -212,6 +219,44 @@ class Unknown(Term):
     def evaluate(self, env):
         raise UnknownValue(self.tag)
 
+
+class RememberedSubs(dict):
+    """Numbers for symbols, to be substituted with `Expr.subs`, whose opaque terms' results are
+    remembered in `memo` from one substitution to the next: the masks of a kernel's accesses
+    share most of their terms, and a term that does not mention what differs between two lanes
+    is substituted once for both. Keyed by the term and the values of the names it mentions
+    (a substitution depends on nothing else). A remembered result spends the budget steps it
+    cost again (analyzer.budget), so that a budget runs out where it did without the memo.
+    Terms nested near `MAX_DEPTH` are always worked out: rebuilding one may make a fresh
+    `Unknown` (too deep), which must stay distinct."""
+
+    __slots__ = ("memo",)
+
+    def __init__(self, values: Mapping[str, int], memo: dict) -> None:
+        super().__init__(values)
+        self.memo = memo
+
+    def term(self, t: Term) -> Expr:
+        if t.depth > MAX_DEPTH // 2:
+            return t.subs_args(self)
+        free = t.free
+        key = (t, *[v if n in free else None for n, v in self.items()])
+        memo = self.memo
+        seen = memo.get(key)
+        if seen is not None:
+            _spend(seen[1])
+            return seen[0]
+        meter = _current_meter()
+        before = 0 if meter is None else meter.left
+        done = t.subs_args(self)
+        if len(memo) >= REMEMBERED_TERMS:
+            memo.clear()
+        memo[key] = (done, 0 if meter is None else before - meter.left)
+        return done
+
+
+#: The most entries a `RememberedSubs` memo holds before it is emptied.
+REMEMBERED_TERMS = 200_000
 
 _EVAL_BINARY: dict[str, Callable[[int, int], int]] = {
     "&": operator.and_,
