@@ -46,6 +46,7 @@ __all__ = [
     "input_problem",
     "internal_error",
     "kernel_definition",
+    "kernel_launch_configs",
     "launched_elsewhere",
     "looks_binary",
     "lower_file",
@@ -488,7 +489,7 @@ def _analyze_kernel(
     when it declares or moves something larger than CUDA allows (WL907)."""
     from analyzer.analysis.coverage import costless_note
     from analyzer.analysis.kernel import analyze_kernel
-    from analyzer.analysis.launch import kernel_table, launch_configs
+    from analyzer.analysis.launch import kernel_params
     from analyzer.analysis.limits import kernel_limit_problems
     from analyzer.analysis.missing import undefined_name_notes
 
@@ -500,20 +501,8 @@ def _analyze_kernel(
             diagnostics.extend(too_large)
             return
         diagnostics.extend(undefined_name_notes(kernel, module))
-        table = kernel_table(options.kernels, kernel)
-        params = {**options.params, **dict(table.params)} if table is not None else options.params
-        launches = launch_configs(
-            module,
-            kernel,
-            block=options.block,
-            grid=options.grid,
-            params=options.params or None,
-            line_of=lambda span: report.locate(span).line,
-            problems=diagnostics,
-            foreign=_foreign_launches(report, kernel, options.program),
-            header=header,
-            table=table,
-        )
+        params = kernel_params(options.params, options.kernels, kernel)
+        launches = kernel_launch_configs(module, kernel, options, report, diagnostics, header)
         configurations = Meter("launches", options.budget.launches)
         for launch in launches:
             configurations.spend()
@@ -538,6 +527,30 @@ def _analyze_kernel(
     except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
         location = report.locate(getattr(kernel, "name_span", None))
         diagnostics.append(internal_error(path, err, f"while analysing kernel `{kernel.display_name}`", location))
+
+
+def kernel_launch_configs(
+    module: Any, kernel: Any, options: Options, report: FileReport, problems: list[Diagnostic], header: Any = None
+) -> list[Any]:
+    """The launch configurations `kernel` is analysed for, the one place `check`, `show`, the
+    language server, `simulate` and `--verify` take them from: the command line's block, grid
+    and parameters, the configuration's per-kernel tables, the host launches of the file and of
+    the other files of the run (`options.program`), and the file's GPUVerify `header`. A launch
+    CUDA refuses is a WL907 in `problems`."""
+    from analyzer.analysis.launch import launch_configs
+
+    return launch_configs(
+        module,
+        kernel,
+        block=options.block,
+        grid=options.grid,
+        params=options.params or None,
+        line_of=lambda span: report.locate(span).line,
+        problems=problems,
+        foreign=_foreign_launches(report, kernel, options.program),
+        header=header,
+        tables=options.kernels,
+    )
 
 
 def _foreign_launches(report: FileReport, kernel: Any, program: ProgramContext | None) -> tuple[Any, ...]:

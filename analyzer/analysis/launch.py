@@ -220,11 +220,14 @@ def launch_configs(
     problems: list[Diagnostic] | None = None,
     foreign: tuple[HostLaunch, ...] = (),
     header: tuple[tuple[int, int, int], tuple[int, int, int], int] | None = None,
-    table: KernelTable | None = None,
+    tables: tuple[KernelTable, ...] = (),
 ) -> list[LaunchConfig]:
-    """Every configuration the kernel is analysed for (`_launch_configs`); a per-kernel table
-    of the configuration (`table`) gives the block and grid in place of the host's launches
-    where it names them, and its parameters and facts hold for every configuration."""
+    """Every configuration the kernel is analysed for (`_launch_configs`); the first per-kernel
+    table of the configuration (`tables`) that matches the kernel gives the block and grid in
+    place of the host's launches where it names them, and its parameters and facts hold for
+    every configuration. Every command (check, show, the language server, simulate, --verify,
+    --via-ptx) takes its launch configurations from here."""
+    table = kernel_table(tables, kernel)
     if table is None:
         return _launch_configs(module, kernel, block, grid, params, line_of, problems, foreign, header)
     params = {**(params or {}), **dict(table.params)}
@@ -234,6 +237,14 @@ def launch_configs(
     else:
         configs = _launch_configs(module, kernel, block, grid, params, line_of, problems, foreign, header)
     return [_with_table_facts(c, table) for c in configs]
+
+
+def kernel_params(params: dict[str, int] | None, tables: tuple[KernelTable, ...], kernel: N.Function) -> dict[str, int]:
+    """The parameter values that hold for every launch of `kernel`: the command line's
+    `--param`, and those of the first per-kernel table that matches it (which hold the command
+    line's already: it wins over the table)."""
+    table = kernel_table(tables, kernel)
+    return {**(params or {}), **dict(table.params)} if table is not None else dict(params or {})
 
 
 def _with_table_facts(config: LaunchConfig, table: KernelTable) -> LaunchConfig:
