@@ -459,7 +459,10 @@ def _analyze_kernels(
     The file's analysis budget is shared out (`Meter.share`): a kernel that spends its share
     keeps the launches analysed before (WL940 says what was cut short), and once the budget is
     spent the kernels left are named in one WL940. Returns the meter, for the rules' reanalyses."""
+    from analyzer.analysis.launch import LaunchIndex
+
     meter = Meter("analysis", options.budget.analysis)
+    launches = LaunchIndex(module)  # the host code is run once for every kernel of the module
     elsewhere = options.program.elsewhere if options.program is not None else frozenset()
     kernels = [k for k in module.kernels if not elsewhere or kernel_definition(report, k)[0] not in elsewhere]
     for i, kernel in enumerate(kernels):
@@ -469,7 +472,7 @@ def _analyze_kernels(
         part = meter.share(last=i == len(kernels) - 1)
         allowed = part.left
         with metered(part):
-            _analyze_kernel(path, module, kernel, source, arch, options, report, diagnostics, header)
+            _analyze_kernel(path, module, kernel, source, arch, options, report, diagnostics, header, launches)
         meter.settle(part, allowed)
     return meter
 
@@ -484,6 +487,7 @@ def _analyze_kernel(
     report: FileReport,
     diagnostics: list[Diagnostic],
     header: Any = None,
+    host_launches: Any = None,
 ) -> None:
     """One kernel for each of its launch configurations (under the running meter); not at all
     when it declares or moves something larger than CUDA allows (WL907)."""
@@ -502,7 +506,7 @@ def _analyze_kernel(
             return
         diagnostics.extend(undefined_name_notes(kernel, module))
         params = kernel_params(options.params, options.kernels, kernel)
-        launches = kernel_launch_configs(module, kernel, options, report, diagnostics, header)
+        launches = kernel_launch_configs(module, kernel, options, report, diagnostics, header, host_launches)
         configurations = Meter("launches", options.budget.launches)
         for launch in launches:
             configurations.spend()
@@ -530,13 +534,20 @@ def _analyze_kernel(
 
 
 def kernel_launch_configs(
-    module: Any, kernel: Any, options: Options, report: FileReport, problems: list[Diagnostic], header: Any = None
+    module: Any,
+    kernel: Any,
+    options: Options,
+    report: FileReport,
+    problems: list[Diagnostic],
+    header: Any = None,
+    launches: Any = None,
 ) -> list[Any]:
     """The launch configurations `kernel` is analysed for, the one place `check`, `show`, the
     language server, `simulate` and `--verify` take them from: the command line's block, grid
     and parameters, the configuration's per-kernel tables, the host launches of the file and of
     the other files of the run (`options.program`), and the file's GPUVerify `header`. A launch
-    CUDA refuses is a WL907 in `problems`."""
+    CUDA refuses is a WL907 in `problems`. `launches`: the module's `analysis.launch.LaunchIndex`,
+    passed along by whoever asks for several kernels of the module."""
     from analyzer.analysis.launch import launch_configs
 
     return launch_configs(
@@ -550,6 +561,7 @@ def kernel_launch_configs(
         foreign=_foreign_launches(report, kernel, options.program),
         header=header,
         tables=options.kernels,
+        launches=launches,
     )
 
 

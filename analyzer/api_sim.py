@@ -46,10 +46,12 @@ def simulate_file(
     collected: list[Diagnostic] = []
     try:
         from analyzer.analysis.guards import gpuverify_header
+        from analyzer.analysis.launch import LaunchIndex
         from analyzer.analysis.limits import kernel_limit_problems
 
         pre, _, module = lowered(path, options, report, collected)
         header = gpuverify_header(pre.comments)
+        index = LaunchIndex(module)  # the host code is run once for every kernel of the file
         kernels = [k for k in module.kernels if kernel is None or kernel in (k.name, k.display_name)]
         if kernel is not None and not kernels:
             names = ", ".join(k.display_name for k in module.kernels) or "none"
@@ -63,7 +65,8 @@ def simulate_file(
                     continue
                 with metered(Meter("analysis", options.budget.analysis)):  # finding the launches
                     runs.extend(
-                        (k, launch) for launch in kernel_launch_configs(module, k, options, report, collected, header)
+                        (k, launch)
+                        for launch in kernel_launch_configs(module, k, options, report, collected, header, index)
                     )
             except BudgetExceeded as err:
                 collected.append(
