@@ -46,6 +46,7 @@ __all__ = [
     "input_problem",
     "internal_error",
     "kernel_definition",
+    "kernel_launch_configs",
     "launched_elsewhere",
     "looks_binary",
     "lower_file",
@@ -458,7 +459,10 @@ def _analyze_kernels(
     The file's analysis budget is shared out (`Meter.share`): a kernel that spends its share
     keeps the launches analysed before (WL940 says what was cut short), and once the budget is
     spent the kernels left are named in one WL940. Returns the meter, for the rules' reanalyses."""
+    from analyzer.analysis.launch import LaunchIndex
+
     meter = Meter("analysis", options.budget.analysis)
+    launches = LaunchIndex(module)  # the host code is run once for every kernel of the module
     elsewhere = options.program.elsewhere if options.program is not None else frozenset()
     kernels = [k for k in module.kernels if not elsewhere or kernel_definition(report, k)[0] not in elsewhere]
     for i, kernel in enumerate(kernels):
@@ -468,7 +472,7 @@ def _analyze_kernels(
         part = meter.share(last=i == len(kernels) - 1)
         allowed = part.left
         with metered(part):
-            _analyze_kernel(path, module, kernel, source, arch, options, report, diagnostics, header)
+            _analyze_kernel(path, module, kernel, source, arch, options, report, diagnostics, header, launches)
         meter.settle(part, allowed)
     return meter
 
@@ -483,12 +487,13 @@ def _analyze_kernel(
     report: FileReport,
     diagnostics: list[Diagnostic],
     header: Any = None,
+    host_launches: Any = None,
 ) -> None:
     """One kernel for each of its launch configurations (under the running meter); not at all
     when it declares or moves something larger than CUDA allows (WL907)."""
     from analyzer.analysis.coverage import costless_note
     from analyzer.analysis.kernel import analyze_kernel
-    from analyzer.analysis.launch import kernel_table, launch_configs
+    from analyzer.analysis.launch import kernel_params
     from analyzer.analysis.limits import kernel_limit_problems
     from analyzer.analysis.missing import undefined_name_notes
 
@@ -500,20 +505,8 @@ def _analyze_kernel(
             diagnostics.extend(too_large)
             return
         diagnostics.extend(undefined_name_notes(kernel, module))
-        table = kernel_table(options.kernels, kernel)
-        params = {**options.params, **dict(table.params)} if table is not None else options.params
-        launches = launch_configs(
-            module,
-            kernel,
-            block=options.block,
-            grid=options.grid,
-            params=options.params or None,
-            line_of=lambda span: report.locate(span).line,
-            problems=diagnostics,
-            foreign=_foreign_launches(report, kernel, options.program),
-            header=header,
-            table=table,
-        )
+        params = kernel_params(options.params, options.kernels, kernel)
+        launches = kernel_launch_configs(module, kernel, options, report, diagnostics, header, host_launches)
         configurations = Meter("launches", options.budget.launches)
         for launch in launches:
             configurations.spend()
@@ -538,6 +531,38 @@ def _analyze_kernel(
     except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
         location = report.locate(getattr(kernel, "name_span", None))
         diagnostics.append(internal_error(path, err, f"while analysing kernel `{kernel.display_name}`", location))
+
+
+def kernel_launch_configs(
+    module: Any,
+    kernel: Any,
+    options: Options,
+    report: FileReport,
+    problems: list[Diagnostic],
+    header: Any = None,
+    launches: Any = None,
+) -> list[Any]:
+    """The launch configurations `kernel` is analysed for, the one place `check`, `show`, the
+    language server, `simulate` and `--verify` take them from: the command line's block, grid
+    and parameters, the configuration's per-kernel tables, the host launches of the file and of
+    the other files of the run (`options.program`), and the file's GPUVerify `header`. A launch
+    CUDA refuses is a WL907 in `problems`. `launches`: the module's `analysis.launch.LaunchIndex`,
+    passed along by whoever asks for several kernels of the module."""
+    from analyzer.analysis.launch import launch_configs
+
+    return launch_configs(
+        module,
+        kernel,
+        block=options.block,
+        grid=options.grid,
+        params=options.params or None,
+        line_of=lambda span: report.locate(span).line,
+        problems=problems,
+        foreign=_foreign_launches(report, kernel, options.program),
+        header=header,
+        tables=options.kernels,
+        launches=launches,
+    )
 
 
 def _foreign_launches(report: FileReport, kernel: Any, program: ProgramContext | None) -> tuple[Any, ...]:

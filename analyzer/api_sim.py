@@ -12,7 +12,17 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from analyzer.api import INPUT_ERROR, FileReport, Options, at_top, input_problem, internal_error, lowered, resolved
+from analyzer.api import (
+    INPUT_ERROR,
+    FileReport,
+    Options,
+    at_top,
+    input_problem,
+    internal_error,
+    kernel_launch_configs,
+    lowered,
+    resolved,
+)
 from analyzer.arch import get_arch
 from analyzer.budget import BudgetExceeded, Meter, exceeded, metered
 from analyzer.diagnostics import Diagnostic, Severity
@@ -35,9 +45,13 @@ def simulate_file(
         return report
     collected: list[Diagnostic] = []
     try:
+        from analyzer.analysis.guards import gpuverify_header
+        from analyzer.analysis.launch import LaunchIndex
         from analyzer.analysis.limits import kernel_limit_problems
 
-        _, _, module = lowered(path, options, report, collected)
+        pre, _, module = lowered(path, options, report, collected)
+        header = gpuverify_header(pre.comments)
+        index = LaunchIndex(module)  # the host code is run once for every kernel of the file
         kernels = [k for k in module.kernels if kernel is None or kernel in (k.name, k.display_name)]
         if kernel is not None and not kernels:
             names = ", ".join(k.display_name for k in module.kernels) or "none"
@@ -50,7 +64,10 @@ def simulate_file(
                     collected.extend(too_large)
                     continue
                 with metered(Meter("analysis", options.budget.analysis)):  # finding the launches
-                    runs.extend((k, launch) for launch in launches(module, k, options, report, collected))
+                    runs.extend(
+                        (k, launch)
+                        for launch in kernel_launch_configs(module, k, options, report, collected, header, index)
+                    )
             except BudgetExceeded as err:
                 collected.append(
                     exceeded(err, f"the launches of kernel `{k.display_name}` were not all found", k.name_span)
@@ -72,21 +89,6 @@ def simulate_file(
         collected.append(internal_error(path, err, "while simulating this file"))
     report.diagnostics = resolved(collected, report)
     return report
-
-
-def launches(module: Any, kernel: Any, options: Options, report: FileReport, problems: list[Diagnostic]) -> list[Any]:
-    """The launch configurations `kernel` is analysed (and simulated) for."""
-    from analyzer.analysis.launch import launch_configs
-
-    return launch_configs(
-        module,
-        kernel,
-        block=options.block,
-        grid=options.grid,
-        params=options.params or None,
-        line_of=lambda span: report.locate(span).line,
-        problems=problems,
-    )
 
 
 def simulations(
@@ -147,6 +149,7 @@ def simulated(
     asks for, is a WL940."""
     import dataclasses
 
+    from analyzer.analysis.launch import kernel_params
     from analyzer.sim.run import SimOptions, simulate_kernel
 
     given = sim_options or SimOptions()
@@ -155,7 +158,7 @@ def simulated(
         kernel,
         launch,
         get_arch(options.arch),
-        options.params or None,
+        kernel_params(options.params, options.kernels, kernel) or None,
         dataclasses.replace(given, budget=min(given.budget, allowance)),
     )
     sim.memory = None  # (the reports read none of it: a file of many launches keeps one run's buffers at a time)

@@ -184,30 +184,35 @@ def launches_kernel(launch: HostLaunch, kernel: N.Function) -> bool:
 
 
 LaunchKey = tuple[str, tuple[str, ...] | None]  # (base name, template arguments; None: any)
-_last_index: list[tuple[N.Module, dict[LaunchKey, list[HostLaunch]]]] = []  # the last module's
 
 
-def launch_index(module: N.Module) -> dict[LaunchKey, list[HostLaunch]]:
-    """The host launches of `module` by kernel: under (base name, template arguments) and under
-    (base name, None) for a kernel that is no template instance, each in the host code's order.
-    The host code is run once per module, not once per kernel: 1,900 template instantiations
-    each launched once ran it 1,900 times and matched 1,900 x 1,900 launches. The last
-    module's index is kept (api asks for each kernel of one module in turn)."""
-    if _last_index and _last_index[0][0] is module:
-        return _last_index[0][1]
+class LaunchIndex:
+    """The host launches of one module by kernel: under (base name, template arguments) and
+    under (base name, None) for a kernel that is no template instance, each in the host code's
+    order. The host code is run on the first question, once per module, not once per kernel
+    (1,900 template instantiations each launched once ran it 1,900 times and matched 1,900 x
+    1,900 launches): whoever asks for the launches of several kernels of one module passes one
+    index along (`launch_configs(..., launches=index)`)."""
+
+    def __init__(self, module: N.Module) -> None:
+        self.module = module
+        self._index: dict[LaunchKey, list[HostLaunch]] | None = None
+
+    def of(self, kernel: N.Function) -> list[HostLaunch]:
+        """The host launches of the module that launch `kernel` (`launches_kernel`), in order."""
+        if self._index is None:
+            self._index = _indexed(host_launches(self.module))
+        args = tuple(str(a) for a in kernel.template_args) if kernel.template_args else None
+        return self._index.get((base_name(kernel.name), args), [])
+
+
+def _indexed(launches: list[HostLaunch]) -> dict[LaunchKey, list[HostLaunch]]:
     index: dict[LaunchKey, list[HostLaunch]] = {}
-    for launch in host_launches(module):
+    for launch in launches:
         name = base_name(launch.kernel)
         index.setdefault((name, None), []).append(launch)
         index.setdefault((name, launch.template_args), []).append(launch)
-    _last_index[:] = [(module, index)]
     return index
-
-
-def kernel_launches(module: N.Module, kernel: N.Function) -> list[HostLaunch]:
-    """The host launches of `module` that launch `kernel` (`launches_kernel`), in order."""
-    args = tuple(str(a) for a in kernel.template_args) if kernel.template_args else None
-    return launch_index(module).get((base_name(kernel.name), args), [])
 
 
 def launch_configs(
@@ -220,20 +225,34 @@ def launch_configs(
     problems: list[Diagnostic] | None = None,
     foreign: tuple[HostLaunch, ...] = (),
     header: tuple[tuple[int, int, int], tuple[int, int, int], int] | None = None,
-    table: KernelTable | None = None,
+    tables: tuple[KernelTable, ...] = (),
+    launches: LaunchIndex | None = None,
 ) -> list[LaunchConfig]:
-    """Every configuration the kernel is analysed for (`_launch_configs`); a per-kernel table
-    of the configuration (`table`) gives the block and grid in place of the host's launches
-    where it names them, and its parameters and facts hold for every configuration."""
+    """Every configuration the kernel is analysed for (`_launch_configs`); the first per-kernel
+    table of the configuration (`tables`) that matches the kernel gives the block and grid in
+    place of the host's launches where it names them, and its parameters and facts hold for
+    every configuration. Every command (check, show, the language server, simulate, --verify,
+    --via-ptx) takes its launch configurations from here. `launches` is the module's index of
+    host launches when the caller asks for several kernels of one module (else one is made)."""
+    table = kernel_table(tables, kernel)
+    index = launches if launches is not None else LaunchIndex(module)
     if table is None:
-        return _launch_configs(module, kernel, block, grid, params, line_of, problems, foreign, header)
+        return _launch_configs(module, kernel, block, grid, params, line_of, problems, foreign, header, index)
     params = {**(params or {}), **dict(table.params)}
     grid = table.grid or grid
     if table.block is not None:
         configs = [LaunchConfig(table.block, grid, table.origin, False, tuple(sorted(params.items())))]
     else:
-        configs = _launch_configs(module, kernel, block, grid, params, line_of, problems, foreign, header)
+        configs = _launch_configs(module, kernel, block, grid, params, line_of, problems, foreign, header, index)
     return [_with_table_facts(c, table) for c in configs]
+
+
+def kernel_params(params: dict[str, int] | None, tables: tuple[KernelTable, ...], kernel: N.Function) -> dict[str, int]:
+    """The parameter values that hold for every launch of `kernel`: the command line's
+    `--param`, and those of the first per-kernel table that matches it (which hold the command
+    line's already: it wins over the table)."""
+    table = kernel_table(tables, kernel)
+    return {**(params or {}), **dict(table.params)} if table is not None else dict(params or {})
 
 
 def _with_table_facts(config: LaunchConfig, table: KernelTable) -> LaunchConfig:
@@ -261,6 +280,7 @@ def _launch_configs(
     problems: list[Diagnostic] | None,
     foreign: tuple[HostLaunch, ...],
     header: tuple[tuple[int, int, int], tuple[int, int, int], int] | None,
+    index: LaunchIndex,
 ) -> list[LaunchConfig]:
     """Every configuration the kernel is analysed for. `line_of(span) -> int` names launch lines.
     `foreign` are launches made by other files of the run (`analyzer.program`), after the
@@ -274,7 +294,7 @@ def _launch_configs(
         return [LaunchConfig(block, grid, "--block" + (" and --grid" if grid else ""), False, given)]
     found: list[LaunchConfig] = []
     refused = 0
-    launches = [*kernel_launches(module, kernel), *(x for x in foreign if launches_kernel(x, kernel))]
+    launches = [*index.of(kernel), *(x for x in foreign if launches_kernel(x, kernel))]
     for launch in launches:
         cfg = _configured(module, kernel, launch, grid, params, line_of, problems)
         if cfg is None:

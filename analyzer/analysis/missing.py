@@ -1,7 +1,7 @@
 """The names a kernel uses that nothing defines: a macro of a header that was not read, a `-D`
 that was not given, a constant of another file.
 
-Lowering keeps such a name as an opaque value (`unknown name 'STRIDE'`), so the accesses that use
+Lowering keeps such a name as an opaque value of kind `OpaqueKind.UNKNOWN_NAME`, so the accesses that use
 it are not costed; without a word, a kernel whose tile size is in a `<tile.cuh>` would report
 "No findings" for the wrong reason. `undefined_names` finds them, `undefined_name_notes` says so
 at the kernel, naming each one.
@@ -30,12 +30,7 @@ def undefined_names(kernel: N.Function, module: N.Module) -> dict[str, Span]:
 
 
 def _is_undefined_name(x: object) -> bool:
-    return (
-        isinstance(x, N.Opaque)
-        and x.kind is OpaqueKind.VALUE
-        and isinstance(x.type, T.UnknownType)
-        and x.reason == f"unknown name '{x.type.name}'"
-    )
+    return isinstance(x, N.Opaque) and x.kind is OpaqueKind.UNKNOWN_NAME and isinstance(x.type, T.UnknownType)
 
 
 def undefined_name_notes(kernel: N.Function, module: N.Module) -> list[Diagnostic]:

@@ -25,6 +25,7 @@ from analyzer.diagnostics import Diagnostic, Severity, Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.ir import wmma
+from analyzer.ir.specializations import specialization_for
 from analyzer.launch_limits import alignment_problem
 from analyzer.records import field, record
 from analyzer.syntax import ast as A
@@ -264,24 +265,56 @@ class ScopesAndTypes:
         nbody): the typedef in the explicit specialization for those arguments (`template <> struct
         vec4<float> { typedef float4 Type; }`), else in the primary template with its parameters
         bound; None when neither declares it."""
-        values = tuple(self.template_arg_value(a) for a in args)
-        specialization = self.templates.structs.get(f"{name}<{', '.join(str(v) for v in values)}>")
-        primary = self.templates.structs.get(name)
-        sd = specialization or primary
+        sd, bindings = self.specialized(name, tuple(self.template_arg_value(a) for a in args))
         if sd is None or sd.members is None:
             return None
-        params = () if specialization is not None else self.templates.struct_params.get(name, ())
         for m in sd.members:
             if not isinstance(m, A.Declaration) or "typedef" not in m.specs.storage:
                 continue
             for d in m.declarators:
                 if d.declarator.name == member:
-                    self.type_bindings.append(self.bind_template(params, values))
+                    self.type_bindings.append(bindings)
                     try:
                         return self.declared_type(m.specs, d.declarator)
                     finally:
                         self.type_bindings.pop()
         return None
+
+    def static_member(self, name: str, args: tuple[A.Node, ...], member: str) -> int | None:
+        """The value of a static constant member of a class template's instance,
+        `TYPE_IS<Real, double>::test` (`static const bool test = true;` in the specialization
+        the instance uses), or None."""
+        sd, bindings = self.specialized(name, tuple(self.template_arg_value(a) for a in args))
+        for m in sd.members or () if sd is not None else ():
+            if not isinstance(m, A.Declaration) or "static" not in m.specs.storage:
+                continue
+            for d in m.declarators:
+                if d.declarator.name == member and d.init is not None:
+                    self.type_bindings.append(bindings)
+                    try:
+                        return self.const_int(d.init)
+                    finally:
+                        self.type_bindings.pop()
+        return None
+
+    def specialized(self, name: str, values: tuple[Any, ...]) -> tuple[A.StructDef | None, dict[str, Any]]:
+        """The definition an instance of the class template `name` with template arguments
+        `values` uses, and its parameters' binding: the explicit specialization for those
+        arguments (`template <> struct vec4<float>`), else a partial one whose pattern they match
+        (`template <class L, class R> struct IF<true, L, R>`, `analyzer.ir.specializations`),
+        else the primary template."""
+        explicit = self.templates.structs.get(f"{name}<{', '.join(str(v) for v in values)}>")
+        if explicit is not None:
+            return explicit, {}
+        patterns = {
+            key: tuple(p.name for p in self.templates.struct_params.get(key, ()) if p.name)
+            for key in self.templates.structs
+            if key.startswith(name + "<")
+        }
+        found = specialization_for(name, values, patterns)
+        if found is not None:
+            return self.templates.structs[found[0]], found[1]
+        return self.templates.structs.get(name), self.bind_template(self.templates.struct_params.get(name, ()), values)
 
     def fragment(self, args: tuple[A.Node, ...]) -> T.CType:
         """`wmma::fragment<use, m, n, k, T, layout>`: registers (see `analyzer.ir.wmma`)."""
@@ -314,6 +347,12 @@ class ScopesAndTypes:
 
     def template_arg_value(self, a: A.Node) -> Any:
         if isinstance(a, A.TypeName):
+            names = a.specs.type.names
+            if len(names) == 2 and names[1].startswith("::") and a.specs.type.template_args:
+                # `TYPE_IS<Real, double>::test`: a static constant of the instance, when it has one
+                v = self.static_member(names[0], a.specs.type.template_args, names[1][2:])
+                if v is not None:
+                    return v
             if not a.derivations and len(a.specs.type.names) == 1:
                 v = self.const_int(A.Identifier(a.specs.type.names[0], a.span))
                 if v is not None:

@@ -157,6 +157,7 @@ class OpaqueKind(StrEnum):
     BARRIER = "barrier"  # `__syncthreads_count(p)` and the like, used as a value
     LOCAL_ADDRESS = "local address"  # `&n` of a local or parameter: `variable` names it
     FUNCTION = "function address"  # `&copy` or `copy` of a function: `callee` names it (a function pointer's value)
+    UNKNOWN_NAME = "unknown name"  # a name nothing defines (a macro of a header not read): its type names it
     VALUE = "value"  # any other value not modelled: a string literal, a local's address, a PTX address ...
 
 

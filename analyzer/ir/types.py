@@ -328,12 +328,36 @@ _BOXMULLER_DOUBLE = [("boxmuller_extra_double", DOUBLE)]
 _LIBRARY_STRUCTS: dict[str, list[tuple[str, CType]]] = {
     "curandStateXORWOW": [("d", UINT), ("v", ArrayType(UINT, 5)), *_BOXMULLER, *_BOXMULLER_DOUBLE],
     "curandStateMRG32k3a": [("s1", ArrayType(UINT, 3)), ("s2", ArrayType(UINT, 3)), *_BOXMULLER, *_BOXMULLER_DOUBLE],
+    # the quasi-random generators: three counters and the direction vectors
+    "curandStateSobol32": [("i", UINT), ("x", UINT), ("c", UINT), ("direction_vectors", ArrayType(UINT, 32))],
+    "curandStateScrambledSobol32": [("i", UINT), ("x", UINT), ("c", UINT), ("direction_vectors", ArrayType(UINT, 32))],
+    "curandStateSobol64": [
+        ("i", ULONGLONG),
+        ("x", ULONGLONG),
+        ("c", ULONGLONG),
+        ("direction_vectors", ArrayType(ULONGLONG, 64)),
+    ],
+    "curandStateScrambledSobol64": [
+        ("i", ULONGLONG),
+        ("x", ULONGLONG),
+        ("c", ULONGLONG),
+        ("direction_vectors", ArrayType(ULONGLONG, 64)),
+    ],
 }
 _LIBRARY_ALIASES = {
     "curandState": "curandStateXORWOW",
     "curandState_t": "curandStateXORWOW",
     "curandStateXORWOW_t": "curandStateXORWOW",
     "curandStateMRG32k3a_t": "curandStateMRG32k3a",
+    "curandStateSobol32_t": "curandStateSobol32",
+    "curandStateScrambledSobol32_t": "curandStateScrambledSobol32",
+    "curandStateSobol64_t": "curandStateSobol64",
+    "curandStateScrambledSobol64_t": "curandStateScrambledSobol64",
+}
+# curand.h's array types: a Sobol generator's direction vectors
+_LIBRARY_ARRAYS: dict[str, CType] = {
+    "curandDirectionVectors32_t": ArrayType(UINT, 32),
+    "curandDirectionVectors64_t": ArrayType(ULONGLONG, 64),
 }
 
 
@@ -351,14 +375,14 @@ def builtin_type(name: str) -> CType | None:
     hit = _cache.get(name)
     if hit is not None:
         return hit
-    found: CType | None = _SCALARS.get(name) or vector_type(name) or library_struct(name)
+    found: CType | None = _SCALARS.get(name) or vector_type(name) or library_struct(name) or _LIBRARY_ARRAYS.get(name)
     if found is not None:
         _cache[name] = found
     return found
 
 
 BUILTIN_TYPE_NAMES: frozenset[str] = frozenset(
-    n for n in [*_SCALARS, *_VECTOR_SPECS, *_LIBRARY_STRUCTS, *_LIBRARY_ALIASES] if " " not in n
+    n for n in [*_SCALARS, *_VECTOR_SPECS, *_LIBRARY_STRUCTS, *_LIBRARY_ALIASES, *_LIBRARY_ARRAYS] if " " not in n
 )
 
 

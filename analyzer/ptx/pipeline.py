@@ -163,13 +163,14 @@ def analyze_entries(
     one at a time, or an `EntryFailure` for an entry whose analysis raised (what it yielded
     before stands). `host` is the CUDA-C module of the file nvcc compiled (None for a .ptx
     file): its launches and parameter names; `host_linemap` resolves its spans."""
-    from analyzer.analysis.launch import launch_configs
+    from analyzer.analysis.launch import LaunchIndex, kernel_params, launch_configs
     from analyzer.ir import nodes as N
     from analyzer.ptx.analyze import analyze_entry, kernel_for, ptx_kernel
 
     linemap = parsed.linemap
     no_host = N.Module(parsed.path, {}, [], [], [], [])
     cuda_kernels = list(host.kernels) if host is not None else []
+    index = LaunchIndex(host) if host is not None else None  # the host code run once for every entry
 
     def line_of(span: Any) -> int:
         return host_linemap.resolve_span(span).line if host_linemap is not None else 0
@@ -178,10 +179,21 @@ def analyze_entries(
         kernel = ptx_kernel(fn, linemap, kernel_for(fn, cuda_kernels))
         try:
             module, k = (host, kernel.cuda) if kernel.cuda is not None else (no_host, kernel.function)
+            tables = options.kernels
+            given = options.params or None
             for launch in launch_configs(
-                module, k, block=options.block, grid=options.grid, params=options.params or None, line_of=line_of
+                module,
+                k,
+                block=options.block,
+                grid=options.grid,
+                params=given,
+                line_of=line_of,
+                tables=tables,
+                launches=index if module is host else None,
             ):
-                yield analyze_entry(kernel, parsed.module, linemap, launch, arch, options.params or None)
+                yield analyze_entry(
+                    kernel, parsed.module, linemap, launch, arch, kernel_params(given, tables, k) or None
+                )
         except (Exception, RecursionError) as err:  # noqa: BLE001 - the other kernels go on
             yield EntryFailure(kernel.function.display_name, linemap.resolve_span(kernel.function.name_span), err)
 

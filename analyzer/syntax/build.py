@@ -102,6 +102,17 @@ class ToAst:
     def value_template_parameter(self, meta, specs, declarator, default):
         return A.TemplateParam("value", declarator.name, self._span(meta), default, specs)
 
+    def unnamed_template_parameter(self, meta, *rest):
+        # `template <bool, class L, class R>`: a value parameter only a specialization names
+        return A.TemplateParam("value", None, self._span(meta), rest[-1])
+
+    def scoped_template_argument(self, meta, tid, member):
+        """`TYPE_IS<T, double>::test` as a template argument: the type-name of names
+        (`TYPE_IS`, `::test`), as `typename vec4<T>::Type` is read."""
+        span = self._span(meta)
+        spec = A.TypeSpec((tid.name, str(member)), span, template_args=tid.args)
+        return A.TypeName(A.DeclSpecs((), (), spec, span), (), span)
+
     def function_definition(self, meta, specs, declarator, *rest):
         body = rest[-1]
         return A.FunctionDef(specs, declarator, body, self._span(meta))

@@ -36,7 +36,9 @@ _BUILTIN_TYPES = frozenset(
     cudaTextureObject_t cudaSurfaceObject_t cudaChannelFormatDesc cudaExtent cudaPitchedPtr
     cudaMemcpy3DParms FILE clock_t time_t va_list curandState curandState_t curandStateXORWOW
     curandStateXORWOW_t curandStateMRG32k3a curandStateMRG32k3a_t cufftComplex cufftDoubleComplex cufftReal
-    cufftDoubleReal""".split()  # noqa: SIM905 - a word list reads best as one string
+    cufftDoubleReal curandStateSobol32 curandStateSobol32_t curandStateScrambledSobol32
+    curandStateScrambledSobol32_t curandStateSobol64 curandStateSobol64_t curandStateScrambledSobol64
+    curandStateScrambledSobol64_t curandDirectionVectors32_t curandDirectionVectors64_t""".split()  # noqa: SIM905 - a word list reads best as one string
 )
 _VECTOR_BASES = (
     "char",
