@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from analyzer import cli
-from analyzer.analysis import costing, loops
+from analyzer.analysis import costing, loops, starts
 
 #: Warps whose first lanes differ by a multiple of an unknown (`w * threadIdx.y`), a loop
 #: counter inside a division with unknowns (the substitution the memo saves), masks on the
@@ -42,7 +42,7 @@ class Forgetful(dict):
 
 def plain_starts(site, plan, combo, lanes, arch, memo):
     """`remembered_starts` without its memo."""
-    return costing.start_residues(site, plan, combo, lanes, arch)
+    return starts.start_residues(site, plan, combo, lanes, arch)
 
 
 def report(tmp_path: Path, name: str, *args: str) -> str:

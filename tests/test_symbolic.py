@@ -22,6 +22,7 @@ from analyzer.analysis.symbolic import (
     bounds,
     coefficient_gcd,
     compare,
+    compile_values,
     const,
     floordiv,
     is_unknown,
@@ -596,3 +597,17 @@ def test_simplified_expressions_evaluate_like_c_for_non_negative_index_arithmeti
             assert e.subs(env) == want, (str(e), env)
             checked += 1
     assert checked > 500
+
+
+def test_expressions_that_differ_only_in_numbers_share_one_compilation_and_keep_their_values():
+    from analyzer.analysis.symbolic import compiled
+
+    x, k = sym("threadIdx.x"), sym("k")
+    compiled._COMPILED.clear()
+    first = compile_values([compare("<=", x, k * -224 + 800), x * 4 + 3, None], ["k", "threadIdx.x"])
+    second = compile_values([compare("<=", x, k * -224 + 672), x * 8 + 5, None], ["k", "threadIdx.x"])
+    assert len(compiled._COMPILED) == 1
+    assert first(1, 5) == (1, 23, None) and second(3, 5) == (0, 45, None)
+    assert first.compiled == second.compiled == (True, True, False)
+    with pytest.raises(ZeroDivisionError):
+        compile_values([floordiv(x, k - 2)], ["k", "threadIdx.x"])(2, 1)

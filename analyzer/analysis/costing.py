@@ -40,23 +40,17 @@ from analyzer.analysis.cost import (
     shared_cost,
     split_access,
 )
+from analyzer.analysis.groups import scenario_groups
 from analyzer.analysis.loops import vectorized_iterations
 from analyzer.analysis.memo import remember
 from analyzer.analysis.merge import mark_reused
 from analyzer.analysis.results import AccessCost, Collision, LaunchConfig, TypicalCost, unit_of
-from analyzer.analysis.scenarios import (
-    ScenarioLanes,
-    Site,
-    WarpPlan,
-    evaluated,
-    plan_warp,
-    scenario_lanes,
-    warp_lanes,
-)
+from analyzer.analysis.scenarios import Site, WarpPlan, plan_warp, scenario_lanes, warp_lanes
+from analyzer.analysis.starts import remembered_starts
 from analyzer.analysis.symbolic import Origin
 from analyzer.analysis.symbolic.expressions import LANE_VARYING_PREFIX
 from analyzer.analysis.values import THREAD_SYMBOLS, Occurrence, lane_varying
-from analyzer.analysis.verdict import SymbolFacts, is_block_index, stated_residues, typical_residues
+from analyzer.analysis.verdict import SymbolFacts, is_block_index
 from analyzer.arch import Architecture
 from analyzer.ir.nodes import AccessOp, Space
 from analyzer.records import field, record, replace
@@ -135,8 +129,11 @@ class Summary:
         self.totals_known = False
         self.uncounted.add(why)
 
-    def add(self, outcome: Outcome, plan: WarpPlan, combo: tuple[int, ...], pieces: int, active: int) -> None:
-        """Count one scenario's request (`active` lanes take part)."""
+    def add(
+        self, outcome: Outcome, plan: WarpPlan, combo: tuple[int, ...], pieces: int, active: int, scenarios: int = 1
+    ) -> None:
+        """Count one scenario's request (`active` lanes take part), or those of so many
+        `scenarios` that charge the same (`groups.py`)."""
         self.ideal_if_aligned = self.ideal_if_aligned and outcome.some_start_is_ideal
         if outcome.alignment_matters:
             self.exact = False  # the cost really depends on the unknown alignment
@@ -155,7 +152,7 @@ class Summary:
         ):
             self.typical_worst = outcome.typical_worst
         if plan.factor is not None and plan.block_weight is not None and plan.counted(combo):
-            times = plan.factor * plan.block_weight
+            times = plan.factor * plan.block_weight * scenarios
             self.requests += times * pieces
             self.total_lo += times * outcome.sums[0]
             self.total_hi += times * outcome.sums[1]
@@ -199,6 +196,8 @@ class ScenarioCharge:
     undecided_mask: bool  # some lane's mask was not decided (and taken as true)
     outcome: Outcome | None  # None: a lane's address is not a number, or no lane is active
     active: int  # the lanes that take part
+    times: int = 1  # the scenarios it stands for (`groups.py`)
+    steps: int = 0  # the budget steps it took but for charging the request (spent again for each of `times`)
 
 
 WarpWalk = tuple[WarpPlan | None, tuple[ScenarioCharge, ...]]
@@ -238,18 +237,30 @@ def walk_warp(site: Site, lanes: tuple, warp: int, summary: Summary, arch: Archi
     seen = _WALKS.get(key) if key is not None else None
     if seen is not None:
         plan, charged = seen
-        budget.spend(len(charged))  # scenarios counted again (analyzer.budget)
+        budget.spend(sum(c.times for c in charged))  # scenarios counted again (analyzer.budget)
         grid = site.launch.grid
         return (
             None if plan is None else replace(plan, block_weight=None if grid is None else math.prod(grid))
         ), charged
     plan = plan_warp(site, lanes, (site.block, arch.warp_size, warp))
-    charged = (
-        () if plan is None else tuple(charge_scenario(site, plan, combo, summary, arch) for combo in plan.scenarios())
-    )
+    charged = () if plan is None else charge_scenarios(site, plan, summary, arch)
     if key is not None:
         remember(_WALKS, key, (plan, charged))
     return plan, charged
+
+
+def charge_scenarios(site: Site, plan: WarpPlan, summary: Summary, arch: Architecture) -> tuple[ScenarioCharge, ...]:
+    """What each scenario of the plan charges; scenarios that charge the same (`groups.py`)
+    charged once, each of the others spending the steps it would have taken (analyzer.budget)."""
+    groups = scenario_groups(plan, arch.address_period)
+    if groups is None:
+        return tuple(charge_scenario(site, plan, combo, summary, arch) for combo in plan.scenarios())
+    charged = []
+    for group in groups:
+        first = charge_scenario(site, plan, group.combo, summary, arch)
+        budget.spend(first.steps * (group.times - 1))
+        charged.append(replace(first, times=group.times))
+    return tuple(charged)
 
 
 def resolve_site(
@@ -341,24 +352,30 @@ def bound_cost(
 def charge_scenario(
     site: Site, plan: WarpPlan, combo: tuple[int, ...], summary: Summary, arch: Architecture
 ) -> ScenarioCharge:
-    """Charge the warp's request in one scenario (`summary` remembers what requests cost)."""
+    """Charge the warp's request in one scenario (`summary` remembers what requests cost),
+    with the steps it took but for charging the request (a scenario that charges the same
+    takes as many: `charge_scenarios`)."""
+    meter = budget.current()
+    before = meter.left if meter is not None else 0
     budget.spend()  # a request costed (analyzer.budget)
     lanes = scenario_lanes(plan, combo)
-    if lanes.rel is None or all(x is None for x in lanes.rel):
-        return ScenarioCharge(combo, lanes.undecided_mask, None, 0 if lanes.rel is None else -1)
+    rel = lanes.rel
+    if rel is None or rel.count(None) == len(rel):
+        steps = 0 if meter is None else before - meter.left
+        return ScenarioCharge(combo, lanes.undecided_mask, None, 0 if rel is None else -1, steps=steps)
     if lanes.ref_value is not None:  # the common case, without a call
         residues: tuple[int, ...] = (lanes.ref_value % arch.address_period,)
         typical = residues
     else:
         budget.spend(len(plan.present))  # the first lane's address worked out symbolically
         residues, typical = remembered_starts(site, plan, combo, lanes, arch, summary.starts)
-    key = (lanes.rel, residues, typical)
+    steps = 0 if meter is None else before - meter.left
+    key = (rel, residues, typical)
     outcome = summary.outcomes.get(key)
     if outcome is None:
-        budget.spend(len(lanes.rel))  # a request charged lane by lane (analyzer.budget)
-        outcome = summary.outcomes[key] = charge_request(lanes.rel, residues, typical, site, arch, summary.charges)
-    active = sum(1 for x in lanes.rel if x is not None)
-    return ScenarioCharge(combo, lanes.undecided_mask, outcome, active)
+        budget.spend(len(rel))  # a request charged lane by lane (analyzer.budget)
+        outcome = summary.outcomes[key] = charge_request(rel, residues, typical, site, arch, summary.charges)
+    return ScenarioCharge(combo, lanes.undecided_mask, outcome, len(rel) - rel.count(None), steps=steps)
 
 
 def count_scenario(scenario: ScenarioCharge, plan: WarpPlan, summary: Summary, pieces: int) -> None:
@@ -369,151 +386,7 @@ def count_scenario(scenario: ScenarioCharge, plan: WarpPlan, summary: Summary, p
         if scenario.active == 0:
             summary.exact = False  # a lane's address is not a number here
         return
-    summary.add(scenario.outcome, plan, scenario.combo, pieces, scenario.active)
-
-
-#: A monomial of an expression: its atoms and its coefficient.
-Monomial = tuple[tuple[S.Atom, ...], int]
-
-
-@record
-class SplitRef:
-    """A warp's first-lane address as the starts see it (`remembered_starts`)."""
-
-    assigned: tuple[Monomial, ...]  # the monomials every symbol of which a scenario assigns
-    others: tuple[Monomial, ...]  # the rest but the constant
-    constant: int
-    mixed: bool  # some monomial of `others` holds a symbol a scenario assigns
-
-
-#: Each warp's first-lane address split (`split_ref`).
-_SPLITS: dict[tuple, SplitRef] = {}
-
-
-def split_ref(ref: S.Expr, names: tuple[str, ...]) -> SplitRef:
-    """`ref` split into the monomials a scenario's values (`names`) make numbers, the others,
-    and the constant. Kept as monomials, not built into expressions: building spends budget
-    steps the walk did not. Remembered per warp plan."""
-    key = (ref, names)
-    done = _SPLITS.get(key)
-    if done is not None:
-        return done
-    bound = frozenset(names)
-    assigned: list[Monomial] = []
-    others: list[Monomial] = []
-    constant, mixed = 0, False
-    for monomial, coefficient in ref.terms():
-        free = frozenset().union(*(atom.free for atom in monomial))
-        if not monomial:
-            constant = coefficient
-        elif free and free <= bound:
-            assigned.append((monomial, coefficient))
-        else:
-            others.append((monomial, coefficient))
-            mixed = mixed or not free.isdisjoint(bound)
-    done = SplitRef(tuple(assigned), tuple(others), constant, mixed)
-    remember(_SPLITS, key, done)
-    return done
-
-
-def monomials_value(monomials: tuple[Monomial, ...], env: dict[str, int]) -> int:
-    """The sum of `monomials` with `env` put in (as `Expr.evaluate`)."""
-    total = 0
-    for monomial, coefficient in monomials:
-        v = coefficient
-        for atom in monomial:
-            v *= env[atom.name] if isinstance(atom, S.Symbol) else atom.evaluate(env)  # type: ignore[attr-defined]
-        total += v
-    return total
-
-
-def remembered_starts(
-    site: Site, plan: WarpPlan, combo: tuple[int, ...], lanes: ScenarioLanes, arch: Architecture, memo: dict
-) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """`start_residues`, remembered in `memo` (one access's). The starts depend on the first
-    lane's address only through its monomials other than the constant, and its constant
-    modulo `address_period` (`residues`, `typical_residues`, `stated_residues`: a constant
-    modulo a divisor of the period). The warps of a block differ in the monomials a scenario's
-    values make numbers (`imageW*8*threadIdx.y`), so those are summed as numbers with the
-    constant, and the substitution into the others is done once per scenario that assigns
-    their symbols, not once per scenario and warp (Mandelbrot_cuda.cu: 184,000
-    substitutions). A remembered substitution spends again the steps it took
-    (analyzer.budget), so budgets run out where they did."""
-    if lanes.ref_value is not None or plan.ref.is_const:
-        return start_residues(site, plan, combo, lanes, arch)
-    split = split_ref(plan.ref, plan.names)
-    env = lanes.assign if lanes.assign is not None else dict(zip(plan.names, combo))
-    try:
-        shift = split.constant + monomials_value(split.assigned, env)
-    except (ArithmeticError, ValueError, LookupError):  # as `evaluated`: the slow way
-        return start_residues(site, plan, combo, lanes, arch)
-    key = ("substituted", split.others, plan.names, combo if split.mixed else ())
-    seen = memo.get(key)
-    if seen is None:
-        meter = budget.current()
-        before = meter.left if meter is not None else 0
-        ref_v = evaluated(plan.ref, env) if env else plan.ref
-        steps = 0 if meter is None else before - meter.left
-        with budget.metered(None):  # not work the walk did: no steps
-            seen = memo[key] = (ref_v - S.const(shift), steps)
-    else:
-        budget.spend(seen[1])
-    others, _ = seen
-    period = arch.address_period
-    starts_key = ("starts", others, shift % period)
-    found = memo.get(starts_key)
-    if found is None:
-        with budget.metered(None):
-            ref_v = others + S.const(shift % period)
-        found = memo[starts_key] = starts_of(site, ref_v, arch)
-    return found
-
-
-def start_residues(
-    site: Site, plan: WarpPlan, combo: tuple[int, ...], lanes: ScenarioLanes, arch: Architecture
-) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Where the first lane's address may lie within `arch.address_period` (`starts_of`), with
-    the scenario's values put in."""
-    ref_value = lanes.ref_value
-    if ref_value is None and plan.ref.is_const:
-        ref_value = plan.ref.value
-    if ref_value is not None:
-        return (ref_value % arch.address_period,), (ref_value % arch.address_period,)
-    assign = lanes.assign if lanes.assign is not None else dict(zip(plan.names, combo))
-    return starts_of(site, evaluated(plan.ref, assign) if assign else plan.ref, arch)
-
-
-def starts_of(site: Site, ref_v: S.Expr, arch: Architecture) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Where the first lane's address `ref_v` may lie within `arch.address_period` (under which
-    both costs are invariant): one residue where the address is a number, else every residue
-    the expression can take (for shared accesses of whole words, any: moving every lane by
-    the same number of words rotates the banks, at the same cost); and those of them a
-    typical verdict considers (`verdict.typical_residues`)."""
-    period = arch.address_period
-    if ref_v.is_const:
-        return (ref_v.value % period,), (ref_v.value % period,)
-    if site.space == Space.SHARED and site.pieces[0][1] >= arch.bank_bytes:
-        return (0,), (0,)
-    residues = tuple(sorted(S.residues(ref_v, period)))
-    stated = stated_residues(ref_v, period, site.facts)  # what the code states holds in the worst case too
-    if stated is not None:
-        residues = tuple(r for r in residues if r in stated) or residues
-    typical = typical_residues(ref_v, period, site.facts)
-    if site.space == Space.GLOBAL:
-        residues = one_per_sector_shift(residues, arch.global_period)
-        kept = {r % arch.global_period: r for r in residues}
-        typical = frozenset(kept[r % arch.global_period] for r in typical)
-    return residues, tuple(r for r in residues if r in typical)
-
-
-def one_per_sector_shift(residues: tuple[int, ...], sector_bytes: int) -> tuple[int, ...]:
-    """The first of the sorted `residues` in each class modulo the sector size: moving every
-    lane by whole sectors moves the sectors, so a global request costs the same (and the
-    smallest start of each class, the one that would be reported, is kept)."""
-    kept: dict[int, int] = {}
-    for r in residues:
-        kept.setdefault(r % sector_bytes, r)
-    return tuple(sorted(kept.values()))
+    summary.add(scenario.outcome, plan, scenario.combo, pieces, scenario.active, scenario.times)
 
 
 def charge_request(

@@ -14,7 +14,7 @@ policy".
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Protocol
 
@@ -32,7 +32,9 @@ __all__ = [
     "is_block_index",
     "param_samples",
     "sample_values",
+    "stated_gcd",
     "stated_residues",
+    "typical_gcd",
     "typical_residues",
 ]
 
@@ -47,6 +49,8 @@ SPARSE_PARAM_SAMPLES = (
 #: Unknown sizes and offsets are judged at multiples of this many elements: the row lengths
 #: and offsets programs use (a warp's worth of elements).
 TYPICAL_MULTIPLE = 32
+#: A monomial of an expression and its coefficient, as `Expr.terms` gives them.
+Monomial = tuple[tuple[S.Atom, ...], int]
 
 
 class Assume(StrEnum):
@@ -124,34 +128,47 @@ def typical_residues(e: S.Expr, modulus: int, facts: SymbolFacts | None = None) 
     a block index, an unknown) is a typical value: a multiple of `TYPICAL_MULTIPLE` (or of the
     divisor the facts give), while block indices and other terms take any value. A monomial
     with such a factor moves `e` by multiples of its coefficient times that multiple."""
+    g = typical_gcd(e.terms(), modulus, facts)
+    c0 = next((c for m, c in e.terms() if not m), 0)
+    return frozenset(range(c0 % g, modulus, g))
+
+
+def typical_gcd(terms: Iterable[Monomial], modulus: int, facts: SymbolFacts | None = None) -> int:
+    """The step between the values an expression of these `terms` takes modulo `modulus` at
+    typical values (`typical_residues`): the gcd of `modulus` and each monomial's coefficient
+    times its typical multiple."""
     g = 0
-    for monomial, coefficient in e.terms():
+    for monomial, coefficient in terms:
         if not monomial:
             continue
         g = math.gcd(g, abs(coefficient) * _typical_step(monomial, facts))
-    g = math.gcd(g, modulus)
-    c0 = next((c for m, c in e.terms() if not m), 0)
-    return frozenset(range(c0 % g, modulus, g))
+    return math.gcd(g, modulus)
 
 
 def stated_residues(e: S.Expr, modulus: int, facts: SymbolFacts | None) -> frozenset[int] | None:
     """The values ``e mod modulus`` can take where `facts` state divisors of its symbols (a
     host guard `if (w % 32) exit(1)`): knowledge, so it restricts the worst case too; None when
     the facts constrain none of its terms."""
+    g = stated_gcd(e.terms(), modulus, facts)
+    if g is None:
+        return None
+    c0 = next((c for m, c in e.terms() if not m), 0)
+    return frozenset(range(c0 % g, modulus, g))
+
+
+def stated_gcd(terms: Iterable[Monomial], modulus: int, facts: SymbolFacts | None) -> int | None:
+    """The step between the values an expression of these `terms` can take modulo `modulus`
+    by what `facts` state (`stated_residues`); None when the facts constrain none of them."""
     if facts is None or not facts.divisors:
         return None
     g, constrained = 0, False
-    for monomial, coefficient in e.terms():
+    for monomial, coefficient in terms:
         if not monomial:
             continue
         step = max((facts.divisors.get(a.name, 1) for a in monomial if isinstance(a, S.Symbol)), default=1)
         constrained = constrained or step > 1
         g = math.gcd(g, abs(coefficient) * step)
-    if not constrained:
-        return None
-    g = math.gcd(g, modulus)
-    c0 = next((c for m, c in e.terms() if not m), 0)
-    return frozenset(range(c0 % g, modulus, g))
+    return math.gcd(g, modulus) if constrained else None
 
 
 def _typical_step(monomial: tuple[S.Atom, ...], facts: SymbolFacts | None) -> int:

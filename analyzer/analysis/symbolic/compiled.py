@@ -3,13 +3,16 @@
 The scenarios evaluate the same few expressions for every lane of every warp; `compile_values`
 writes them as the source of one lambda over the symbols that vary (``threadIdx.x`` ...), with
 C's division, remainder and shifts, and remembers it by its source, so that evaluating an
-address costs a call instead of a walk over the expression.
+address costs a call instead of a walk over the expression. The numbers in the expressions
+are parameters of the source, not part of it: expressions that differ only in their numbers
+share one compilation.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from analyzer.analysis.symbolic.expressions import MAX_SHIFT, Atom, Expr, Symbol, Term, c_div, c_mod
 
@@ -60,18 +63,26 @@ class _NotCompilable(Exception):
     pass
 
 
-def _cc_expr(e: Expr, args: Mapping[str, str]) -> str:
+def _cc_const(c: int, consts: dict[int, str]) -> str:
+    """The name of the parameter that holds the number `c` (see `compile_values`)."""
+    name = consts.get(c)
+    if name is None:
+        name = consts[c] = f"k{len(consts)}"
+    return name
+
+
+def _cc_expr(e: Expr, args: Mapping[str, str], consts: dict[int, str]) -> str:
     c = e._c
     if c is not None:
-        return f"({c})"
+        return f"({_cc_const(c, consts)})"
     parts = []
     for mono, coef in e._p.items():
-        factors = [str(coef)] + [_cc_atom(a, args) for a in mono]
+        factors = [_cc_const(coef, consts)] + [_cc_atom(a, args, consts) for a in mono]
         parts.append("*".join(factors))
     return "(" + "+".join(parts) + ")"
 
 
-def _cc_atom(a: Atom, args: Mapping[str, str]) -> str:
+def _cc_atom(a: Atom, args: Mapping[str, str], consts: dict[int, str]) -> str:
     if a.__class__ is Symbol:
         try:
             return args[a.name]
@@ -80,7 +91,7 @@ def _cc_atom(a: Atom, args: Mapping[str, str]) -> str:
     if a.__class__ is not Term:  # an Unknown has no value
         raise _NotCompilable(repr(a))
     op = a.op
-    xs = [_cc_expr(x, args) for x in a.args]
+    xs = [_cc_expr(x, args, consts) for x in a.args]
     if op == "select":
         return f"({xs[1]} if {xs[0]} else {xs[2]})"
     if op == "&&":
@@ -120,26 +131,31 @@ def compile_values(exprs: Sequence[Expr | None], names: Sequence[str]) -> Callab
 def _compiled_source(exprs: Sequence[Expr | None], names: Sequence[str]) -> Callable[..., tuple]:
     """`compile_values`, worked out: the source written, and compiled unless seen before."""
     args = {n: f"a{i}" for i, n in enumerate(names)}
+    consts: dict[int, str] = {}
     items = []
-    compiled = []
     for e in exprs:
         item = "None"
         if e is not None:
             with contextlib.suppress(_NotCompilable):
-                item = _cc_expr(e, args)
+                item = _cc_expr(e, args, consts)
         items.append(item)
-        compiled.append(item != "None")
     params = ", ".join(args[n] for n in names)
-    source = f"lambda {params}: ({', '.join(items)}{',' if len(items) == 1 else ''})"
-    function = _COMPILED.get(source)
-    if function is None:  # (the same kernel under several launches, template instances)
-        function = eval(source, _CC_GLOBALS)  # noqa: S307 - source built from our own expression trees
-        function.compiled = tuple(compiled)
+    # the numbers are parameters of a maker: the warps of a block and the unrolled copies of
+    # a loop differ in them alone (binomialOptions.cu: 2,000 sources, a few dozen shapes)
+    source = (
+        f"lambda {', '.join(consts.values())}: lambda {params}: ({', '.join(items)}{',' if len(items) == 1 else ''})"
+    )
+    maker = _COMPILED.get(source)
+    if maker is None:  # (the same kernel under several launches, template instances)
+        maker = eval(source, _CC_GLOBALS)  # noqa: S307 - source built from our own expression trees
         if len(_COMPILED) >= 1000:
             _COMPILED.clear()
-        _COMPILED[source] = function
+        _COMPILED[source] = maker
+    function: Any = maker(*consts)
+    function.compiled = tuple(item != "None" for item in items)
     return function
 
 
-_COMPILED: dict[str, Callable[..., tuple]] = {}  # by source
+#: Each source's maker, which given the numbers makes the function (`compile_values`).
+_COMPILED: dict[str, Callable[..., Callable[..., tuple]]] = {}
 _BY_EXPRS: dict[tuple, Callable[..., tuple]] = {}  # by (expressions, names)

@@ -1,0 +1,138 @@
+"""Scenarios of a warp's walk that charge the same, grouped so that each group is charged once.
+
+A scenario (`scenarios.py`) assigns values to the walked loop counters, the block indices
+walked block by block and the sampled unknowns. Some of those symbols are read by the first
+lane's address alone, as a whole number of bytes per unit (`blockIdx.x*8256`, `k*4`): they
+move the whole warp and change nothing else, so what a scenario charges depends on them
+only through that move modulo the address period, under which the cost is invariant
+(`Architecture.address_period`). `scenario_groups` projects the scenarios onto the other
+symbols and that residue (and the facts the summary counts by: whether the values are
+typical, whether they are the representative ones), and gives each group its first
+scenario in the walk's order and how many scenarios it stands for. Charged once and counted
+that many times, a group gives the summary what its scenarios one by one gave: totals add
+up, and the worst, best and typical charges are the same, met first at the same place
+(binomialOptions.cu walks 512 blocks of which two residues differ; myocyte's 91 iterations
+of a counter moving by 4 bytes, 32 residues).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+from analyzer.analysis import symbolic as S
+from analyzer.analysis.scenarios import MAX_SCENARIOS, WarpPlan
+from analyzer.records import record
+
+__all__ = ["Group", "scenario_groups"]
+
+
+@record
+class Group:
+    """Scenarios that charge the same: the first of them in the walk's order, and how many."""
+
+    combo: tuple[int, ...]
+    times: int
+
+
+#: What one value of a symbol that only moves the warp brings to a group: the move modulo
+#: the period, the value is typical, the value is the representative one.
+Share = tuple[int, bool, bool]
+
+
+def scenario_groups(plan: WarpPlan, period: int) -> list[Group] | None:
+    """The groups of the plan's scenarios in the order the walk meets them (`scenarios`),
+    where some symbol only moves the warp (see the module); None where none does, or the
+    scenarios are cut short (`MAX_SCENARIOS`) other than at whole values of the first symbol."""
+    if plan.evaluate is None:  # few scenarios: not worth it
+        return None
+    values = _walked_values(plan.values)
+    if values is None:
+        return None
+    moves = _moving_coefficients(plan)
+    if not moves:
+        return None
+    kept = [i for i in range(len(values)) if i not in moves]
+    shares = {i: _shares(plan, i, values[i], moves[i], period) for i in moves}
+    classes = _combined(shares, sorted(moves), period)
+    groups: list[tuple[tuple[int, ...], int]] = []
+    for kept_at in itertools.product(*(range(len(values[i])) for i in kept)):
+        for first_moved, times in classes.values():
+            at = [0] * len(values)
+            for i, j in zip(kept, kept_at):
+                at[i] = j
+            for i, j in zip(sorted(moves), first_moved):
+                at[i] = j
+            groups.append((tuple(at), times))
+    groups.sort()  # the order of the first scenario of each: the walk's (product) order
+    return [Group(tuple(values[i][j] for i, j in enumerate(at)), times) for at, times in groups]
+
+
+def _walked_values(values: tuple[Sequence[int], ...]) -> list[Sequence[int]] | None:
+    """The values of each symbol the walk meets (`WarpPlan.scenarios` takes the first
+    `MAX_SCENARIOS` of the product): all of them, or the first symbol's cut where the cut
+    falls between two of its values; None where it falls elsewhere."""
+    count = math.prod(len(v) for v in values)
+    if count <= MAX_SCENARIOS:
+        return list(values)
+    inner = math.prod(len(v) for v in values[1:])
+    if not values or MAX_SCENARIOS % inner:
+        return None
+    return [values[0][: MAX_SCENARIOS // inner], *values[1:]]
+
+
+def _moving_coefficients(plan: WarpPlan) -> dict[int, int]:
+    """The symbols of the scenario (by their place in `names`) that only move the warp: no
+    lane expression but the first lane's address reads them, and there each is a plain
+    term, `coefficient * name`; with that coefficient. Not the one sampled unknown whose
+    cost per value the summary keeps (`one_unknown_at`)."""
+    read: set[str] = set()
+    for e in plan.lane_exprs[:-1]:  # the lanes' distances, masks and loop conditions
+        if e is not None:
+            read |= e.free_symbols
+    linear: dict[str, int] = {}
+    for monomial, coefficient in plan.ref.terms():
+        names = {n for atom in monomial for n in atom.free}
+        if len(monomial) == 1 and isinstance(monomial[0], S.Symbol):
+            linear[monomial[0].name] = coefficient
+        else:
+            read |= names
+    return {
+        i: linear[name]
+        for i, name in enumerate(plan.names)
+        if name in linear and name not in read and i != plan.one_unknown_at
+    }
+
+
+def _shares(plan: WarpPlan, i: int, values: Sequence[int], coefficient: int, period: int) -> list[Share]:
+    """What each value of the `i`-th symbol of the scenario brings to its group."""
+    typical = plan.typical[i] if i < len(plan.typical) else None
+    first_sampled = len(plan.names) - len(plan.sampled)
+    representative = plan.representative[i - first_sampled] if i >= first_sampled else None
+    return [
+        ((coefficient * v) % period, typical is None or v in typical, representative is None or v == representative)
+        for v in values
+    ]
+
+
+def _combined(
+    shares: dict[int, list[Share]], order: list[int], period: int
+) -> dict[Share, tuple[tuple[int, ...], int]]:
+    """The symbols that only move the warp, together: for each combined share (the move
+    modulo the period, all typical, all representative), the first values (by index, in the
+    walk's order) that give it, and how many combinations do."""
+    combined: dict[Share, tuple[tuple[int, ...], int]] = {(0, True, True): ((), 1)}
+    for i in order:
+        nxt: dict[Share, tuple[tuple[int, ...], int]] = {}
+        for (move, typical, rep), (first, times) in combined.items():
+            for j, (m, t, r) in enumerate(shares[i]):
+                key = ((move + m) % period, typical and t, rep and r)
+                at = (*first, j)
+                seen = nxt.get(key)
+                if seen is None:
+                    nxt[key] = (at, times)
+                else:
+                    nxt[key] = (min(seen[0], at), seen[1] + times)
+        combined = nxt
+    return combined

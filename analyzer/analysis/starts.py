@@ -1,0 +1,309 @@
+"""Where a warp's first address may lie: the starts of a request, for the cost walk.
+
+A request costs the same when every lane moves by `Architecture.address_period` bytes, so
+what the first lane's address brings to a charge is the set of residues it can take modulo
+that period (`starts_of`), and those of them a typical verdict considers (`verdict.py`).
+Both sets depend on the address only through a few numbers, its `Shape` (the gcds of its
+coefficients with the period: plain, at typical values, at the values the code states) and
+its constant. The walk asks for them in every scenario (`remembered_starts`): the
+substitution of a scenario's values into the address is remembered per access, and the
+residue sets per shape and constant, so that the 184,000 scenarios of Mandelbrot_cuda.cu
+work out a few dozen sets instead of one each.
+"""
+
+from __future__ import annotations
+
+import math
+
+from analyzer import budget
+from analyzer.analysis import symbolic as S
+from analyzer.analysis.memo import remember
+from analyzer.analysis.scenarios import ScenarioLanes, Site, WarpPlan, evaluated
+from analyzer.analysis.symbolic.expressions import Symbol
+from analyzer.analysis.verdict import Monomial, SymbolFacts, stated_gcd, typical_gcd
+from analyzer.arch import Architecture
+from analyzer.ir.nodes import Space
+from analyzer.records import record
+
+__all__ = [
+    "Shape",
+    "Starts",
+    "remembered_starts",
+    "shape_of",
+    "start_residues",
+    "starts_of",
+]
+
+#: The first lane's possible starts within the address period, and those a typical verdict considers.
+Starts = tuple[tuple[int, ...], tuple[int, ...]]
+
+
+@record
+class Shape:
+    """What the residues of an address modulo the period depend on, apart from its constant."""
+
+    constant: bool  # the address is a number
+    gcd: int  # the step between its residues (`symbolic.residues`)
+    typical_gcd: int  # the same at typical values (`verdict.typical_residues`)
+    stated_gcd: int | None  # the same at the values the code states (`verdict.stated_residues`); None: unstated
+
+
+def shape_of(e: S.Expr, period: int, facts: SymbolFacts | None) -> Shape:
+    """The `Shape` of the address `e` modulo `period`."""
+    return terms_shape(e.terms(), period, facts)
+
+
+def terms_shape(terms: tuple[Monomial, ...], period: int, facts: SymbolFacts | None) -> Shape:
+    """The `Shape` modulo `period` of the address whose monomials and coefficients are `terms`."""
+    varying = tuple((m, c) for m, c in terms if m)
+    if not varying:
+        return Shape(True, period, period, None)
+    g = 0
+    for _, c in varying:
+        g = math.gcd(g, c)
+    return Shape(False, math.gcd(g, period), typical_gcd(varying, period, facts), stated_gcd(varying, period, facts))
+
+
+def constant_of(e: S.Expr) -> int:
+    """The constant term of `e`."""
+    return e.value if e.is_const else next((c for m, c in e.terms() if not m), 0)
+
+
+def starts_of(site: Site, ref_v: S.Expr, arch: Architecture) -> Starts:
+    """Where the first lane's address `ref_v` may lie within `arch.address_period` (`starts_from`)."""
+    return starts_from(site, shape_of(ref_v, arch.address_period, site.facts), constant_of(ref_v), arch)
+
+
+def starts_from(site: Site, shape: Shape, c0: int, arch: Architecture) -> Starts:
+    """Where a first lane's address of `shape` and constant `c0` may lie within
+    `arch.address_period` (under which both costs are invariant): one residue where the
+    address is a number, else every residue the expression can take (for shared accesses of
+    whole words, any: moving every lane by the same number of words rotates the banks, at the
+    same cost); and those of them a typical verdict considers (`verdict.typical_residues`)."""
+    period = arch.address_period
+    if shape.constant:
+        return (c0 % period,), (c0 % period,)
+    if site.space == Space.SHARED and site.pieces[0][1] >= arch.bank_bytes:
+        return (0,), (0,)
+    residues = tuple(range(c0 % shape.gcd, period, shape.gcd))
+    if shape.stated_gcd is not None:  # what the code states holds in the worst case too
+        g = shape.stated_gcd
+        residues = tuple(r for r in residues if r % g == c0 % g) or residues
+    g = shape.typical_gcd
+    typical = frozenset(r for r in range(c0 % g, period, g))
+    if site.space == Space.GLOBAL:
+        residues = one_per_sector_shift(residues, arch.global_period)
+        kept = {r % arch.global_period: r for r in residues}
+        typical = frozenset(kept[r % arch.global_period] for r in typical)
+    return residues, tuple(r for r in residues if r in typical)
+
+
+def one_per_sector_shift(residues: tuple[int, ...], sector_bytes: int) -> tuple[int, ...]:
+    """The first of the sorted `residues` in each class modulo the sector size: moving every
+    lane by whole sectors moves the sectors, so a global request costs the same (and the
+    smallest start of each class, the one that would be reported, is kept)."""
+    kept: dict[int, int] = {}
+    for r in residues:
+        kept.setdefault(r % sector_bytes, r)
+    return tuple(sorted(kept.values()))
+
+
+def start_residues(
+    site: Site, plan: WarpPlan, combo: tuple[int, ...], lanes: ScenarioLanes, arch: Architecture
+) -> Starts:
+    """Where the first lane's address may lie within `arch.address_period` (`starts_of`), with
+    the scenario's values put in."""
+    ref_value = lanes.ref_value
+    if ref_value is None and plan.ref.is_const:
+        ref_value = plan.ref.value
+    if ref_value is not None:
+        return (ref_value % arch.address_period,), (ref_value % arch.address_period,)
+    assign = lanes.assign if lanes.assign is not None else dict(zip(plan.names, combo))
+    return starts_of(site, evaluated(plan.ref, assign) if assign else plan.ref, arch)
+
+
+# ----------------------------------------------------------------------------- remembered
+@record
+class SplitRef:
+    """A warp's first-lane address as the starts see it (`remembered_starts`)."""
+
+    assigned: tuple[Monomial, ...]  # the monomials every symbol of which a scenario assigns
+    others: tuple[Monomial, ...]  # the rest but the constant
+    constant: int
+    mixed: bool  # some monomial of `others` holds a symbol a scenario assigns
+
+
+#: Each warp's first-lane address split (`split_ref`).
+_SPLITS: dict[tuple, SplitRef] = {}
+
+
+def split_ref(ref: S.Expr, names: tuple[str, ...]) -> SplitRef:
+    """`ref` split into the monomials a scenario's values (`names`) make numbers, the others,
+    and the constant. Kept as monomials, not built into expressions: building spends budget
+    steps the walk did not. Remembered per warp plan."""
+    key = (ref, names)
+    done = _SPLITS.get(key)
+    if done is not None:
+        return done
+    bound = frozenset(names)
+    assigned: list[Monomial] = []
+    others: list[Monomial] = []
+    constant, mixed = 0, False
+    for monomial, coefficient in ref.terms():
+        free = frozenset().union(*(atom.free for atom in monomial))
+        if not monomial:
+            constant = coefficient
+        elif free and free <= bound:
+            assigned.append((monomial, coefficient))
+        else:
+            others.append((monomial, coefficient))
+            mixed = mixed or not free.isdisjoint(bound)
+    done = SplitRef(tuple(assigned), tuple(others), constant, mixed)
+    remember(_SPLITS, key, done)
+    return done
+
+
+def monomials_value(monomials: tuple[Monomial, ...], env: dict[str, int]) -> int:
+    """The sum of `monomials` with `env` put in (as `Expr.evaluate`)."""
+    total = 0
+    for monomial, coefficient in monomials:
+        v = coefficient
+        for atom in monomial:
+            v *= env[atom.name] if isinstance(atom, S.Symbol) else atom.evaluate(env)  # type: ignore[attr-defined]
+        total += v
+    return total
+
+
+def remembered_starts(
+    site: Site, plan: WarpPlan, combo: tuple[int, ...], lanes: ScenarioLanes, arch: Architecture, memo: dict
+) -> Starts:
+    """`start_residues`, remembered in `memo` (one access's). The starts depend on the first
+    lane's address only through its `Shape` and its constant modulo `address_period`. The
+    warps of a block differ in the monomials a scenario's values make numbers
+    (`imageW*8*threadIdx.y`), so those are summed as numbers with the constant, and the
+    substitution into the others is done once per scenario that assigns their symbols, not
+    once per scenario and warp (Mandelbrot_cuda.cu: 184,000 substitutions); what is kept of it
+    is its shape and constant, and the residue sets are worked out once per shape and
+    constant. A remembered substitution spends again the steps it took (analyzer.budget), so
+    budgets run out where they did."""
+    if lanes.ref_value is not None or plan.ref.is_const:
+        return start_residues(site, plan, combo, lanes, arch)
+    split = split_ref(plan.ref, plan.names)
+    env = lanes.assign if lanes.assign is not None else dict(zip(plan.names, combo))
+    try:
+        shift = split.constant + monomials_value(split.assigned, env)
+    except (ArithmeticError, ValueError, LookupError):  # as `evaluated`: the slow way
+        return start_residues(site, plan, combo, lanes, arch)
+    period = arch.address_period
+    key = ("substituted", split.others, plan.names, combo if split.mixed else ())
+    seen = memo.get(key)
+    if seen is None:
+        seen = memo[key] = substituted_shape(plan.ref, env, shift, period, site.facts)
+    else:
+        budget.spend(seen[2])
+    shape, rest, _ = seen
+    starts_key = ("starts", shape, (rest + shift) % period)
+    found = memo.get(starts_key)
+    if found is None:
+        found = memo[starts_key] = starts_from(site, shape, rest + shift, arch)
+    return found
+
+
+def substituted_shape(
+    ref: S.Expr, env: dict[str, int], shift: int, period: int, facts: SymbolFacts | None
+) -> tuple[Shape, int, int]:
+    """What the starts read of `ref` with `env` put in: its `Shape`, its constant less `shift`
+    (the value of its monomials `env` makes numbers), and the steps the substitution took
+    (spent). Worked out from the monomials (`substituted_terms`) where each opaque term
+    substituted into is one monomial; else, or where `ref` evaluates to a number, by
+    `evaluated`, as the walk did."""
+    meter = budget.current()
+    before = meter.left if meter is not None else 0
+    terms = None
+    if env and not _evaluates(ref, env):
+        terms = substituted_terms(ref, env)
+    if terms is None:
+        ref_v = evaluated(ref, env) if env else ref
+        steps = 0 if meter is None else before - meter.left
+        return shape_of(ref_v, period, facts), constant_of(ref_v) - shift, steps
+    steps = 0 if meter is None else before - meter.left
+    constant = next((c for m, c in terms if not m), 0)
+    return terms_shape(terms, period, facts), constant - shift, steps
+
+
+def _evaluates(e: S.Expr, env: dict[str, int]) -> bool:
+    """`e` has a value under `env` (`evaluated` would give a number: a condition may leave
+    a symbol it does not bind unread)."""
+    try:
+        e.evaluate(env)
+    except (ArithmeticError, ValueError, LookupError):
+        return False
+    return True
+
+
+def substituted_terms(ref: S.Expr, env: dict[str, int]) -> tuple[Monomial, ...] | None:
+    """The monomials and coefficients of ``ref.subs(env)``, without building it: the same
+    canonical monomials, each opaque term substituted once per value of the symbols it reads
+    (`substituted_atom`), and the same budget steps spent (a step for the substitution, those
+    of each term, one for the result). None where a term substituted into is not one
+    monomial (`Expr.subs` would build the product)."""
+    budget.spend()  # the substitution does work (as `Expr.subs`)
+    out: dict[tuple[S.Atom, ...], int] = {}
+    for monomial, coefficient in ref.terms():
+        kept: list[S.Atom] = []
+        resort = False
+        for atom in monomial:
+            if atom.__class__ is Symbol:
+                v = env.get(atom.name)
+                if v is None:
+                    kept.append(atom)
+                    continue
+                coefficient *= v
+            elif atom.free.isdisjoint(env):
+                kept.append(atom)
+                continue
+            else:
+                e = substituted_atom(atom, env)
+                if e.is_const:
+                    coefficient *= e.value
+                elif len(e.terms()) == 1:
+                    ((vm, vk),) = e.terms()
+                    coefficient *= vk
+                    kept.extend(vm)
+                    resort = True
+                    continue
+                else:
+                    return None
+            if not coefficient:
+                break
+        if not coefficient:
+            continue
+        if resort and len(kept) > 1:
+            kept.sort(key=_atom_key)
+        key = tuple(kept)
+        out[key] = out.get(key, 0) + coefficient
+    budget.spend()  # the result built (as `Expr.subs`)
+    return tuple((m, c) for m, c in out.items() if c)
+
+
+def _atom_key(atom: S.Atom) -> tuple:
+    return atom.key
+
+
+#: Each opaque term with the values of the symbols it reads put in, and the steps that took.
+_ATOMS: dict[tuple, tuple[S.Expr, int]] = {}
+
+
+def substituted_atom(atom: S.Atom, env: dict[str, int]) -> S.Expr:
+    """`atom.subs(env)`, remembered by the atom and the values of the symbols it reads; a
+    remembered one spends again the steps it took (analyzer.budget)."""
+    key = (atom, tuple(sorted((n, v) for n, v in env.items() if n in atom.free)))
+    seen = _ATOMS.get(key)
+    if seen is not None:
+        budget.spend(seen[1])
+        return seen[0]
+    meter = budget.current()
+    before = meter.left if meter is not None else 0
+    e = atom.subs(env)  # type: ignore[attr-defined]
+    remember(_ATOMS, key, (e, 0 if meter is None else before - meter.left))
+    return e
