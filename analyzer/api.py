@@ -217,6 +217,11 @@ def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> I
     """(slot, report) for each file as it finishes: in this process with one job or
     one file, else in a pool of worker processes. A worker that dies or a report that
     cannot travel back is redone here, so a broken pool never loses a file."""
+    if jobs > 1 and len(work) > 1:  # what the results cache holds is read here, before a pool starts
+        known = [(slot, _cached_report(path, opts)) for slot, (path, opts) in zip(slots, work)]
+        yield from ((slot, report) for slot, report in known if report is not None)
+        work = [w for w, (_, report) in zip(work, known) if report is None]
+        slots = [slot for slot, report in known if report is None]
     if jobs <= 1 or len(work) <= 1:
         for slot, (path, opts) in zip(slots, work):
             yield slot, check_file(path, opts)
@@ -239,6 +244,19 @@ def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> I
         except BaseException:  # Ctrl-C: do not wait for the queued files
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def _cached_report(path: str, options: Options) -> FileReport | None:
+    """`check_file`'s report where the results cache holds it and it needs no fixes verified
+    (a re-analysis, left to the pool), else None."""
+    from analyzer.cache import probe
+
+    if input_problem(path) is not None:
+        return None
+    report = cast(FileReport | None, probe("check", path, options))
+    if report is None or (options.fixes and any(f.edits for f in report.findings)):
+        return None
+    return report
 
 
 def _check_in_worker(path: str, options: Options) -> FileReport:

@@ -15,16 +15,23 @@ Writes are atomic (a temporary file in the folder, then renamed over the entry),
 `-j` and runs side by side never read half an entry; an entry that cannot be read (corrupt,
 truncated, from another Python) is ignored and written anew. The folder (`.warplint_cache` in
 the project root by default) holds a `.gitignore` of `*`, as ruff's does.
+
+Within one run (`one_run`, which `analyzer.program.check_program` opens) each file is hashed
+once: the headers that every file of a project includes are not hashed again for each includer,
+nor the checked file once for its survey and again for its check. Outside a run nothing is
+remembered, so two runs in one process (tests, an editor) never share a hash. `probe` reads an
+entry without computing anything, so that a run finds its hits before it starts worker processes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import pickle
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar, cast
 
 from analyzer.pickling import pickle_mappingproxy
@@ -37,7 +44,10 @@ __all__ = [
     "cache_key",
     "cached",
     "file_digest",
+    "include_not_found",
     "lookup",
+    "one_run",
+    "probe",
     "report_depends",
     "store",
 ]
@@ -57,8 +67,36 @@ class Entry:
     value: Any
 
 
+#: The hash of each file taken in the current run, by path (None: no run open, nothing remembered).
+_run_digests: dict[str, str | None] | None = None
+
+
+@contextlib.contextmanager
+def one_run() -> Iterator[None]:
+    """Within it, `file_digest` hashes each file once; worker processes forked inside it start
+    with what the run has hashed so far. Runs nest: an inner one shares the outer one's hashes."""
+    global _run_digests
+    outer = _run_digests
+    if outer is None:
+        _run_digests = {}
+    try:
+        yield
+    finally:
+        _run_digests = outer
+
+
 def file_digest(path: str) -> str | None:
-    """The hash of a file's bytes; None when it cannot be read."""
+    """The hash of a file's bytes (taken once per `one_run`); None when it cannot be read."""
+    remembered = _run_digests
+    if remembered is None:
+        return _hashed(path)
+    where = os.path.abspath(path)  # a header is named relative to the run's folder and by its real path
+    if where not in remembered:
+        remembered[where] = _hashed(path)
+    return remembered[where]
+
+
+def _hashed(path: str) -> str | None:
     try:
         with open(path, "rb") as f:
             return hashlib.sha256(f.read()).hexdigest()
@@ -185,25 +223,37 @@ def _prepare(folder: str) -> None:
     os.replace(temporary, ignore)
 
 
+def _key_for(kind: str, path: str, options: Any) -> str | None:
+    """The key of the result of `kind` for the file `path` under `options` (an `api.Options`);
+    None where nothing is cached: no `options.cache_dir`, PTX (what nvcc makes of a file is not
+    in the key), a file that cannot be read."""
+    if options.cache_dir is None or options.via_ptx or path.endswith(".ptx"):
+        return None
+    digest = file_digest(path)
+    return None if digest is None else cache_key(kind, path, options, digest)
+
+
+def probe(kind: str, path: str, options: Any) -> Any | None:
+    """The cached result of `kind` for the file `path` under `options`, None when there is none:
+    the lookup of `cached`, computing nothing."""
+    key = _key_for(kind, path, options)
+    return None if key is None else lookup(options.cache_dir, key)
+
+
 def cached(kind: str, path: str, options: Any, compute: Callable[[], T], depends: Callable[[T], Any]) -> T:
     """`compute()`, the result of `kind` for the file `path`, from the results cache where
     `options.cache_dir` (an `api.Options`) names one and it holds the result (`analyzer.cache`), else computed
-    and stored there with the files it was made from (`depends(result)`; None: not stored).
-    PTX is not cached: what nvcc makes of a file is not in the key."""
-    folder = options.cache_dir
-    if folder is None or options.via_ptx or path.endswith(".ptx"):
+    and stored there with the files it was made from (`depends(result)`; None: not stored)."""
+    key = _key_for(kind, path, options)
+    if key is None:
         return compute()
-    digest = file_digest(path)
-    if digest is None:
-        return compute()
-    key = cache_key(kind, path, options, digest)
-    hit = lookup(folder, key)
+    hit = lookup(options.cache_dir, key)
     if hit is not None:
         return cast(T, hit)
     result = compute()
     files = depends(result)
     if files is not None:
-        store(folder, key, result, files)
+        store(options.cache_dir, key, result, files)
     return result
 
 
@@ -213,6 +263,13 @@ def report_depends(report: Any) -> list[str] | None:
     may appear), a file that could not be read."""
     if report.linemap is None or report.has_tool_error:
         return None
-    if any(d.message.startswith("include file") and d.message.endswith("not found") for d in report.diagnostics):
+    if any(map(include_not_found, report.diagnostics)):
         return None
     return [f.path for f in report.linemap.files if f.path != report.path]
+
+
+def include_not_found(diagnostic: Any) -> bool:
+    """Whether a diagnostic says that an `#include`d file was not found (a result made without
+    it is not cached: the file may appear)."""
+    message = diagnostic.message
+    return bool(message.startswith("include file") and message.endswith("not found"))
