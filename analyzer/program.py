@@ -65,17 +65,18 @@ def survey(path: str, options: Options) -> Survey:
         return Survey(identity)
     from analyzer.cache import cached  # (imported when a run surveys: not at start-up)
 
-    complete: list[bool] = []  # whether the survey read every file it names (else it is not cached)
+    missing: list[list[str] | None] = [None]  # where the includes not found were looked for (None: not cached)
 
     def compute() -> Survey:
         try:
-            found, read_all = _surveyed(path, options, identity)
+            found, missing[0] = _surveyed(path, options, identity)
         except Exception:  # noqa: BLE001 - the check of the file reports what went wrong
             return Survey(identity)
-        complete.append(read_all)
         return found
 
-    return cached("survey", path, options, compute, lambda found: sorted(found.includes) if all(complete) else None)
+    return cached(
+        "survey", path, options, compute, lambda found: None if missing[0] is None else (found.includes, missing[0])
+    )
 
 
 def _known_survey(path: str, options: Options) -> Survey | None:
@@ -87,12 +88,13 @@ def _known_survey(path: str, options: Options) -> Survey | None:
     return cast(Survey | None, probe("survey", path, options))
 
 
-def _surveyed(path: str, options: Options, identity: str) -> tuple[Survey, bool]:
-    """The survey of one file, and whether every file it includes was found (a survey made
-    while one was missing is not cached: the file may appear). Raises what the stages raise."""
+def _surveyed(path: str, options: Options, identity: str) -> tuple[Survey, list[str] | None]:
+    """The survey of one file, and where the includes it did not find were looked for
+    (`cache.missing_includes`: an entry holds while they are still missing; None: not cached).
+    Raises what the stages raise."""
     from analyzer.analysis.launch import base_name, host_launches, launches_kernel
     from analyzer.budget import BudgetExceeded, Meter, metered
-    from analyzer.cache import include_not_found
+    from analyzer.cache import missing_includes
     from analyzer.report import display_path
 
     report = FileReport(path)
@@ -112,7 +114,7 @@ def _surveyed(path: str, options: Options, identity: str) -> tuple[Survey, bool]
     # a template kernel no launch of its own file instantiates is still defined here: another
     # file's launch (`k<float><<<...>>>`) instantiates it
     kernels = frozenset(base_name(k.name) for k in module.kernels) | frozenset(module.templates)
-    return Survey(identity, includes, kernels, tuple(found)), not any(map(include_not_found, diagnostics))
+    return Survey(identity, includes, kernels, tuple(found)), missing_includes(diagnostics, options.include_paths)
 
 
 def check_program(

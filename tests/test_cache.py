@@ -181,11 +181,17 @@ def test_a_launch_changed_in_another_file_changes_the_result(project, jobs):
     assert check_run("a.cu", "b.cu", jobs=jobs) == (1, [("a.cu", [32]), ("b.cu", [])])
 
 
-def test_a_survey_made_while_an_include_was_missing_is_not_served_once_it_appears(project):
+def test_a_result_made_while_an_include_was_missing_is_served_until_it_appears(project, monkeypatch):
+    from analyzer import program
+
     (project / "a.cu").write_text(LAUNCHED)
     (project / "b.cu").write_text(launcher("ROWS", '#include "rows.h"\n'))
     first = check_run("a.cu", "b.cu")
     assert ("a.cu", []) in first[1]  # ROWS unknown: the kernel's own assumed block, no conflict
+    with monkeypatch.context() as still_missing:
+        still_missing.setattr(api, "_checked", lambda *args: pytest.fail("analysed again"))
+        still_missing.setattr(program, "_surveyed", lambda *args: pytest.fail("surveyed again"))
+        assert check_run("a.cu", "b.cu") == first
     (project / "rows.h").write_text("#define ROWS 32\n")
     assert ("a.cu", [32]) in check_run("a.cu", "b.cu")[1]
     (project / "rows.h").write_text("#define ROWS 2\n")  # a header read by the survey: hashed anew each run
