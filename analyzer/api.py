@@ -218,6 +218,11 @@ def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> I
     """(slot, report) for each file as it finishes: in this process with one job or
     one file, else in a pool of worker processes. A worker that dies or a report that
     cannot travel back is redone here, so a broken pool never loses a file."""
+    if jobs > 1 and len(work) > 1:  # what the results cache holds is read here, before a pool starts
+        known = [(slot, _cached_report(path, opts)) for slot, (path, opts) in zip(slots, work)]
+        yield from ((slot, report) for slot, report in known if report is not None)
+        work = [w for w, (_, report) in zip(work, known) if report is None]
+        slots = [slot for slot, report in known if report is None]
     if jobs <= 1 or len(work) <= 1:
         for slot, (path, opts) in zip(slots, work):
             yield slot, check_file(path, opts)
@@ -242,6 +247,19 @@ def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> I
             raise
 
 
+def _cached_report(path: str, options: Options) -> FileReport | None:
+    """`check_file`'s report where the results cache holds it and it needs no fixes verified
+    (a re-analysis, left to the pool), else None."""
+    from analyzer.cache import probe
+
+    if input_problem(path) is not None:
+        return None
+    report = cast(FileReport | None, probe("check", path, options))
+    if report is None or (options.fixes and any(f.edits for f in report.findings)):
+        return None
+    return report
+
+
 def _check_in_worker(path: str, options: Options) -> FileReport:
     """`check_file` in a worker process; its report is pickled back to the parent."""
     pickle_mappingproxy()
@@ -257,7 +275,9 @@ def check_file(path: str, options: Options | None = None) -> FileReport:
     opts = options or Options()
     from analyzer.cache import cached, report_depends  # (imported when a file is checked: not at start-up)
 
-    report = cached("check", path, opts, lambda: _checked(path, opts, None), report_depends)
+    report = cached(
+        "check", path, opts, lambda: _checked(path, opts, None), lambda r: report_depends(r, opts.include_paths)
+    )
     if opts.fixes:  # after the cache: what the edits are does not depend on the format asked for
         verify_fixes(report, opts)
     return report

@@ -8,23 +8,31 @@ of the package, so an edited checkout never meets stale entries), the grammar fi
 the architecture table, the options (the configuration's effect on them included, and what
 the other files of the run tell the file), the kind of result (a check, a survey of
 `analyzer.program`), the path, and the file's own text. An entry then names each file the
-preprocessor read besides it (every `#include`, transitively) with the hash of its text:
-where one has changed the entry is not used.
+preprocessor read besides it (every `#include`, transitively) with the hash of its text, and
+each path where an `#include "..."` that was not found was looked for: where one of the first
+has changed, or one of the second exists, the entry is not used.
 
 Writes are atomic (a temporary file in the folder, then renamed over the entry), so runs with
 `-j` and runs side by side never read half an entry; an entry that cannot be read (corrupt,
 truncated, from another Python) is ignored and written anew. The folder (`.warplint_cache` in
 the project root by default) holds a `.gitignore` of `*`, as ruff's does.
+
+Within one run (`one_run`, which `analyzer.program.check_program` opens) each file is hashed
+once: the headers that every file of a project includes are not hashed again for each includer,
+nor the checked file once for its survey and again for its check. Outside a run nothing is
+remembered, so two runs in one process (tests, an editor) never share a hash. `probe` reads an
+entry without computing anything, so that a run finds its hits before it starts worker processes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import pickle
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from analyzer.pickling import pickle_mappingproxy
@@ -33,11 +41,16 @@ from analyzer.records import record
 __all__ = [
     "CACHE_DIR_ENV",
     "DEFAULT_CACHE_DIR",
+    "Depends",
     "Entry",
     "cache_key",
     "cached",
     "file_digest",
+    "include_not_found",
     "lookup",
+    "missing_includes",
+    "one_run",
+    "probe",
     "report_depends",
     "store",
 ]
@@ -53,12 +66,46 @@ _FORMAT = 1  # bumped when the layout of an entry changes
 class Entry:
     """One cached result, and the files it was made from besides the checked one."""
 
-    depends: tuple[tuple[str, str], ...]  # (path, file_digest) of every other file read
+    depends: tuple[tuple[str, str | None], ...]  # (path, file_digest) of every other file read; None: one
+    # an `#include` looked for and did not find, which must still be missing
     value: Any
 
 
+#: What a result was made from besides the checked file: the files read, and the paths an
+#: `#include` looked for in vain (None: the result must not be cached).
+Depends = tuple[Iterable[str], Iterable[str]] | None
+
+
+#: The hash of each file taken in the current run, by path (None: no run open, nothing remembered).
+_run_digests: dict[str, str | None] | None = None
+
+
+@contextlib.contextmanager
+def one_run() -> Iterator[None]:
+    """Within it, `file_digest` hashes each file once; worker processes forked inside it start
+    with what the run has hashed so far. Runs nest: an inner one shares the outer one's hashes."""
+    global _run_digests
+    outer = _run_digests
+    if outer is None:
+        _run_digests = {}
+    try:
+        yield
+    finally:
+        _run_digests = outer
+
+
 def file_digest(path: str) -> str | None:
-    """The hash of a file's bytes; None when it cannot be read."""
+    """The hash of a file's bytes (taken once per `one_run`); None when it cannot be read."""
+    remembered = _run_digests
+    if remembered is None:
+        return _hashed(path)
+    where = os.path.abspath(path)  # a header is named relative to the run's folder and by its real path
+    if where not in remembered:
+        remembered[where] = _hashed(path)
+    return remembered[where]
+
+
+def _hashed(path: str) -> str | None:
     try:
         with open(path, "rb") as f:
             return hashlib.sha256(f.read()).hexdigest()
@@ -145,16 +192,20 @@ def lookup(folder: str, key: str) -> Any | None:
     return entry.value
 
 
-def store(folder: str, key: str, value: Any, depends: Iterable[str]) -> None:
-    """Cache `value` under `key`, made from the files `depends` (besides the checked one);
-    written to a temporary file and renamed, so a reader never sees half of it. A cache that
-    cannot be written is no error: the run goes on without it."""
-    digests = []
+def store(folder: str, key: str, value: Any, depends: Iterable[str], absent: Iterable[str] = ()) -> None:
+    """Cache `value` under `key`, made from the files `depends` (besides the checked one) while
+    the files `absent` were missing; written to a temporary file and renamed, so a reader never
+    sees half of it. A cache that cannot be written is no error: the run goes on without it."""
+    digests: list[tuple[str, str | None]] = []
     for path in sorted(set(depends)):
         digest = file_digest(path)
         if digest is None:
             return  # a file read then is gone now: nothing to check an entry against
         digests.append((path, digest))
+    for path in sorted(set(absent) - set(depends)):
+        if file_digest(path) is not None:
+            return  # a missing file has appeared since: the result may not hold
+        digests.append((path, None))
     target = _entry_path(folder, key)
     pickle_mappingproxy()  # records hold read-only mappings (as for the worker processes)
     try:
@@ -185,34 +236,76 @@ def _prepare(folder: str) -> None:
     os.replace(temporary, ignore)
 
 
-def cached(kind: str, path: str, options: Any, compute: Callable[[], T], depends: Callable[[T], Any]) -> T:
+def _key_for(kind: str, path: str, options: Any) -> str | None:
+    """The key of the result of `kind` for the file `path` under `options` (an `api.Options`);
+    None where nothing is cached: no `options.cache_dir`, PTX (what nvcc makes of a file is not
+    in the key), a file that cannot be read."""
+    if options.cache_dir is None or options.via_ptx or path.endswith(".ptx"):
+        return None
+    digest = file_digest(path)
+    return None if digest is None else cache_key(kind, path, options, digest)
+
+
+def probe(kind: str, path: str, options: Any) -> Any | None:
+    """The cached result of `kind` for the file `path` under `options`, None when there is none:
+    the lookup of `cached`, computing nothing."""
+    key = _key_for(kind, path, options)
+    return None if key is None else lookup(options.cache_dir, key)
+
+
+def cached(kind: str, path: str, options: Any, compute: Callable[[], T], depends: Callable[[T], Depends]) -> T:
     """`compute()`, the result of `kind` for the file `path`, from the results cache where
     `options.cache_dir` (an `api.Options`) names one and it holds the result (`analyzer.cache`), else computed
-    and stored there with the files it was made from (`depends(result)`; None: not stored).
-    PTX is not cached: what nvcc makes of a file is not in the key."""
-    folder = options.cache_dir
-    if folder is None or options.via_ptx or path.endswith(".ptx"):
+    and stored there with the files it was made from (`depends(result)`; None: not stored)."""
+    key = _key_for(kind, path, options)
+    if key is None:
         return compute()
-    digest = file_digest(path)
-    if digest is None:
-        return compute()
-    key = cache_key(kind, path, options, digest)
-    hit = lookup(folder, key)
+    hit = lookup(options.cache_dir, key)
     if hit is not None:
         return cast(T, hit)
     result = compute()
-    files = depends(result)
-    if files is not None:
-        store(folder, key, result, files)
+    made_from = depends(result)
+    if made_from is not None:
+        store(options.cache_dir, key, result, *made_from)
     return result
 
 
-def report_depends(report: Any) -> list[str] | None:
-    """The files a report was made from besides the checked one (every file the preprocessor
-    read); None where it must not be cached: an internal error, an include not found (the file
-    may appear), a file that could not be read."""
+def report_depends(report: Any, include_paths: Sequence[str]) -> Depends:
+    """What a report was made from besides the checked file (every file the preprocessor read,
+    and the paths of the includes it did not find, searched with `include_paths`); None where it
+    must not be cached: an internal error, a file that could not be read, an include not found
+    whose search cannot be told from its diagnostic."""
     if report.linemap is None or report.has_tool_error:
         return None
-    if any(d.message.startswith("include file") and d.message.endswith("not found") for d in report.diagnostics):
+    absent = missing_includes(report.diagnostics, include_paths)
+    if absent is None:
         return None
-    return [f.path for f in report.linemap.files if f.path != report.path]
+    return [f.path for f in report.linemap.files if f.path != report.path], absent
+
+
+def missing_includes(diagnostics: Iterable[Any], include_paths: Sequence[str]) -> list[str] | None:
+    """The paths where the `#include "..."`s that `diagnostics` say were not found were looked
+    for (`source.directives`: the including file's folder, then each -I folder); None when one
+    cannot be told for certain (its "searched:" note names other folders): a result made without
+    it must then not be cached, the file may appear."""
+    out: list[str] = []
+    for d in diagnostics:
+        if not include_not_found(d):
+            continue
+        name = d.message[len('include file "') : -len('" not found')]
+        if os.path.isabs(name):
+            out.append(name)
+            continue
+        including = d.location.path if d.location is not None else "<>"
+        own = "" if including.startswith("<") and including.endswith(">") else os.path.dirname(including)
+        folders = [own or ".", *include_paths]
+        if tuple(d.notes) != (f"searched: {', '.join(folders)}",):
+            return None
+        out.extend(os.path.normpath(os.path.join(folder, name)) for folder in folders)
+    return out
+
+
+def include_not_found(diagnostic: Any) -> bool:
+    """Whether a diagnostic says that an `#include "..."`d file was not found."""
+    message = diagnostic.message
+    return bool(message.startswith('include file "') and message.endswith('" not found'))

@@ -35,7 +35,7 @@ from analyzer.api import (
     file_identity,
     kernel_definition,
     location,
-    lower_file,
+    lowered,
     plan_files,
     problem_report,
     run_files,
@@ -65,28 +65,41 @@ def survey(path: str, options: Options) -> Survey:
         return Survey(identity)
     from analyzer.cache import cached  # (imported when a run surveys: not at start-up)
 
-    return cached("survey", path, options, lambda: _safe_survey(path, options, identity), _survey_depends)
+    missing: list[list[str] | None] = [None]  # where the includes not found were looked for (None: not cached)
+
+    def compute() -> Survey:
+        try:
+            found, missing[0] = _surveyed(path, options, identity)
+        except Exception:  # noqa: BLE001 - the check of the file reports what went wrong
+            return Survey(identity)
+        return found
+
+    return cached(
+        "survey", path, options, compute, lambda found: None if missing[0] is None else (found.includes, missing[0])
+    )
 
 
-def _safe_survey(path: str, options: Options, identity: str) -> Survey:
-    try:
-        return _surveyed(path, options, identity)
-    except Exception:  # noqa: BLE001 - the check of the file reports what went wrong
-        return Survey(identity)
+def _known_survey(path: str, options: Options) -> Survey | None:
+    """The survey of one file where it costs no analysis (PTX, or in the results cache), else None."""
+    if path.endswith(".ptx"):
+        return Survey(file_identity(path))
+    from analyzer.cache import probe
+
+    return cast(Survey | None, probe("survey", path, options))
 
 
-def _survey_depends(found: Survey) -> list[str] | None:
-    """The files a survey was made from besides the surveyed one (a survey that told nothing,
-    as when the file could not be read, is not cached)."""
-    return None if found == Survey(found.identity) else sorted(found.includes)
-
-
-def _surveyed(path: str, options: Options, identity: str) -> Survey:
+def _surveyed(path: str, options: Options, identity: str) -> tuple[Survey, list[str] | None]:
+    """The survey of one file, and where the includes it did not find were looked for
+    (`cache.missing_includes`: an entry holds while they are still missing; None: not cached).
+    Raises what the stages raise."""
     from analyzer.analysis.launch import base_name, host_launches, launches_kernel
     from analyzer.budget import BudgetExceeded, Meter, metered
+    from analyzer.cache import missing_includes
     from analyzer.report import display_path
 
-    report, module = lower_file(path, options)
+    report = FileReport(path)
+    diagnostics: list[Any] = []
+    module = lowered(path, options, report, diagnostics)[2]
     includes = frozenset(file_identity(f.path) for f in report.linemap.files) - {identity}
     try:
         with metered(Meter("analysis", options.budget.analysis)):
@@ -101,7 +114,7 @@ def _surveyed(path: str, options: Options, identity: str) -> Survey:
     # a template kernel no launch of its own file instantiates is still defined here: another
     # file's launch (`k<float><<<...>>>`) instantiates it
     kernels = frozenset(base_name(k.name) for k in module.kernels) | frozenset(module.templates)
-    return Survey(identity, includes, kernels, tuple(found))
+    return Survey(identity, includes, kernels, tuple(found)), missing_includes(diagnostics, options.include_paths)
 
 
 def check_program(
@@ -113,8 +126,18 @@ def check_program(
     progress: Callable[[int, int], None] | None = None,
 ) -> list[FileReport]:
     """Check every file under `paths` as one program: `api.check_paths`'s reports, with launches
-    across files and each included file reported once, at its own path (see the module)."""
-    plan = plan_files(paths, options, options_for)
+    across files and each included file reported once, at its own path (see the module). Each
+    file is hashed once for the results cache (`cache.one_run`)."""
+    from analyzer.cache import one_run
+
+    with one_run():
+        return _checked_program(plan_files(paths, options, options_for), jobs, progress)
+
+
+def _checked_program(
+    plan: list[tuple[str, str | None, Options]], jobs: int, progress: Callable[[int, int], None] | None
+) -> list[FileReport]:
+    """`check_program` on the files of a plan (`api.plan_files`)."""
     todo = [i for i, (_, problem, _) in enumerate(plan) if problem is None]
     if len(todo) <= 1:
         return run_plan(plan, jobs, progress)
@@ -139,25 +162,29 @@ def check_program(
 
 
 def _surveys(work: list[tuple[str, Options]], jobs: int) -> list[Survey]:
-    """The survey of each file, in order: in this process with one job, else in a pool (a survey
-    that fails to come back is redone here)."""
+    """The survey of each file, in order: those the results cache holds read here, the others
+    here with one job, else in a pool (no pool when the cache holds every survey; a survey that
+    fails to come back is redone here)."""
     if jobs <= 1:
         return [survey(path, opts) for path, opts in work]
+    known = [_known_survey(path, opts) for path, opts in work]
+    missing = [i for i, found in enumerate(known) if found is None]
+    if len(missing) <= 1:
+        return [found if found is not None else survey(*work[i]) for i, found in enumerate(known)]
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
-        futures = [pool.submit(survey, path, opts) for path, opts in work]
-        out = []
+    with ProcessPoolExecutor(max_workers=min(jobs, len(missing))) as pool:
+        futures = {i: pool.submit(survey, *work[i]) for i in missing}
         try:
-            for future, (path, opts) in zip(futures, work):
+            for i, future in futures.items():
                 try:
-                    out.append(future.result())
+                    known[i] = future.result()
                 except Exception:  # noqa: BLE001 - BrokenProcessPool, a pickling error: redo it here
-                    out.append(survey(path, opts))
+                    known[i] = survey(*work[i])
         except BaseException:  # Ctrl-C: do not wait for the queued files
             pool.shutdown(wait=False, cancel_futures=True)
             raise
-        return out
+    return cast(list[Survey], known)
 
 
 def _owners(surveys: dict[int, Survey]) -> dict[int, int]:

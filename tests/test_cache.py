@@ -146,6 +146,92 @@ def test_the_key_does_not_depend_on_the_order_of_sets_or_the_cache_folder(tmp_pa
     assert os.sep not in cache_key("check", "k.cu", a, "d")
 
 
+# ----------------------------------------------------------------------------- a warm run's shortcuts
+
+LAUNCHED = """\
+__global__ void rows() {
+    __shared__ float s[32 * 32];
+    s[threadIdx.y * 32 + threadIdx.x] = 1.0f;
+}
+"""
+
+
+def launcher(rows: str, include: str = "") -> str:
+    """A host file launching `rows` with blocks of 1 x `rows` threads (32: a 32-way bank conflict)."""
+    return f"{include}__global__ void rows();\nint main() {{ dim3 block(1, {rows}); rows<<<1, block>>>(); }}\n"
+
+
+def check_run(*args: str, jobs: int = 1) -> tuple[int, list[dict]]:
+    """`warplint check --format json --isolated` on ARGS with `jobs` processes: the exit status and
+    each file's path and findings' ways."""
+    out = Path("run.json")
+    status = cli.main(["check", "--format", "json", "-q", "--isolated", "-j", str(jobs), "-o", str(out), *args])
+    files = json.loads(out.read_text())["files"]
+    return status, [(file["path"], ways(file["findings"])) for file in files]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_launch_changed_in_another_file_changes_the_result(project, jobs):
+    (project / "a.cu").write_text(LAUNCHED)
+    (project / "b.cu").write_text(launcher("32"))
+    assert check_run("a.cu", "b.cu", jobs=jobs) == (1, [("a.cu", [32]), ("b.cu", [])])
+    (project / "b.cu").write_text(launcher("8").replace("(1, 8)", "(32, 8)"))
+    assert check_run("a.cu", "b.cu", jobs=jobs) == (0, [("a.cu", []), ("b.cu", [])])
+    (project / "b.cu").write_text(launcher("32"))
+    assert check_run("a.cu", "b.cu", jobs=jobs) == (1, [("a.cu", [32]), ("b.cu", [])])
+
+
+def test_a_result_made_while_an_include_was_missing_is_served_until_it_appears(project, monkeypatch):
+    from analyzer import program
+
+    (project / "a.cu").write_text(LAUNCHED)
+    (project / "b.cu").write_text(launcher("ROWS", '#include "rows.h"\n'))
+    first = check_run("a.cu", "b.cu")
+    assert ("a.cu", []) in first[1]  # ROWS unknown: the kernel's own assumed block, no conflict
+    with monkeypatch.context() as still_missing:
+        still_missing.setattr(api, "_checked", lambda *args: pytest.fail("analysed again"))
+        still_missing.setattr(program, "_surveyed", lambda *args: pytest.fail("surveyed again"))
+        assert check_run("a.cu", "b.cu") == first
+    (project / "rows.h").write_text("#define ROWS 32\n")
+    assert ("a.cu", [32]) in check_run("a.cu", "b.cu")[1]
+    (project / "rows.h").write_text("#define ROWS 2\n")  # a header read by the survey: hashed anew each run
+    assert ("a.cu", [2]) in check_run("a.cu", "b.cu")[1]
+
+
+def test_a_changed_header_of_several_files_is_hashed_once_per_run_and_never_served(project, monkeypatch):
+    from analyzer import cache
+
+    (project / "k2.cu").write_text(KERNEL.replace("strided", "strided_2"))
+    hashed: list[str] = []
+    real = cache._hashed
+    monkeypatch.setattr(cache, "_hashed", lambda path: hashed.append(os.path.basename(path)) or real(path))
+    for stride, expected in (("4", [4]), ("4", [4]), ("2", [2])):
+        (project / "stride.h").write_text(f"#define STRIDE {stride}\n")
+        hashed.clear()
+        found = check_run("--block", "32", "k.cu", "k2.cu")[1]
+        assert found == [("k.cu", expected), ("k2.cu", expected)]
+        assert sorted(hashed) == ["k.cu", "k2.cu", "stride.h"]
+
+
+def test_a_second_run_with_every_result_cached_analyses_nothing_and_starts_no_pool(project, monkeypatch):
+    import concurrent.futures
+
+    from analyzer import program
+
+    (project / "a.cu").write_text(LAUNCHED)
+    (project / "b.cu").write_text(launcher("32"))
+    (project / "util.cu").write_text("int twice(int x) { return 2 * x; }\n")  # its survey tells nothing
+    first = check_run("a.cu", "b.cu", "util.cu", "k.cu", "--block", "32", jobs=2)
+
+    def not_again(*args, **kwargs):
+        raise AssertionError("analysed again")
+
+    monkeypatch.setattr(api, "_checked", not_again)
+    monkeypatch.setattr(program, "_surveyed", not_again)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", not_again)
+    assert check_run("a.cu", "b.cu", "util.cu", "k.cu", "--block", "32", jobs=2) == first
+
+
 # ----------------------------------------------------------------------------- --verify's progress
 
 
