@@ -438,7 +438,9 @@ def _run_pipeline(
     """Run every stage on one file (or on `text` standing for it), filling `report` and
     `diagnostics` as it goes, so that what was found before an internal error is still reported."""
     if path.endswith(".ptx") or (options.via_ptx and path.endswith(".cu")):
-        _run_ptx_pipeline(path, options, report, diagnostics, text)
+        from analyzer.api_ptx import run_ptx_pipeline
+
+        run_ptx_pipeline(path, options, report, diagnostics, text)
         return
     arch = get_arch(options.arch)
     pre, parsed, module = lowered(path, options, report, diagnostics, text=text, comments=comments)
@@ -451,7 +453,7 @@ def _run_pipeline(
     if not report.kernels:
         return
     with metered(meter):  # the padding fixes' reanalyses spend what the kernels left
-        findings = _rule_findings(
+        findings = rule_findings(
             report.kernels, arch, _padding_reanalysis(path, pre, parsed, arch, options), options, path, diagnostics
         )
     if options.verify:
@@ -461,7 +463,7 @@ def _run_pipeline(
             findings = findings + verify_findings(module, report.kernels, options, diagnostics)
         except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - keep the rest
             diagnostics.append(internal_error(path, err, "while verifying with the simulator"))
-    report.findings = _in_source_order(findings)
+    report.findings = in_source_order(findings)
 
 
 def _analyze_kernels(
@@ -637,7 +639,7 @@ def _padding_reanalysis(
     return reanalyze_factory
 
 
-def _rule_findings(
+def rule_findings(
     kernels: list[Any],
     arch: Architecture,
     reanalyze_factory: Callable[[Any], Any],
@@ -658,67 +660,9 @@ def _rule_findings(
         return []
 
 
-def _in_source_order(findings: list[Any]) -> list[Any]:
+def in_source_order(findings: list[Any]) -> list[Any]:
+    """Findings by their span in the file (findings without one first), then by code."""
     return sorted(findings, key=lambda f: ((f.span.start, f.span.end) if f.span is not None else (-1, -1), str(f.code)))
-
-
-def _run_ptx_pipeline(
-    path: str, options: Options, report: FileReport, diagnostics: list[Diagnostic], text: str | None
-) -> None:
-    """The PTX path (analyzer.ptx.pipeline): the PTX of a .ptx file, or what nvcc makes of a
-    .cu with `--via-ptx` (then the CUDA-C module gives the launches and parameter names);
-    parse, analyse every entry, check the rules (padding fixes are checked on the CUDA-C
-    path only), one finding for nvcc's copies of an access."""
-    from analyzer.ptx.pipeline import (
-        EntryFailure,
-        NvccProblem,
-        analyze_entries,
-        collapse_copies,
-        parse_source,
-        ptx_source,
-    )
-
-    arch = get_arch(options.arch)
-    try:
-        source = ptx_source(path, arch.name, options, text)
-    except NvccProblem as problem:
-        diagnostics.extend(problem.diagnostics)
-        return
-    host, host_pre = (None, None) if path.endswith(".ptx") else _host_module(path, options)
-    parsed = parse_source(source, path)
-    diagnostics.extend(parsed.module.diagnostics)
-    report.linemap = parsed.linemap
-    host_linemap = host_pre.linemap if host_pre is not None else None
-    for outcome in analyze_entries(parsed, options, arch, host, host_linemap):
-        if isinstance(outcome, EntryFailure):
-            diagnostics.append(
-                internal_error(path, outcome.error, f"while analysing kernel `{outcome.kernel}`", outcome.location)
-            )
-        else:
-            report.kernels.append(outcome)
-    if not report.kernels:
-        return
-    findings = _rule_findings(report.kernels, arch, _no_reanalysis, options, path, diagnostics)
-    report.findings = collapse_copies(_in_source_order(findings), parsed.linemap)
-
-
-def _no_reanalysis(analysis: Any) -> Callable[[Mapping[str, int]], Any]:
-    return lambda padding: None
-
-
-def _host_module(path: str, options: Options) -> tuple[Any, Any]:
-    """preprocess -> parse -> lower the CUDA file a `--via-ptx` run compiled, for its host
-    launches and parameter names: `(module, preprocessed)`, or `(None, None)` when that
-    fails (the PTX is then analysed without them; the file's own diagnostics come from nvcc)."""
-    try:
-        from analyzer.ir.lower import lower
-        from analyzer.source.preprocess import preprocess_file
-        from analyzer.syntax.parse import parse
-
-        pre = preprocess_file(path, **preprocess_options(options))
-        return lower(parse(pre.text).unit, pre.text, path), pre
-    except (Exception, RecursionError):  # noqa: BLE001 - the PTX is analysed without launches
-        return None, None
 
 
 def resolved(diagnostics: Iterable[Diagnostic], report: FileReport) -> list[Diagnostic]:

@@ -73,7 +73,15 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("report", ("analyzer.report",)),
     (
         "api",
-        ("analyzer.walk", "analyzer.inputs", "analyzer.cache", "analyzer.api", "analyzer.api_sim", "analyzer.program"),
+        (
+            "analyzer.walk",
+            "analyzer.inputs",
+            "analyzer.cache",
+            "analyzer.api",
+            "analyzer.api_ptx",
+            "analyzer.api_sim",
+            "analyzer.program",
+        ),
     ),
     ("config", ("analyzer.toml_positions", "analyzer.config", "analyzer.build")),
     ("server", ("analyzer.server",)),

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 
+from analyzer.analysis.symbolic.c_ints import MAX_SHIFT
 from analyzer.analysis.symbolic.division import floordiv, mod
 from analyzer.analysis.symbolic.expressions import (
     ALL_BITS,
-    MAX_SHIFT,
     MINUS_ONE,
     REBUILD,
     ZERO,

@@ -14,7 +14,8 @@ import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from analyzer.analysis.symbolic.expressions import MAX_SHIFT, Atom, Expr, Symbol, Term, c_div, c_mod
+from analyzer.analysis.symbolic.c_ints import MAX_SHIFT, c_div, c_mod
+from analyzer.analysis.symbolic.expressions import Atom, Expr, Symbol, Term
 
 
 def _cc_div(a: int, b: int) -> int:

@@ -9,6 +9,7 @@ operands are non-negative.
 
 from __future__ import annotations
 
+from analyzer.analysis.symbolic.c_ints import c_div, c_mod
 from analyzer.analysis.symbolic.expressions import (
     REBUILD,
     ZERO,
@@ -16,8 +17,6 @@ from analyzer.analysis.symbolic.expressions import (
     Term,
     add,
     as_expr,
-    c_div,
-    c_mod,
     const,
     new_expr,
     nonconstant_gcd,

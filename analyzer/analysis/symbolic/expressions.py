@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import ClassVar
 
+from analyzer.analysis.symbolic.c_ints import EVAL_BINARY, MAX_SHIFT, c_div, c_mod
 from analyzer.budget import current as _current_meter
 from analyzer.budget import metered as _metered
 from analyzer.budget import spend as _spend
@@ -29,9 +30,6 @@ from analyzer.budget import spend as _spend
 MAX_MONOMIALS = 500
 #: Opaque terms nested deeper than this become an `Unknown` (keeps recursion bounded).
 MAX_DEPTH = 64
-#: ``x << n`` with a constant n outside [0, MAX_SHIFT] (undefined in C) is not folded, and
-#: `evaluate` refuses it rather than building a huge integer.
-MAX_SHIFT = 64
 
 
 class UnboundSymbol(KeyError):
@@ -52,17 +50,6 @@ class UnknownValue(UnboundSymbol):
 
 _SYMBOL_RANK = {"threadIdx": 0, "blockIdx": 1, "blockDim": 2, "gridDim": 3}
 ALL_BITS = -1
-
-
-def c_div(a: int, b: int) -> int:
-    """C division: truncation toward zero."""
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
-
-
-def c_mod(a: int, b: int) -> int:
-    """C remainder: the sign follows the dividend."""
-    return a - b * c_div(a, b)
 
 
 class Atom:
@@ -170,7 +157,7 @@ class Term(Atom):
             if b < 0 or (op == "<<" and b > MAX_SHIFT):
                 raise ValueError(f"undefined shift count {b} in {printing.format_atom(self)}")
             return a << b if op == "<<" else a >> b
-        return _EVAL_BINARY[op](a, b)
+        return EVAL_BINARY[op](a, b)
 
 
 class Origin(StrEnum):
@@ -257,19 +244,6 @@ class RememberedSubs(dict):
 
 #: The most entries a `RememberedSubs` memo holds before it is emptied.
 REMEMBERED_TERMS = 200_000
-
-_EVAL_BINARY: dict[str, Callable[[int, int], int]] = {
-    "&": operator.and_,
-    "|": operator.or_,
-    "^": operator.xor,
-    "min": min,
-    "max": max,
-    "<": lambda a, b: int(a < b),
-    "<=": lambda a, b: int(a <= b),
-    "==": lambda a, b: int(a == b),
-    "!=": lambda a, b: int(a != b),
-    "*": operator.mul,
-}
 
 #: The constructor of each opaque operation, by its op: `Term.subs` rebuilds a term whose
 #: arguments changed with it. The modules that make opaque terms (division, bits, logic) add
