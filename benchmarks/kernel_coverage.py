@@ -9,11 +9,12 @@ code needs (`cuda-samples/Common`, `gpu-rodinia/cuda/util`).
 Each program is checked as a user runs warplint on it: one run of `analyzer.program.check_program`
 (`warplint check FOLDER -I ...`), so that a kernel file another `.cu` `#include`s (Rodinia's
 `kernel_gpu_cuda.cu`) is analysed with its includer's macros and types, and launches in one file
-reach kernels of another. A *program* is the `.cu`/`.cuh` files directly in one folder: the
-deepest folder holding the file. In these corpora no `.cu`/`.cuh` includes one of another folder
-(the shared `Common`/`util` headers are `-I` folders), so this is the same run as checking the
-sample's folder. `--per-file` checks each file on its own instead (the figure before issue 15's
-part 5), to show what the includer's context is worth.
+reach kernels of another. A *program* is what `compare_reports.py` runs as one: the `.cu`/`.cuh`
+files below the folder `PROGRAM_DEPTH[corpus]` levels under the corpus's root (the sample's
+folder: `Samples/0_Introduction/vectorAdd`, Rodinia's `cuda/lavaMD`), and in the corpora without
+a depth the files directly in one folder (each GPUVerify kernel's folder). `--per-file` checks
+each file on its own instead (the measure before issue 15's part 5), to show what the
+includer's context is worth.
 
 Per corpus and overall it prints:
 
@@ -42,8 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from analyzer.api import Options, check_file, collect_files
+from compare_reports import PROGRAM_DEPTH
 
 CORPORA = {
     "cuda-samples": ["Common"],
@@ -129,12 +132,14 @@ def _options(include: list[str]) -> Options:
     return options
 
 
-def programs(files: list[str]) -> list[list[str]]:
-    """The files grouped by program: the files directly in one folder, in the run's order."""
-    by_folder: dict[Path, list[str]] = {}
+def programs(root: Path, corpus: str, files: list[str]) -> list[list[str]]:
+    """The files grouped by program (see the module), in the run's order."""
+    depth = PROGRAM_DEPTH.get(corpus)
+    by_program: dict[tuple[str, ...], list[str]] = {}
     for f in files:
-        by_folder.setdefault(Path(f).parent, []).append(f)
-    return list(by_folder.values())
+        parts = Path(f).relative_to(root).parts
+        by_program.setdefault(parts[:depth] if depth else parts[:-1], []).append(f)
+    return list(by_program.values())
 
 
 def measure_files(paths: list[str], include: list[str]) -> FileFigures:
@@ -294,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         files = [p for p, problem in collect_files([str(root)]) if problem is None]
         include = [str(root / i) for i in includes]
         corpus = CorpusFigures()
-        units = [[f] for f in files] if args.per_file else programs(files)
+        units = [[f] for f in files] if args.per_file else programs(root, name, files)
         measure = measure_files if args.per_file else measure_program
         with ProcessPoolExecutor(args.jobs) as pool:
             for figures in pool.map(measure, units, [include] * len(units), chunksize=2):
