@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from analyzer.api import Options, check_source
 from analyzer.source.cuda_macros import HEADER_CONSTANTS
 from analyzer.source.preprocess import preprocess
 from test_cxx_constructs import costs, diagnostics  # the same helpers as part 1
@@ -77,3 +78,91 @@ def test_a_file_s_own_definition_replaces_a_header_constant_silently():
     pre = preprocess("#define M_PI 3.14f\n#ifndef FLT_MAX\n#define FLT_MAX 1\n#endif\nv = M_PI + FLT_MAX;\n", "k.cu")
     assert pre.diagnostics == ()
     assert pre.text.split("\n")[4] == "v = 3.14f + 3.40282347e+38F;"
+
+
+def test_a_device_constant_of_the_runtime_is_known():
+    # a surface store's boundary mode (surface_types.h): the kernel is clean, its load costed
+    text = """\
+__global__ void k(float *in, cudaSurfaceObject_t out)
+{
+    int x = threadIdx.x;
+    surf2Dwrite(in[x], out, x * 4, 0, cudaBoundaryModeTrap);
+}
+int main() { float *in; cudaSurfaceObject_t s; k<<<1, 32>>>(in, s); }
+"""
+    assert diagnostics(text, show_host=True) == []
+    assert costs(text) == [(4, 17, "in[x]", 4, 4)]
+
+
+# ----------------------------------------------------------------------------- library types
+
+DIRECTX_VERTEX = """\
+#include <DirectXMath.h>
+using namespace DirectX;
+struct Vertex { XMFLOAT3 position; XMFLOAT4 color; };
+__global__ void k(Vertex *v, float time)
+{
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    v[i].position.y = time;
+    v[i].color = XMFLOAT4(1.0f, 0.0f, 0.0f, 0.0f);
+}
+int main() { Vertex *v; k<<<1, 32>>>(v, 0.0f); }
+"""
+
+
+def test_directxmath_s_vectors_are_plain_floats():
+    # Vertex is 12 + 16 = 28 bytes, align 4: each 4-byte field a request of 28 sectors
+    assert diagnostics(DIRECTX_VERTEX, show_host=True) == []
+    assert costs(DIRECTX_VERTEX) == [(7, 5, "v[i].position.y", 28, 28), (8, 5, "v[i].color", 28, 112)]
+
+
+# ----------------------------------------------------------------------------- overloads of builtins
+
+BUILTIN_OVERLOADED_FOR_VECTORS = """\
+inline __host__ __device__ float3 floorf(float3 v) { return make_float3(floorf(v.x), floorf(v.y), floorf(v.z)); }
+inline __host__ __device__ float4 floorf(float4 v) { return make_float4(floorf(v.x), floorf(v.y), floorf(v.z), floorf(v.w)); }
+__device__ int cell(float x) { return floorf(x / 2.0f); }
+__global__ void k(float *in, int *out)
+{
+    unsigned i = threadIdx.x;
+    out[i] = cell(in[i]);
+}
+int main() { float *a; int *b; k<<<1, 32>>>(a, b); }
+"""
+
+
+def test_a_scalar_call_of_a_builtin_overloaded_for_vectors_is_the_builtin():
+    # helper_math.h's floorf(float3) calls floorf(v.x): the builtin, not itself (cuda-samples
+    # particles: a recursion, then 50,000 statements of inlining, where nothing recurses)
+    assert diagnostics(BUILTIN_OVERLOADED_FOR_VECTORS, show_host=True) == []
+    assert costs(BUILTIN_OVERLOADED_FOR_VECTORS) == [(7, 19, "in[i]", 4, 4), (7, 5, "out[i]", 4, 4)]
+
+
+# ----------------------------------------------------------------------------- reasons (WL908)
+
+STATIC_MEMBER_CALL = """\
+template <int N> struct Engine {
+    __device__ static void run(const int *in, int *out, int n);
+};
+template <int N>
+__global__ void k(const int *in, int *out, int n)
+{
+    Engine<N>::run(in, out, n);
+}
+int main() { int *a, *b; k<64><<<1, 64>>>(a, b, 4); }
+"""
+
+
+def test_a_kernel_that_hands_its_pointers_to_a_static_member_call_says_why_nothing_is_costed():
+    # Rodinia dwt2d: the kernel's own text indexes nothing, its memory is reached in `run`
+    report = check_source("k.cu", STATIC_MEMBER_CALL, Options(show_host=True))
+    assert [(d.location.line, d.location.column, d.code, d.message) for d in report.diagnostics] == [
+        (
+            5,
+            17,
+            "WL908",
+            "no memory access of kernel `k<64>` was costed: it hands its pointers to what warplint does not follow "
+            "(call to Engine<...>::run)",
+        )
+    ]
+    assert costs(STATIC_MEMBER_CALL) == []

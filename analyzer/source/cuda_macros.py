@@ -185,5 +185,12 @@ HEADER_CONSTANTS: Mapping[str, str] = MappingProxyType(
         "CUDART_SQRT_TWO": "1.4142135623730951e+0",
         "CUDART_LN2": "6.9314718055994529e-1",
         "CUDART_L2E": "1.4426950408889634e+0",
+        # the CUDA runtime's (driver_types.h, surface_types.h) that device code passes: a surface
+        # store's boundary mode, the flags of a stream created by a kernel (dynamic parallelism)
+        "cudaBoundaryModeZero": "0",
+        "cudaBoundaryModeClamp": "1",
+        "cudaBoundaryModeTrap": "2",
+        "cudaStreamDefault": "0x00",
+        "cudaStreamNonBlocking": "0x01",
     }
 )
