@@ -166,3 +166,22 @@ def test_a_kernel_that_hands_its_pointers_to_a_static_member_call_says_why_nothi
         )
     ]
     assert costs(STATIC_MEMBER_CALL) == []
+
+
+# ----------------------------------------------------------------------------- library enumerators
+
+PIPELINE_ROLE = """\
+#include <cuda/pipeline>
+__global__ void k(float *x)
+{
+    int role = (threadIdx.y < 1) ? cuda::pipeline_role::consumer : cuda::pipeline_role::producer;
+    x[threadIdx.x * (1 + role)] = 1.0f;
+}
+int main() { float *x; k<<<1, 32>>>(x); }
+"""
+
+
+def test_a_pipeline_role_has_its_value():
+    # globalToShmemAsyncCopy: consumer is 1, so the stride is 2 floats: 8 sectors
+    assert diagnostics(PIPELINE_ROLE, show_host=True) == []
+    assert costs(PIPELINE_ROLE) == [(5, 5, "x[threadIdx.x * (1 + role)]", 8, 8)]

@@ -272,6 +272,8 @@ class ExpressionLowering(ScopesAndTypes):
             return N.Const(0, T.PointerType(T.VOID), e.span)
         if e.name in self.function_defs:  # a function named as a value: its address (a function pointer)
             return function_address(e.name, e.span)
+        if e.name.lstrip(":") in builtins.LIBRARY_ENUMERATORS:  # `cuda::pipeline_role::consumer`
+            return N.Const(builtins.LIBRARY_ENUMERATORS[e.name.lstrip(":")], T.INT, e.span)
         return N.Opaque(OpaqueKind.VALUE, f"unknown name '{e.name}'", T.UnknownType(e.name), e.span)
 
     def _member(self, e: A.Member, expected: T.CType | None) -> N.Expr:
