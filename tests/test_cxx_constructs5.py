@@ -185,3 +185,30 @@ def test_a_pipeline_role_has_its_value():
     # globalToShmemAsyncCopy: consumer is 1, so the stride is 2 floats: 8 sectors
     assert diagnostics(PIPELINE_ROLE, show_host=True) == []
     assert costs(PIPELINE_ROLE) == [(5, 5, "x[threadIdx.x * (1 + role)]", 8, 8)]
+
+
+# ----------------------------------------------------------------------------- values built with braces
+
+BRACE_BUILT_VALUES = """\
+__global__ void k(float3 *out, const float *in)
+{
+    unsigned i = threadIdx.x;
+    float3 v = float3{in[i], 0.0f, 1.0f};
+    out[i] = v;
+    out[i + int{32}].x = in[unsigned{2} * i];
+    cuda::memcpy_async(out, in, cuda::aligned_size_t<alignof(double2)>{32 * sizeof(double2)});
+}
+int main() { float3 *a; float *b; k<<<1, 32>>>(a, b); }
+"""
+
+
+def test_a_value_built_with_braces_is_read():
+    # `T{...}` as `T(...)`: a float3 of 12 bytes stored as three 4-byte fields (12 sectors
+    # each), `int{32}` and `unsigned{2}` their values; dmmaTensorCoreGemm's aligned_size_t
+    assert diagnostics(BRACE_BUILT_VALUES, show_host=True) == []
+    assert costs(BRACE_BUILT_VALUES) == [
+        (4, 23, "in[i]", 4, 4),
+        (5, 5, "out[i]", 12, 36),
+        (6, 26, "in[unsigned{2} * i]", 8, 8),
+        (6, 5, "out[i + int{32}].x", 12, 12),
+    ]
