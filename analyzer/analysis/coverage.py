@@ -65,9 +65,6 @@ def _reason(functions: list[N.Function]) -> str:
     accesses = [a for f in functions for a in f.accesses]
     if accesses:
         return f"the addresses of its {len(accesses)} accesses could not be worked out"
-    handed = _pointers_handed_off(functions)
-    if handed:
-        return f"it hands its pointers to what warplint does not follow ({handed[0].reason})"
     if opaque:
         return f"memory is reached only through what warplint does not model ({opaque[0].reason})"
     return "it reads and writes memory only through calls and types warplint does not model"

@@ -349,11 +349,10 @@ class StatementLowering(CallLowering):
             if dec.constructor_args and dec.name.startswith("::"):
                 # `FDWT53<64, 8>::run(in, out, n);` reads as a declaration of `::run`, a variable
                 # nothing can declare: it is a call of a static member function, not followed
-                args = tuple(self.rvalue(a) for a in dec.constructor_args)
+                operands = tuple(self.rvalue(a) for a in dec.constructor_args)
                 what = f"call to {t}{dec.name}"
-                out.append(
-                    N.Eval(N.Opaque(OpaqueKind.CALL, what, T.UnknownType("?"), d.span, args, callee=what[8:]), d.span)
-                )
+                call = N.Opaque(OpaqueKind.CALL, what, T.UnknownType("?"), d.span, operands, callee=what[8:])
+                out.append(N.Eval(call, d.span))
                 continue
             init_expr: N.Expr | None = None
             if d.init is not None:
