@@ -279,3 +279,16 @@ def test_a_member_of_a_class_template_s_instance_in_an_expression():
         (8, 9, "option->type", 1, 1),
         (9, 9, "out[i * (1 + AsianOption<Real>::Put)]", 8, None),
     ]
+
+
+def test_a_kernel_that_only_prints_gets_no_note():
+    # a format string is a pointer handed to printf, but not the kernel's memory: no WL908
+    text = """\
+__global__ void k(int n)
+{
+    printf("thread %d of %d\\n", threadIdx.x, n);
+}
+int main() { k<<<1, 32>>>(4); }
+"""
+    assert diagnostics(text, show_host=True) == []
+    assert costs(text) == []

@@ -80,9 +80,14 @@ def _pointers_handed_off(functions: list[N.Function]) -> list[N.Opaque]:
         for x in N.walk_nodes(f.body)
         if isinstance(x, N.Opaque)
         and x.kind not in (OpaqueKind.LOCAL_ADDRESS, OpaqueKind.FUNCTION)
-        and any(isinstance(o.type, T.PointerType) for o in x.operands)
+        and any(isinstance(o.type, T.PointerType) and not _is_string_literal(o) for o in x.operands)
     ]
     return sorted(calls, key=lambda x: x.span.start)
+
+
+def _is_string_literal(x: N.Expr) -> bool:
+    """`"thread %d\\n"`: a pointer, but to no memory of the kernel's (`printf`'s format)."""
+    return isinstance(x, N.Opaque) and x.reason == "string literal"
 
 
 def _texture_calls(functions: list[N.Function]) -> list[str]:
