@@ -1,10 +1,22 @@
 """How many of the kernels of real CUDA code warplint analyses cleanly, per corpus and overall.
 
-    python benchmarks/kernel_coverage.py CORPORA_DIR [--corpus NAME]... [--jobs N] [--list]
+    python benchmarks/kernel_coverage.py CORPORA_DIR [--corpus NAME]... [--jobs N] [--list] [--per-file]
 
 CORPORA_DIR holds the public corpora checked out side by side (`cuda-samples`, `gpu-rodinia`,
 `polybenchGpu`, `GPUVerifyBenchmarks`, `racuda`); each is checked with the include folders its
-code needs (`cuda-samples/Common`, `gpu-rodinia/cuda/util`). Per corpus and overall it prints:
+code needs (`cuda-samples/Common`, `gpu-rodinia/cuda/util`).
+
+Each program is checked as a user runs warplint on it: one run of `analyzer.program.check_program`
+(`warplint check FOLDER -I ...`), so that a kernel file another `.cu` `#include`s (Rodinia's
+`kernel_gpu_cuda.cu`) is analysed with its includer's macros and types, and launches in one file
+reach kernels of another. A *program* is what `compare_reports.py` runs as one: the `.cu`/`.cuh`
+files below the folder `PROGRAM_DEPTH[corpus]` levels under the corpus's root (the sample's
+folder: `Samples/0_Introduction/vectorAdd`, Rodinia's `cuda/lavaMD`), and in the corpora without
+a depth the files directly in one folder (each GPUVerify kernel's folder). `--per-file` checks
+each file on its own instead (the measure before issue 15's part 5), to show what the
+includer's context is worth.
+
+Per corpus and overall it prints:
 
 * kernel definitions: `__global__` function definitions in the source text (comments left out),
   each counted once by the file and line of its name, however many files include it;
@@ -31,8 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from analyzer.api import Options, check_file, collect_files
+from compare_reports import PROGRAM_DEPTH
 
 CORPORA = {
     "cuda-samples": ["Common"],
@@ -99,29 +113,66 @@ def _device_spans(kernel, functions) -> list[tuple[int, int]]:  # type: ignore[n
 
 
 def _lowered_functions(path: str, options: Options):  # type: ignore[no-untyped-def]
-    """The module's functions and the parser's skipped declarations (the front end run again)."""
+    """The module's functions and the parser's skipped declarations (the front end run again,
+    on the file whose preprocessed text the report's spans index: an included file's owner)."""
+    from analyzer.api import preprocess_options
     from analyzer.ir.lower import lower
     from analyzer.source.preprocess import preprocess_file
     from analyzer.syntax.parse import parse
 
-    pre = preprocess_file(path, defines=options.defines, include_paths=options.include_paths)
+    pre = preprocess_file(path, **preprocess_options(options))
     parsed = parse(pre.text)
     module = lower(parsed.unit, pre.text, path)
     return module.functions, parsed.skipped
 
 
-def measure_file(path: str, include: list[str]) -> FileFigures:
-    """Check one file with every diagnostic shown and classify what it gives."""
+def _options(include: list[str]) -> Options:
     options = Options(include_paths=include)
     options.show_host = True  # every diagnostic, host code's included
+    return options
+
+
+def programs(root: Path, corpus: str, files: list[str]) -> list[list[str]]:
+    """The files grouped by program (see the module), in the run's order."""
+    depth = PROGRAM_DEPTH.get(corpus)
+    by_program: dict[tuple[str, ...], list[str]] = {}
+    for f in files:
+        parts = Path(f).relative_to(root).parts
+        by_program.setdefault(parts[:depth] if depth else parts[:-1], []).append(f)
+    return list(by_program.values())
+
+
+def measure_files(paths: list[str], include: list[str]) -> FileFigures:
+    """Check each file on its own with every diagnostic shown and classify what it gives."""
+    options = _options(include)
     figures = FileFigures()
+    for path in paths:
+        _classify(check_file(path, options), path, path, options, figures)
+    return figures
+
+
+def measure_program(paths: list[str], include: list[str]) -> FileFigures:
+    """Check the files of one program as one run (`check_program`) and classify each report.
+    An included file's report shares its owner's line map, so its spans index the owner's
+    text: the line map's first file (no `-include` in these runs) is the file to lower again."""
+    from analyzer.program import check_program
+
+    options = _options(include)
+    figures = FileFigures()
+    for report in check_program(paths, options):
+        owner = report.linemap.files[0].path if report.linemap is not None and report.linemap.files else report.path
+        _classify(report, report.path, owner, options, figures)
+    return figures
+
+
+def _classify(report, path: str, owner: str, options: Options, figures: FileFigures) -> None:  # type: ignore[no-untyped-def]
+    """Add one file's report to `figures`; `owner` is the file whose text the report's spans index."""
     definitions = kernel_definitions(path)
     figures.definitions.update(definitions)
     figures.names.update(definitions)
-    report = check_file(path, options)
     if not report.kernels:
-        return figures
-    functions, skipped = _lowered_functions(path, options)
+        return
+    functions, skipped = _lowered_functions(owner, options)
     front_end = [d for d in report.diagnostics if d.code in FRONT_END_CODES]
     for d in front_end:
         if d.code == "WL901" and _in_kernel_declaration(report, d.location, skipped):
@@ -148,7 +199,6 @@ def measure_file(path: str, include: list[str]) -> FileFigures:
                 figures.indexes.add(key)
         else:
             figures.costed.add(key)
-    return figures
 
 
 def _region(report, span):  # type: ignore[no-untyped-def]
@@ -238,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", action="append", help="only these corpora (repeatable)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--list", action="store_true", help="list the kernels not clean, not analysed or costless")
+    ap.add_argument("--per-file", action="store_true", help="check each file on its own, not each program")
     args = ap.parse_args(argv)
     total = CorpusFigures()
     lines = []
@@ -248,8 +299,10 @@ def main(argv: list[str] | None = None) -> int:
         files = [p for p, problem in collect_files([str(root)]) if problem is None]
         include = [str(root / i) for i in includes]
         corpus = CorpusFigures()
+        units = [[f] for f in files] if args.per_file else programs(root, name, files)
+        measure = measure_files if args.per_file else measure_program
         with ProcessPoolExecutor(args.jobs) as pool:
-            for figures in pool.map(measure_file, files, [include] * len(files), chunksize=4):
+            for figures in pool.map(measure, units, [include] * len(units), chunksize=2):
                 corpus.add(figures)
         lines.append(summary_line(name, corpus))
         print(lines[-1], flush=True)

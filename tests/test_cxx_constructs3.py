@@ -227,11 +227,10 @@ def test_array_members_of_a_const_reference_parameter_and_a_grid_constant_one_ar
 
 
 SKIPPED_STATEMENT_BEFORE_ELSE = """\
-template <typename T> struct C { __device__ static T empty() { return T(0); } };
 __global__ void k(float *x, int i)
 {
     if (i < 0)
-        return C<float>::empty();
+        throw C<float>::empty();
     else
         x[threadIdx.x] = 1.0f;
 }
@@ -240,6 +239,7 @@ int main() { float *a; k<<<1, 32>>>(a, 1); }
 
 
 def test_an_unbraced_statement_skipped_before_else_keeps_its_if():
-    # the qualified call is skipped (WL902), not the `if`: no syntax error at `else`
+    # the throw is skipped (WL902), not the `if`: no syntax error at `else` (a qualified call,
+    # `return C<float>::empty();`, was the example until part 5 read it)
     assert [d[2] for d in diagnostics(SKIPPED_STATEMENT_BEFORE_ELSE, show_host=True)] == ["WL902"]
-    assert costs(SKIPPED_STATEMENT_BEFORE_ELSE) == [(7, 9, "x[threadIdx.x]", 4, 4)]
+    assert costs(SKIPPED_STATEMENT_BEFORE_ELSE) == [(6, 9, "x[threadIdx.x]", 4, 4)]

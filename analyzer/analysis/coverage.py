@@ -12,7 +12,9 @@ from collections.abc import Iterable
 
 from analyzer.diagnostics import Diagnostic, Severity
 from analyzer.ir import nodes as N
+from analyzer.ir import types as T
 from analyzer.ir.call_graph import device_functions
+from analyzer.ir.nodes import OpaqueKind
 
 NO_COSTED_ACCESS = "WL908"
 _SAYS_WHY = frozenset(("WL901", "WL902", "WL903"))  # a diagnostic in the kernel's code that already says why
@@ -31,7 +33,11 @@ def costless_note(
         return None
     body = text[kernel.span.start : kernel.span.end]
     functions = list(device_functions(kernel, module))
-    if not _INDEXES_MEMORY.search(body[body.find("{") + 1 :]) and not _texture_calls(functions):
+    if (
+        not _INDEXES_MEMORY.search(body[body.find("{") + 1 :])
+        and not _texture_calls(functions)
+        and not _pointers_handed_off(functions)
+    ):
         return None
     spans = [f.span for f in functions]
     for d in reported:
@@ -62,6 +68,26 @@ def _reason(functions: list[N.Function]) -> str:
     if opaque:
         return f"memory is reached only through what warplint does not model ({opaque[0].reason})"
     return "it reads and writes memory only through calls and types warplint does not model"
+
+
+def _pointers_handed_off(functions: list[N.Function]) -> list[N.Opaque]:
+    """The calls and constructions warplint does not follow that get a pointer (Rodinia dwt2d's
+    kernels hand their images to `FDWT53<64, 8>::run(input, output, ...)`), in the order of the
+    text: memory is reached there, though the kernel's own text indexes nothing."""
+    calls = [
+        x
+        for f in functions
+        for x in N.walk_nodes(f.body)
+        if isinstance(x, N.Opaque)
+        and x.kind not in (OpaqueKind.LOCAL_ADDRESS, OpaqueKind.FUNCTION)
+        and any(isinstance(o.type, T.PointerType) and not _is_string_literal(o) for o in x.operands)
+    ]
+    return sorted(calls, key=lambda x: x.span.start)
+
+
+def _is_string_literal(x: N.Expr) -> bool:
+    """`"thread %d\\n"`: a pointer, but to no memory of the kernel's (`printf`'s format)."""
+    return isinstance(x, N.Opaque) and x.reason == "string literal"
 
 
 def _texture_calls(functions: list[N.Function]) -> list[str]:

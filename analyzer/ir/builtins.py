@@ -271,6 +271,18 @@ NAMED_AFTER = ("atomic", "__shfl")
 GROUP_SYNC = (".sync", "::sync")
 
 
+#: Enumerators of libcu++ (`<cuda/pipeline>`, `<cuda/atomic>`), whose headers warplint does not
+#: read, with their values there: a kernel picks a pipeline role or a thread scope by them.
+LIBRARY_ENUMERATORS: dict[str, int] = {
+    "cuda::pipeline_role::producer": 0,
+    "cuda::pipeline_role::consumer": 1,
+    "cuda::thread_scope_system": 0,
+    "cuda::thread_scope_device": 1,
+    "cuda::thread_scope_block": 2,
+    "cuda::thread_scope_thread": 3,
+}
+
+
 def lookup(name: str) -> BuiltinSpec | None:
     """The builtin a call of `name` is, by its name without a namespace (`std::min` is `min`)."""
     return BUILTINS.get(name.rsplit("::", 1)[-1])

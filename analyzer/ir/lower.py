@@ -19,6 +19,7 @@ from typing import Any
 from analyzer import budget, records
 from analyzer.diagnostics import Severity, Span
 from analyzer.gc_pause import gc_paused
+from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.ir.call_graph import build_call_graph, may_recurse
@@ -338,6 +339,10 @@ class Lowerer(StatementLowering):
         fd = self.function_defs.get(name) or self.function_defs.get(short)
         if fd is None or ("__device__" not in fd.specs.storage and "__global__" not in fd.specs.storage):
             return None
+        if not fd.template_params and builtins.lookup(name) is not None and not _may_take(fd, args):
+            # the file overloads a builtin for vectors (helper_math.h's `floorf(float3 v)`, which
+            # calls `floorf(v.x)`): a call the overload cannot take is the builtin's
+            return None
         if fd.template_params and not targs:
             targs = self.deduce(fd, args)
         key = fd.name if not fd.template_params else f"{fd.name}<{_arguments_text(targs)}>"
@@ -368,6 +373,21 @@ class Lowerer(StatementLowering):
                     t = T.element_type(t) or T.UnknownType("?")
                 found[names[0]] = t
         return tuple(found.get(tp.name or "", T.UnknownType(tp.name or "?")) for tp in fd.template_params)
+
+
+def _may_take(fd: A.FunctionDef, args: list[N.Expr]) -> bool:
+    """Whether `fd` may be the function a call with `args` calls: not when it has fewer
+    parameters, or a vector parameter (by value) gets a scalar."""
+    if len(args) > len(fd.params):
+        return False
+    for p, a in zip(fd.params, args):
+        names = p.specs.type.names
+        wanted = (
+            T.builtin_type(names[0]) if len(names) == 1 and not (p.declarator and p.declarator.derivations) else None
+        )
+        if isinstance(wanted, T.StructType) and wanted.is_vector and isinstance(a.type, T.ScalarType):
+            return False
+    return True
 
 
 def _member_of(fd: A.FunctionDef) -> str | None:

@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from analyzer import records
 from analyzer.diagnostics import Span
 from analyzer.ir import builtins
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
-from analyzer.ir.lower_scopes import LoweringError, ScopesAndTypes
+from analyzer.ir.lower_scopes import LoweringError, Scope, ScopesAndTypes, subscript_operator
 from analyzer.ir.nodes import AccessOp, OpaqueKind, Space
 from analyzer.syntax import ast as A
 
@@ -47,6 +48,8 @@ class ExpressionLowering(ScopesAndTypes):
         def lower_assign(self, e: A.Assign) -> list[N.Stmt]: ...
 
         def lower_expr_stmt(self, e: A.Expr) -> list[N.Stmt]: ...
+
+        def lower_local_declaration(self, decl: A.Declaration) -> list[N.Stmt]: ...
 
     # ------------------------------------------------------------------ memory
     def make_access(self, op: str, addr: N.Expr, elem: T.CType, span: Span, array: str) -> N.Access:
@@ -109,6 +112,9 @@ class ExpressionLowering(ScopesAndTypes):
             base_t = self.type_of(e.base)
             elem = T.element_type(base_t)
             if elem is None:
+                inlined = self.subscript_operator(e, base_t)
+                if inlined is not None:
+                    return inlined
                 if isinstance(base_t, (T.StructType, T.UnknownType)):
                     raise LoweringError(f"indexing a value of type {base_t} (operator[] is not modelled)", e.span)
                 raise LoweringError(f"indexing a value of type {base_t}", e.span)
@@ -272,6 +278,8 @@ class ExpressionLowering(ScopesAndTypes):
             return N.Const(0, T.PointerType(T.VOID), e.span)
         if e.name in self.function_defs:  # a function named as a value: its address (a function pointer)
             return function_address(e.name, e.span)
+        if e.name.lstrip(":") in builtins.LIBRARY_ENUMERATORS:  # `cuda::pipeline_role::consumer`
+            return N.Const(builtins.LIBRARY_ENUMERATORS[e.name.lstrip(":")], T.INT, e.span)
         return N.Opaque(OpaqueKind.UNKNOWN_NAME, f"unknown name '{e.name}'", T.UnknownType(e.name), e.span)
 
     def _member(self, e: A.Member, expected: T.CType | None) -> N.Expr:
@@ -555,6 +563,29 @@ class ExpressionLowering(ScopesAndTypes):
             and isinstance(self.type_of(base), T.ArrayType)  # not a pointer member: `m.elements[i]` is memory
             and self.in_registers(base)
         )
+
+    def subscript_operator(self, e: A.Index, base_t: T.CType) -> tuple[N.Expr, T.CType, str] | None:
+        """`sdata[i]` on a struct whose `operator[](int i)` returns an element of memory
+        (cuda-samples' `SharedMemory<float>`: `{ extern __shared__ float s[]; return s[i]; }`):
+        the address of that element, its body inlined with the index for the parameter; None
+        when the struct has no such operator."""
+        sd = self.templates.structs.get(base_t.name) if isinstance(base_t, T.StructType) else None
+        op = subscript_operator(sd) if sd is not None else None
+        returns = [s for s in op.body.walk() if isinstance(s, A.Return) and s.value is not None] if op else []
+        if op is None or len(op.params) != 1 or op.params[0].name is None or len(returns) != 1:
+            return None
+        element = A.substitute(cast(A.Expr, returns[0].value), op.params[0].name, e.index)
+        self.type_bindings.append({})
+        self.scopes.append(Scope())
+        try:
+            for item in op.body.items:
+                if isinstance(item, A.DeclStmt) and "__shared__" in item.decl.specs.storage:
+                    self.lower_local_declaration(item.decl)
+            # the access is the caller's `sdata[i]`, where it is written
+            return self.address(records.replace(element, span=e.span))
+        finally:
+            self.scopes.pop()
+            self.type_bindings.pop()
 
     def load(self, e: A.Expr) -> N.Expr:
         addr, elem, array = self.address(e)

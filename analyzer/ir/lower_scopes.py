@@ -207,6 +207,10 @@ class ScopesAndTypes:
             return T.UnknownType(f"{sd.kind} {sd.name}")
         members: list[tuple[str, T.CType]] = []
         for m in sd.members:
+            if isinstance(m, A.Declaration) and not m.declarators and m.specs.type.enum is not None:
+                # `struct AsianOption { enum CallPut {Call, Put}; CallPut type; }`: a member's type
+                # and the constants `AsianOption<Real>::Put` names
+                self.define_enum(m.specs.type.enum)
             if isinstance(m, A.Declaration) and "typedef" not in m.specs.storage and "static" not in m.specs.storage:
                 for d in m.declarators:
                     if d.declarator.params is not None:
@@ -251,6 +255,14 @@ class ScopesAndTypes:
             value += 1
 
     def instantiate_struct(self, name: str, args: tuple[A.Node, ...]) -> T.CType:
+        values = tuple(self.template_arg_value(a) for a in args)
+        special = f"{name}<{', '.join(str(v) for v in values)}>"
+        if special in self.templates.structs and _has_subscript_operator(self.templates.structs[special]):
+            # `SharedMemory<float>` whose `operator[]` is the specialization's: named so, so that
+            # indexing it finds that operator (`ExpressionLowering.subscript_operator`)
+            sd = self.templates.structs[special]
+            t = self.define_struct(A.StructDef(sd.kind, None, sd.members, sd.span, sd.alignments))
+            return T.StructType(special, t.fields, t.size, t.align, t.is_union) if isinstance(t, T.StructType) else t
         sd = self.templates.structs[name]
         params = self.templates.struct_params.get(name, ())
         self.type_bindings.append(self.bind_template(params, args))
@@ -474,3 +486,15 @@ def fold_binary(op: str, a: Any, b: Any) -> Any:
     if isinstance(result, int) and not -(2**63) <= result < 2**64:
         raise OverflowError("outside 64 bits")  # (so that constants stay small whatever the source says)
     return result
+
+
+def subscript_operator(sd: A.StructDef) -> A.FunctionDef | None:
+    """The `operator[]` a struct defines (with a body), or None."""
+    for m in sd.members or ():
+        if isinstance(m, A.FunctionDef) and m.name.replace(" ", "") == "operator[]" and m.body is not None:
+            return m
+    return None
+
+
+def _has_subscript_operator(sd: A.StructDef) -> bool:
+    return subscript_operator(sd) is not None

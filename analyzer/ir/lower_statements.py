@@ -346,6 +346,14 @@ class StatementLowering(CallLowering):
                 self.declare(var, dec.name)
                 out.append(N.Assign(var, target, dec.span))
                 continue
+            if dec.constructor_args and dec.name.startswith("::"):
+                # `FDWT53<64, 8>::run(in, out, n);` reads as a declaration of `::run`, a variable
+                # nothing can declare: it is a call of a static member function, not followed
+                operands = tuple(self.rvalue(a) for a in dec.constructor_args)
+                what = f"call to {t}{dec.name}"
+                call = N.Opaque(OpaqueKind.CALL, what, T.UnknownType("?"), d.span, operands, callee=what[8:])
+                out.append(N.Eval(call, d.span))
+                continue
             init_expr: N.Expr | None = None
             if d.init is not None:
                 init_expr = self.rvalue(d.init, expected=t)

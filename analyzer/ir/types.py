@@ -321,8 +321,9 @@ def vector_type(name: str) -> StructType | None:
     return layout_struct(name, members, explicit_align=align, is_vector=True)
 
 
-# The generator states of cuRAND (curand_kernel.h), whose header warplint does not read: the
-# members as declared there, so that an array of states (`curandState *s; s[tid]`) has its size.
+# The generator states of cuRAND (curand_kernel.h), and other library types whose header warplint
+# does not read: the members as declared there, so that an array of states (`curandState *s;
+# s[tid]`) has its size.
 _BOXMULLER = [("boxmuller_flag", INT), ("boxmuller_flag_double", INT), ("boxmuller_extra", FLOAT)]
 _BOXMULLER_DOUBLE = [("boxmuller_extra_double", DOUBLE)]
 _LIBRARY_STRUCTS: dict[str, list[tuple[str, CType]]] = {
@@ -344,6 +345,8 @@ _LIBRARY_STRUCTS: dict[str, list[tuple[str, CType]]] = {
         ("direction_vectors", ArrayType(ULONGLONG, 64)),
     ],
 }
+# DirectXMath's vectors (a Direct3D interop sample's vertex holds them): plain floats, align 4
+_LIBRARY_STRUCTS.update({f"XMFLOAT{n}": [(_VECTOR_FIELDS[i], FLOAT) for i in range(n)] for n in (2, 3, 4)})
 _LIBRARY_ALIASES = {
     "curandState": "curandStateXORWOW",
     "curandState_t": "curandStateXORWOW",

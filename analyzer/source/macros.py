@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, cast
 
 from analyzer import budget
 from analyzer.diagnostics import Severity
+from analyzer.source.cuda_macros import HEADERS_ORIGIN
 from analyzer.source.files import FileContext, SplicedFile
 from analyzer.source.state import PreprocessorState
 from analyzer.source.tokens import (
@@ -584,7 +585,7 @@ class MacroExpander(PreprocessorState):
         if old is not None:
             if old.same_as(macro):
                 return  # an identical redefinition changes nothing
-            if not self.quiet:
+            if not self.quiet and not old.where().startswith(HEADERS_ORIGIN):  # a header's value is silently replaced
                 previous = old.where()
                 fail(f"'{name}' redefined", (f"previous definition at {previous}",) if previous else (), _WARNING)
         self.macros[name] = macro

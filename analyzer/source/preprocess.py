@@ -36,7 +36,7 @@ from types import MappingProxyType
 from analyzer import budget
 from analyzer.diagnostics import Diagnostic, Location, Severity
 from analyzer.records import record
-from analyzer.source.cuda_macros import cuda_macros
+from analyzer.source.cuda_macros import HEADER_CONSTANTS, HEADERS_ORIGIN, cuda_macros
 from analyzer.source.directives import DirectiveRunner
 from analyzer.source.files import FileContext, SplicedFile, file_key, read_text_file
 from analyzer.source.linemap import EXPANSION, LineMap
@@ -119,8 +119,10 @@ class Preprocessor(DirectiveRunner, MacroExpander):
         for name in DYNAMIC_MACROS:
             self.macros[name] = Macro(name, DYNAMIC)
         self.macros["_Pragma"] = Macro("_Pragma", OPERATOR)
-        lines = [f"#define {name} {value}" for name, value in predefined.items()]
         self.quiet = True
+        # the headers' constants first: what nvcc predefines, then -D, may replace them
+        self._run_directives(HEADERS_ORIGIN, "\n".join(f"#define {n} {v}" for n, v in HEADER_CONSTANTS.items()))
+        lines = [f"#define {name} {value}" for name, value in predefined.items()]
         self._run_directives("<built-in>", "\n".join(lines))
         lines = []
         for name, value in (defines or {}).items():

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from analyzer.diagnostics import Span
-from analyzer.records import field, fields, record
+from analyzer.records import field, fields, record, replace
 
 _CHILD = {"child": True}
 
@@ -498,3 +498,24 @@ class TypeId(Expr):
 
     operand: Node = child()  # TypeName or Expr
     span: Span = field(default=Span(0, 0))
+
+
+def substitute(node: Node, name: str, replacement: Node) -> Node:
+    """`node` with every `Identifier` named `name` replaced by `replacement` (a parameter of an
+    inlined operator by its argument); the nodes on no path to one are shared, not copied."""
+    if isinstance(node, Identifier):
+        return replacement if node.name == name else node
+    changes: dict[str, Any] = {}
+    for f in fields(node):
+        if not f.metadata.get("child"):
+            continue
+        value = getattr(node, f.name)
+        if isinstance(value, Node):
+            new = substitute(value, name, replacement)
+            if new is not value:
+                changes[f.name] = new
+        elif isinstance(value, (tuple, list)):
+            items = [substitute(v, name, replacement) if isinstance(v, Node) else v for v in value]
+            if any(a is not b for a, b in zip(items, value)):
+                changes[f.name] = type(value)(items)
+    return replace(node, **changes) if changes else node

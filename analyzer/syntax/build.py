@@ -604,6 +604,11 @@ class ToAst:
     def template_call(self, meta, tid, args):
         return A.Call(A.Identifier(tid.name, tid.span), args or (), self._span(meta), tid.args)
 
+    def scoped_member(self, meta, tid, name):
+        # `AsianOption<Real>::Put` names `AsianOption::Put`: lowering finds the member by its
+        # short name (an enumerator), or calls it as a function it does not follow
+        return A.Identifier(f"{tid.name}{name}", self._span(meta))
+
     def argument_expression_list(self, meta, *args):
         return tuple(args)
 

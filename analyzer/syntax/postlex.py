@@ -108,13 +108,16 @@ _TYPE_BEFORE = re.compile(
 
 
 # the keywords and punctuators `_punctuation` acts on; every other token passes as it is
-_TRACKED = frozenset(("template", "<", ">", "class", "struct", "union", "typedef", "(", ")", "{", "}", ";", ","))
+_TRACKED = frozenset(
+    ("template", "<", ">", "class", "struct", "union", "typedef", "(", ")", "{", "}", ";", ",", "=", "return")
+)
 
 
 class _Declaration:
     """What the post-lexer remembers while one top-level declaration goes by."""
 
     __slots__ = (
+        "after_assign",
         "declarator_parens",
         "depth_at_start",
         "in_template_params",
@@ -126,6 +129,7 @@ class _Declaration:
         "template_entity_pending",
         "typedef_depth",
         "typedef_last",
+        "typename_template",
     )
 
     def __init__(self, local_types: set[str], depth_at_start: int) -> None:
@@ -140,6 +144,8 @@ class _Declaration:
         self.template_entity_pending = False  # after `template <...>`: the name declared is a template
         self.paren_depth = 0
         self.declarator_parens: set[int] = set()  # depths of parenthesised declarators: `typedef void (*fp)(int)`
+        self.after_assign = False  # after `=` or `return` outside parentheses, until `;`, `,`, `{` or `}`
+        self.typename_template = False  # the last template name followed `typename`: its `::X` is a type
 
 
 class CudaPostLexer:
@@ -190,6 +196,18 @@ class CudaPostLexer:
             return self._tag_name(tok, state)
         value = tok.value
         table = self.table
+        if (
+            value.startswith("::")
+            and prev is not None
+            and prev.value == ">"
+            and (state.paren_depth > 0 or state.after_assign)
+            and not state.typename_template
+            and not self._followed_by_declarator(tok)
+        ):
+            # `AsianOption<Real>::Put`, `Info<T>::convert(x)` in an expression: a member of a class
+            # template's instance (at the start of a statement, `X<T>::run(...)` stays a declarator,
+            # and `typename vec4<T>::Type *p`, `traits<float>::pointer out` stay types)
+            return self._retype("SCOPED_NAME", value, tok)
         if prev is not None and prev.value == "typename" and state.in_template_params:
             state.local_types.add(value)
             tok = self._retype("TYPE_NAME", value, tok)
@@ -201,6 +219,7 @@ class CudaPostLexer:
             value in table.templates or "::" in value or self._looks_like_template_use(tok)
         ):
             tok = self._retype("TEMPLATE_NAME", value, tok)
+            state.typename_template = prev is not None and prev.value == "typename"
         elif table.is_type(value) and not self._followed_by_member_access(tok):
             if state.typedef_depth is None and self._names_a_declarator(tok):
                 # `LatLong *latLong = ...` after `typedef struct latLong {...} LatLong`: a name
@@ -239,6 +258,10 @@ class CudaPostLexer:
         """A keyword or punctuator: follows templates, tag names, typedefs, scopes, parentheses."""
         value = tok.value
         table = self.table
+        if value in ("=", "return") and state.paren_depth == 0:
+            state.after_assign = True
+        elif value in (";", ",", "{", "}"):
+            state.after_assign = False
         if value == "template":
             state.in_template_params = -1  # waiting for `<`
         elif value == "<" and state.in_template_params == -1:
@@ -306,6 +329,14 @@ class CudaPostLexer:
     def _followed_by_template_args(self, tok: Token) -> bool:
         m = NEXT_CHAR.match(self.text, tok.end_pos)
         return bool(m and m.group(1) == "<" and m.group(2) not in ("<", "="))
+
+    def _followed_by_declarator(self, tok: Token) -> bool:
+        """A name, `*` or `&` after `tok`: `tok` names a type (`traits<float>::pointer out`)."""
+        m = NEXT_CHAR.match(self.text, tok.end_pos)
+        if m is None:
+            return False
+        first = m.group(1)
+        return first == "*" or (first == "&" and m.group(2) != "&") or first.isalpha() or first == "_"
 
     def _followed_by_member_access(self, tok: Token) -> bool:
         m = NEXT_CHAR.match(self.text, tok.end_pos)
