@@ -17,7 +17,7 @@ import math
 
 from analyzer import budget
 from analyzer.analysis import symbolic as S
-from analyzer.analysis.memo import remember
+from analyzer.analysis.memo import remember, replayed
 from analyzer.analysis.scenarios import ScenarioLanes, Site, WarpPlan, evaluated
 from analyzer.analysis.symbolic.expressions import Symbol
 from analyzer.analysis.verdict import Monomial, SymbolFacts, stated_gcd, typical_gcd
@@ -298,12 +298,4 @@ def substituted_atom(atom: S.Atom, env: dict[str, int]) -> S.Expr:
     """`atom.subs(env)`, remembered by the atom and the values of the symbols it reads; a
     remembered one spends again the steps it took (analyzer.budget)."""
     key = (atom, tuple(sorted((n, v) for n, v in env.items() if n in atom.free)))
-    seen = _ATOMS.get(key)
-    if seen is not None:
-        budget.spend(seen[1])
-        return seen[0]
-    meter = budget.current()
-    before = meter.left if meter is not None else 0
-    e = atom.subs(env)  # type: ignore[attr-defined]
-    remember(_ATOMS, key, (e, 0 if meter is None else before - meter.left))
-    return e
+    return replayed(_ATOMS, key, lambda: atom.subs(env))  # type: ignore[attr-defined]
