@@ -143,6 +143,12 @@ def _add_output_options(check: argparse.ArgumentParser) -> None:
     out.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
     add_color_options(out)
     out.add_argument(
+        "--per-instance",
+        action="store_true",
+        help="one finding per kernel instance, launch configuration and operation, where the default "
+        "merges those of one place and rule into one (for scripts that key findings by kernel)",
+    )
+    out.add_argument(
         "--exit-zero",
         action="store_true",
         help="exit 0 even when there are findings (2 is still returned for tool errors)",
@@ -512,7 +518,8 @@ def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str
     try:
         run = check_program if ns.stdin_text is None else stdin_run(ns.stdin_text)
         reports = run(ns.paths, options, jobs=jobs, options_for=options_for, progress=bar.update)
-        reports = merge_reports(reports)  # one finding per place and rule (analyzer/places.py)
+        if not getattr(ns, "per_instance", False):
+            reports = merge_reports(reports)  # one finding per place and rule (analyzer/places.py)
     except ConfigError as err:
         print(err, file=sys.stderr)
         return None

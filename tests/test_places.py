@@ -97,6 +97,20 @@ def test_instantiations_at_one_place_are_one_finding_with_the_worst_cost(kernels
     assert result.stderr == "Found 3 findings in 1 file.\n"
 
 
+def test_per_instance_keeps_each_instance_a_finding_of_its_own(kernels):
+    result = warplint("check", "--per-instance", "--format", "json", "t.cu", cwd=kernels)
+    assert result.returncode == 1
+    findings = json.loads(result.stdout)["files"][0]["findings"]
+    assert [(f["line"], f["column"], f["code"], f["kernel"], f["args"].get("sectors")) for f in findings] == [
+        (5, 14, "WL201", "copy_offset<double>", 9),
+        (5, 14, "WL201", "copy_offset<float>", 5),
+        (10, 15, "WL101", "pairs", None),
+        (12, 5, "WL101", "pairs", None),
+    ]
+    assert all("instances" not in f for f in findings)
+    assert result.stderr == "Found 4 findings in 1 file.\n"
+
+
 def test_the_merged_finding_says_what_it_covers_in_detail_and_args(kernels):
     result = warplint("check", "--format", "json", "t.cu", cwd=kernels)
     document = json.loads(result.stdout)
