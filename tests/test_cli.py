@@ -19,6 +19,7 @@ import pytest
 
 from analyzer import api
 from kernel_texts import CLEAN_KERNEL  # tests/kernel_texts.py
+from runner import warplint  # tests/runner.py
 
 REPO = Path(__file__).resolve().parents[1]
 GCC_LINE = re.compile(r"^(.*):(\d+):(\d+):\s+(warning|error|note):\s+(.*)$")
@@ -41,23 +42,6 @@ int main()
     return 0;
 }
 """
-
-
-def warplint(*args: str, cwd: Path, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env.pop("NO_COLOR", None)
-    env.pop("FORCE_COLOR", None)
-    env.update(extra_env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "analyzer", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def assert_no_traceback(result: subprocess.CompletedProcess[str]) -> None:

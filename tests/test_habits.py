@@ -9,10 +9,8 @@ every WL9xx code, and a missing path counted as an error in the summary.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ import pytest
 from analyzer.rules.diagnostic_docs import SECTIONS
 from analyzer.rules.registry import DIAGNOSTIC_CODES, rule_documentation
 from analyzer.walk import Walk, anchored
+from runner import warplint  # tests/runner.py
 
 REPO = Path(__file__).resolve().parents[1]
 STRIDE4 = (REPO / "samples" / "000_bank_stride4.cu").read_text()
@@ -31,26 +30,6 @@ __global__ void strided(float* x)
 }
 """
 STRIDED_LINE = "{}:3:5: WL201 uncoalesced global store of `x[32 * threadIdx.x]`: 32 sectors per request, ideal 4 (12.5% efficiency)"
-
-
-def warplint(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    environ = dict(os.environ)
-    environ["PYTHONPATH"] = os.pathsep.join([str(REPO), environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    environ.pop("NO_COLOR", None)
-    environ.pop("FORCE_COLOR", None)
-    environ.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "analyzer", *args],
-        cwd=cwd,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
-    )
 
 
 @pytest.fixture

@@ -9,15 +9,13 @@ against docs/schema-v1.json.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from analyzer.findings import Finding
 from analyzer.places import finding_cost
+from runner import warplint  # tests/runner.py
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -62,22 +60,6 @@ __global__ void strided(float* x)
     x[32 * threadIdx.x] = 1.0f;
 }
 """
-
-
-def warplint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env.pop("NO_COLOR", None)
-    env.pop("FORCE_COLOR", None)
-    return subprocess.run(
-        [sys.executable, "-m", "analyzer", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 @pytest.fixture

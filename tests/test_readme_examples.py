@@ -1,7 +1,7 @@
 """The README's example sessions are what warplint prints today.
 
 Every `$ warplint ...` line of a fenced block in README.md whose files are in this repository is
-run (`python -m analyzer`, from the repository root, without the results cache), and the lines
+run (`python -m analyzer` through tests/runner.py, from the repository root, without the results cache), and the lines
 shown under it, up to the next `$` line or the end of the block, are compared with what it
 printed, colour off: its standard output, and its standard error too where the README shows
 the summary line (`Found ... findings`, which goes to standard error). The README shortens long
@@ -18,14 +18,13 @@ listed by `test_examples_found` and left out.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from runner import warplint  # tests/runner.py
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -99,12 +98,10 @@ def test_examples_found() -> None:
 
 @pytest.mark.parametrize("number, words, shown", RUNNABLE, ids=[f"README.md:{s[0]}" for s in RUNNABLE])
 def test_example_output_is_current(number: int, words: list[str], shown: list[str]) -> None:
-    env = {**os.environ, "NO_COLOR": "1"}
-    env.pop("FORCE_COLOR", None)
-    command = [sys.executable, "-m", "analyzer", *words[1:]]
+    command = list(words[1:])
     if words[1] == "check":
-        command.insert(4, "--no-cache")
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        command.insert(1, "--no-cache")
+    done = warplint(*command, env={"NO_COLOR": "1"})
     summary_shown = any(line.startswith(("Found ", "No findings")) for line in shown)
     printed = (done.stdout + (done.stderr if summary_shown else "")).rstrip("\n").splitlines()
     assert output_matches(shown, printed), (

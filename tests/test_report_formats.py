@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from analyzer.diagnostics import Location
 from analyzer.report import FORMATS, Record, render
 from analyzer.report.github import command, escape_data, escape_property
 from kernel_texts import CLEAN_KERNEL  # tests/kernel_texts.py
+from runner import warplint  # tests/runner.py
 
 REPO = Path(__file__).resolve().parents[1]
 #: the formats this file covers (html, a page, is tested on its own)
@@ -48,22 +48,6 @@ __global__ void scale(float* a)
     a[threadIdx.x * N] = 0.0f;
 }
 """
-
-
-def warplint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    result = subprocess.run(
-        [sys.executable, "-m", "analyzer", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-    )
-    assert "Traceback" not in result.stdout + result.stderr, result.stdout + result.stderr
-    return result
 
 
 def check(fmt: str, *paths: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:

@@ -8,10 +8,7 @@ partialFingerprints that survive code moving down a line.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +16,7 @@ import pytest
 jsonschema = pytest.importorskip("jsonschema")
 
 from analyzer.report.sarif import FINGERPRINT, fingerprint  # noqa: E402
+from runner import warplint  # noqa: E402 - tests/runner.py
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA_PATH = REPO / "tests" / "data" / "sarif-schema-2.1.0.json"
@@ -30,22 +28,6 @@ __global__ void k(float* a)
     a[threadIdx.x] = 1.0f +;
 }
 """
-
-
-def warplint(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    result = subprocess.run(
-        [sys.executable, "-m", "analyzer", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-    )
-    assert "Traceback" not in result.stdout + result.stderr, result.stdout + result.stderr
-    return result
 
 
 def sarif(*paths: str, cwd: Path = REPO, status: int = 1) -> dict:
