@@ -287,15 +287,20 @@ _KERNEL_KEYS = ("block", "grid", "params", "facts")
 _FACT_KINDS = {"multiple-of": "divisor", "min": "min", "max": "max"}
 
 
-def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
+def _known_keys(table: Mapping[str, Any], known: tuple[str, ...], where: _Where) -> None:
+    """Refuse the first key of `table` that is not in `known`, with the closest known key or the list."""
     for key in table:
-        if key not in _KEYS:
-            hint = _close(key, _KEYS)
+        if key not in known:
+            hint = _close(key, known)
             raise where.error(
                 key,
                 f"unknown key `{where.shown(key)}`"
-                + (f"; did you mean `{hint}`?" if hint else f"; known keys: {', '.join(_KEYS)}"),
+                + (f"; did you mean `{hint}`?" if hint else f"; known keys: {', '.join(known)}"),
             )
+
+
+def _settings(path: str, table: Mapping[str, Any], where: _Where) -> Settings:
+    _known_keys(table, _KEYS, where)
     root = os.path.dirname(os.path.abspath(path))
     values: dict[str, Any] = {"path": path}
     for key in ("select", "ignore", "extend-select", "extend-ignore"):
@@ -357,14 +362,7 @@ def _kernel_tables(path: str, value: Any, where: _Where) -> tuple[Any, ...]:
         inner = _Where(where.locate, f"{where.shown('kernels')}.{pattern}")
         if not isinstance(body, dict):
             raise where.error("kernels", f'`{where.shown("kernels")}."{pattern}"` must be a table', value=pattern)
-        for key in body:
-            if key not in _KERNEL_KEYS:
-                hint = _close(key, _KERNEL_KEYS)
-                raise inner.error(
-                    key,
-                    f"unknown key `{inner.shown(key)}`"
-                    + (f"; did you mean `{hint}`?" if hint else f"; known keys: {', '.join(_KERNEL_KEYS)}"),
-                )
+        _known_keys(body, _KERNEL_KEYS, inner)
         dims = {key: _dims(body[key], key, inner) for key in ("block", "grid") if key in body}
         params = _params(body["params"], inner) if "params" in body else {}
         facts = _facts(body["facts"], inner) if "facts" in body else ()
