@@ -518,7 +518,7 @@ def _checked_files(ns: argparse.Namespace, options: Any) -> tuple[list[Any], str
     try:
         run = check_program if ns.stdin_text is None else stdin_run(ns.stdin_text)
         reports = run(ns.paths, options, jobs=jobs, options_for=options_for, progress=bar.update)
-        if not getattr(ns, "per_instance", False):
+        if not ns.per_instance:
             reports = merge_reports(reports)  # one finding per place and rule (analyzer/places.py)
     except ConfigError as err:
         print(err, file=sys.stderr)
