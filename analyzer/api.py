@@ -275,9 +275,7 @@ def check_file(path: str, options: Options | None = None) -> FileReport:
     opts = options or Options()
     from analyzer.cache import cached, report_depends  # (imported when a file is checked: not at start-up)
 
-    report = cached(
-        "check", path, opts, lambda: _checked(path, opts, None), lambda r: report_depends(r, opts.include_paths)
-    )
+    report = cached("check", path, opts, lambda: _checked(path, opts, None), report_depends)
     if opts.fixes:  # after the cache: what the edits are does not depend on the format asked for
         verify_fixes(report, opts)
     return report

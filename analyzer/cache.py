@@ -32,7 +32,7 @@ import hashlib
 import os
 import pickle
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar, cast
 
 from analyzer.pickling import pickle_mappingproxy
@@ -46,9 +46,7 @@ __all__ = [
     "cache_key",
     "cached",
     "file_digest",
-    "include_not_found",
     "lookup",
-    "missing_includes",
     "one_run",
     "probe",
     "report_depends",
@@ -270,42 +268,10 @@ def cached(kind: str, path: str, options: Any, compute: Callable[[], T], depends
     return result
 
 
-def report_depends(report: Any, include_paths: Sequence[str]) -> Depends:
+def report_depends(report: Any) -> Depends:
     """What a report was made from besides the checked file (every file the preprocessor read,
-    and the paths of the includes it did not find, searched with `include_paths`); None where it
-    must not be cached: an internal error, a file that could not be read, an include not found
-    whose search cannot be told from its diagnostic."""
+    and the paths where an include was looked for and nothing was there: `LineMap.absent`);
+    None where it must not be cached: an internal error, a file that could not be read."""
     if report.linemap is None or report.has_tool_error:
         return None
-    absent = missing_includes(report.diagnostics, include_paths)
-    if absent is None:
-        return None
-    return [f.path for f in report.linemap.files if f.path != report.path], absent
-
-
-def missing_includes(diagnostics: Iterable[Any], include_paths: Sequence[str]) -> list[str] | None:
-    """The paths where the `#include "..."`s that `diagnostics` say were not found were looked
-    for (`source.directives`: the including file's folder, then each -I folder); None when one
-    cannot be told for certain (its "searched:" note names other folders): a result made without
-    it must then not be cached, the file may appear."""
-    out: list[str] = []
-    for d in diagnostics:
-        if not include_not_found(d):
-            continue
-        name = d.message[len('include file "') : -len('" not found')]
-        if os.path.isabs(name):
-            out.append(name)
-            continue
-        including = d.location.path if d.location is not None else "<>"
-        own = "" if including.startswith("<") and including.endswith(">") else os.path.dirname(including)
-        folders = [own or ".", *include_paths]
-        if tuple(d.notes) != (f"searched: {', '.join(folders)}",):
-            return None
-        out.extend(os.path.normpath(os.path.join(folder, name)) for folder in folders)
-    return out
-
-
-def include_not_found(diagnostic: Any) -> bool:
-    """Whether a diagnostic says that an `#include "..."`d file was not found."""
-    message = diagnostic.message
-    return bool(message.startswith('include file "') and message.endswith('" not found'))
+    return [f.path for f in report.linemap.files if f.path != report.path], list(report.linemap.absent)

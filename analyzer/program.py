@@ -90,11 +90,10 @@ def _known_survey(path: str, options: Options) -> Survey | None:
 
 def _surveyed(path: str, options: Options, identity: str) -> tuple[Survey, list[str] | None]:
     """The survey of one file, and where the includes it did not find were looked for
-    (`cache.missing_includes`: an entry holds while they are still missing; None: not cached).
+    (`LineMap.absent`: an entry holds while they are still missing; None: not cached).
     Raises what the stages raise."""
     from analyzer.analysis.launch import base_name, host_launches, launches_kernel
     from analyzer.budget import BudgetExceeded, Meter, metered
-    from analyzer.cache import missing_includes
     from analyzer.report import display_path
 
     report = FileReport(path)
@@ -114,7 +113,7 @@ def _surveyed(path: str, options: Options, identity: str) -> tuple[Survey, list[
     # a template kernel no launch of its own file instantiates is still defined here: another
     # file's launch (`k<float><<<...>>>`) instantiates it
     kernels = frozenset(base_name(k.name) for k in module.kernels) | frozenset(module.templates)
-    return Survey(identity, includes, kernels, tuple(found)), missing_includes(diagnostics, options.include_paths)
+    return Survey(identity, includes, kernels, tuple(found)), list(report.linemap.absent)
 
 
 def check_program(

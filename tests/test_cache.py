@@ -198,6 +198,23 @@ def test_a_result_made_while_an_include_was_missing_is_served_until_it_appears(p
     assert ("a.cu", [2]) in check_run("a.cu", "b.cu")[1]
 
 
+@pytest.mark.parametrize("include", ['#include "cuda_runtime.h"\n', ""])
+def test_a_header_that_appears_where_an_include_looked_for_it_is_read_the_next_run(project, include):
+    """A quoted system header falls back to the system headers, which are never read; a
+    `-include` file that is missing is an error: either way, a file put where it was looked for
+    is read by the next run, never served from the cache."""
+    (project / "k.cu").write_text(include + KERNEL.replace('#include "stride.h"\n', ""))
+    forced: tuple[str, ...] = ()
+    if not include:
+        command = f"nvcc -include {project / 'cuda_runtime.h'} -c k.cu"
+        entry = {"directory": str(project), "command": command, "file": "k.cu"}
+        (project / "compile_commands.json").write_text(json.dumps([entry]))
+        forced = ("-p", ".")
+    assert ways(check_json("--isolated", "--block", "32", *forced, "k.cu")[1]) == []  # STRIDE unknown
+    (project / "cuda_runtime.h").write_text("#define STRIDE 8\n")
+    assert ways(check_json("--isolated", "--block", "32", *forced, "k.cu")[1]) == [8]
+
+
 def test_a_changed_header_of_several_files_is_hashed_once_per_run_and_never_served(project, monkeypatch):
     from analyzer import cache
 

@@ -721,6 +721,29 @@ def test_missing_include_from_memory_names_the_file_line_and_column():
     assert lines(result) == ["int a;", "int b;"]
 
 
+def test_a_quoted_system_header_not_found_falls_back_to_the_system_headers_as_a_compiler_does():
+    text = '#include "math.h"\n#include "cuda_runtime.h"\n#include "thrust/sort.h"\n#include "mylib.h"\nint a;\n'
+    result = pp(text, read_file=memory_reader({}))
+    assert [(d.message, d.location) for d in result.diagnostics] == [
+        ('include file "mylib.h" not found', Location("k.cu", 4, 10, 4, 19))
+    ]
+    assert result.system_includes == ("math.h", "cuda_runtime.h", "thrust/sort.h")
+    assert lines(result) == ["int a;"]
+
+
+def test_a_quoted_system_header_that_the_users_folders_hold_is_read():
+    result = pp('#include "math.h"\nfloat w[W];\n', read_file=memory_reader({"math.h": "#define W 4\n"}))
+    assert (result.diagnostics, result.system_includes) == ((), ())
+    assert lines(result) == ["float w[4];"]
+
+
+def test_the_linemap_names_every_path_an_include_looked_for_and_did_not_find():
+    files = {"inc/h.h": "int h;\n", "k.cu": ""}
+    text = '#include "h.h"\n#include "math.h"\n#include "gone.h"\n'
+    result = pp(text, include_paths=["inc"], read_file=memory_reader(files))
+    assert result.linemap.absent == ("h.h", "math.h", "inc/math.h", "gone.h", "inc/gone.h")
+
+
 def test_included_text_is_spliced_in_and_maps_to_the_header():
     files = {"h.h": "#define W 4\nfloat w[W];", "k.cu": ""}
     result = pp('#include "h.h"\nint x = W;\n', read_file=memory_reader(files))

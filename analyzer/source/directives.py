@@ -18,6 +18,7 @@ from analyzer.source.files import FileContext, FileRefused, OpenConditional, Spl
 from analyzer.source.if_expression import ExpressionError, evaluate
 from analyzer.source.macros import ExpansionTooLarge
 from analyzer.source.state import PreprocessorState
+from analyzer.source.system_headers import is_system_header
 from analyzer.source.tokens import (
     BLOCK_COMMENT,
     DIRECTIVE_NAME_AT,
@@ -307,6 +308,9 @@ class DirectiveRunner(PreprocessorState):
             if refused is not None:  # there, but too large or binary: said once, not as a syntax error
                 self._diag(_ERROR, f'include file "{name}" not read: {refused}', where)
                 return nxt
+            if is_system_header(name):  # the compiler falls back to the system headers, which are never read
+                self.system_includes[name] = None
+                return nxt
             searched = self._search_dirs(name, context)
             notes = (f"searched: {', '.join(searched)}",) if searched else ()
             self._diag(_ERROR, f'include file "{name}" not found', where, notes)
@@ -433,6 +437,8 @@ class DirectiveRunner(PreprocessorState):
         if isinstance(text, (bytes, bytearray)):
             text = bytes(text).decode("utf-8", errors="replace")
         file = SplicedFile(path, key, text) if isinstance(text, str) else None
+        if file is None and key not in self.refused:
+            self.absent[path] = None
         self.loaded[key] = file
         return file
 

@@ -61,7 +61,7 @@ class SourceFile:
 class LineMap:
     """Resolves offsets into one preprocessed text to positions in the original files."""
 
-    __slots__ = ("_end", "_file", "_files", "_kind", "_length", "_orig", "_starts")
+    __slots__ = ("_end", "_file", "_files", "_kind", "_length", "_orig", "_starts", "absent")
 
     def __init__(
         self,
@@ -72,12 +72,16 @@ class LineMap:
         kind: Sequence[int],
         end: Sequence[int],
         length: int,
+        absent: Sequence[str] = (),
     ) -> None:
         """Build from parallel segment tables (made by the preprocessor, see module docstring).
 
         `starts` must be sorted and strictly increasing, `starts[0] == 0` unless there is
-        no segment; `length` is the length of the preprocessed text.
+        no segment; `length` is the length of the preprocessed text. `absent` are the paths
+        where an include was looked for and nothing was there: the text holds while they stay
+        absent (a header put there later would be read), which is what the results cache needs.
         """
+        self.absent = tuple(absent)
         self._files = tuple(files)
         self._starts = list(starts)
         self._file = list(file)

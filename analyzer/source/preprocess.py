@@ -175,7 +175,14 @@ class Preprocessor(DirectiveRunner, MacroExpander):
             )
         out = "".join(self.parts)
         linemap = LineMap(
-            self.files, self.seg_start, self.seg_file, self.seg_orig, self.seg_kind, self.seg_end, len(out)
+            self.files,
+            self.seg_start,
+            self.seg_file,
+            self.seg_orig,
+            self.seg_kind,
+            self.seg_end,
+            len(out),
+            absent=tuple(self.absent),
         )
         macros = {name: m.text for name, m in self.macros.items() if m.kind == OBJECT}
         return Preprocessed(
