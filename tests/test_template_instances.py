@@ -102,3 +102,40 @@ def test_curand_sobol_states_and_direction_vectors_have_their_headers_sizes(tmp_
         (5, 5, 4, 128, 32),
     ]
     assert T.builtin_type("curandDirectionVectors64_t") == T.ArrayType(T.ULONGLONG, 64)
+
+
+PARTIAL = """\
+struct Pair { float a; float b; };
+template <typename Real, typename State>
+__global__ void compute(Real *out, State *states)
+{
+    out[threadIdx.x] = states[threadIdx.x].a;
+}
+int main()
+{
+    double *d;
+    Pair *p;
+    compute<double><<<1, 32>>>(d, p);
+}
+"""
+
+
+def test_a_launch_that_writes_the_first_template_arguments_deduces_the_rest(tmp_path, capsys):
+    entry = report(tmp_path, capsys, PARTIAL)
+    assert entry["errors"] == []
+    got = [
+        (k["name"], [(a["line"], a["column"], a["bytes"], a["per_request"]) for a in k["accesses"]])
+        for k in entry["kernels"]
+    ]
+    # `Real` as written (double: 8-byte stores, 8 sectors), `State` deduced from `p` (Pair:
+    # 8 bytes a lane, a 4-byte load of `.a`: 8 sectors)
+    assert got == [("compute<double, Pair>", [(5, 5, 8, 8), (5, 24, 4, 8)])]
+
+
+def test_a_written_template_argument_is_not_replaced_by_one_deduced_from_the_arguments(tmp_path, capsys):
+    source = PARTIAL.replace("Real *out", "Real *out, Real scale").replace("(d, p)", "(d, 2, p)")
+    entry = report(tmp_path, capsys, source)
+    # `scale` is given the int 2, but `Real` is written: double
+    assert [(k["name"], [a["bytes"] for a in k["accesses"]]) for k in entry["kernels"]] == [
+        ("compute<double, Pair>", [8, 4])
+    ]

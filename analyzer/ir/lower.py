@@ -239,13 +239,14 @@ class Lowerer(StatementLowering):
 
     def collect_instantiations(self, hosts: list[N.Function]) -> dict[str, list[tuple[Any, ...]]]:
         """The template arguments of each kernel's launches: as written (`k<float><<<...>>>`) or
-        deduced from the arguments' types (`k<<<g, b>>>(d)` with `d` a `float *`; the launch
-        statement is given the deduced arguments, so it matches the instantiation)."""
+        deduced from the arguments' types (`k<<<g, b>>>(d)` with `d` a `float *`), the first ones
+        written and the rest deduced (`k<float><<<g, b>>>(d, states)`); the launch statement is
+        given the arguments, so it matches the instantiation."""
         out: dict[str, list[tuple[Any, ...]]] = {}
         for fn in hosts:
             for st in N.walk_statements(fn.body):
-                if isinstance(st, N.LaunchStmt) and not st.template_args:
-                    st.template_args = self.deduced_launch(st)
+                if isinstance(st, N.LaunchStmt):
+                    st.template_args = self.deduced_launch(st) or st.template_args
                 if isinstance(st, N.LaunchStmt) and st.template_args:
                     lst = out.setdefault(st.kernel, [])
                     if st.template_args not in lst:
@@ -253,12 +254,15 @@ class Lowerer(StatementLowering):
         return out
 
     def deduced_launch(self, st: N.LaunchStmt) -> tuple[Any, ...]:
-        """The template arguments deduced for a launch of a template kernel written without
-        them, or () when it is no template or they cannot all be deduced."""
+        """The template arguments of a launch of a template kernel that writes fewer of them
+        than it has (none, or the first ones), the rest deduced from the launch's arguments;
+        () when it is no template, writes them all, or they cannot all be deduced."""
         fd = self.function_defs.get(st.kernel) or self.function_defs.get(st.kernel.rsplit("::", 1)[-1])
         if fd is None or not fd.template_params or "__global__" not in fd.specs.storage:
             return ()
-        targs = self.deduce(fd, list(st.args))
+        if len(st.template_args) >= len(fd.template_params):
+            return ()
+        targs = self.deduce(fd, list(st.args), st.template_args)
         return () if any(isinstance(t, T.UnknownType) for t in targs) else targs
 
     # ------------------------------------------------------------------ functions
@@ -362,11 +366,14 @@ class Lowerer(StatementLowering):
             self.instantiating.discard(key)
         return key
 
-    def deduce(self, fd: A.FunctionDef, args: list[N.Expr]) -> tuple[Any, ...]:
-        found: dict[str, Any] = {}
+    def deduce(self, fd: A.FunctionDef, args: list[N.Expr], given: tuple[Any, ...] = ()) -> tuple[Any, ...]:
+        """The template arguments of a call of `fd` with `args`: the `given` ones first (written
+        in the call), the others deduced from the arguments' types (an UnknownType where not)."""
+        found: dict[str, Any] = {tp.name: a for tp, a in zip(fd.template_params, given) if tp.name}
+        written = set(found)
         for p, a in zip(fd.params, args):
             names = p.specs.type.names
-            if len(names) == 1 and any(tp.name == names[0] for tp in fd.template_params):
+            if len(names) == 1 and names[0] not in written and any(tp.name == names[0] for tp in fd.template_params):
                 t = a.type
                 depth = sum(1 for k, _ in (p.declarator.derivations if p.declarator else ()) if k == "pointer")
                 for _ in range(depth):
