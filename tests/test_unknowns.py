@@ -170,9 +170,20 @@ __global__ void k(float *y, int n, int m, int w) {
 }
 """
     facts = occurrence_facts(src)
-    assert facts.values == ()
-    assert (facts.divisor("n"), facts.divisor("m"), facts.divisor("w")) == (32, 16, 1)
-    assert (facts.range("m"), facts.range("w"), facts.range("n")) == ((16, None), (1, 63), (None, None))
+    assert facts.values == {}
+    assert facts.divisors == {"n": 32, "m": 16}
+    assert facts.ranges == {"m": (16, None), "w": (1, 63)}
+
+
+def test_several_facts_about_one_name_are_one_the_lcm_of_divisors_and_the_tightest_range():
+    from analyzer.analysis.results import Facts
+
+    host = Facts(divisor_of=(("n", 4),), range_of=(("n", 1, None), ("w", None, 100)))
+    device = Facts(divisor_of=(("n", 6),), range_of=(("n", None, 64), ("w", None, 50), ("w", 2, None)))
+    both = host.merged(device)
+    assert both.divisors == {"n": 12}
+    assert both.ranges == {"n": (1, 64), "w": (2, 50)}
+    assert (host.merged(Facts()), Facts().merged(device), bool(Facts())) == (host, device, False)
 
 
 def test_the_simulator_runs_a_fact_as_nothing():

@@ -5,7 +5,7 @@ equality gives a value (`__assume(n == 2)`: n is 2), `n % 32 == 0` and `(n & 31)
 divisor, `n >= 1` and `n < 64` give a range. Only facts about one symbol that is the same for
 every lane of a warp (a parameter, a field of one, the launch's sizes) are kept, and only those
 reached by every thread before an access hold for it (the interpreter decides that: see
-`Interpreter.assume`). A `Facts` record travels with each `Occurrence`: its values join the
+`Interpreter.assume`). A `Facts` record (`analysis.results`, the one record of facts the host states too) travels with each `Occurrence`: its values join the
 known values an access is costed with, and the divisors and ranges are what a sampler of unknown
 values restricts its values to.
 """
@@ -15,50 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from analyzer.analysis import symbolic as S
+from analyzer.analysis.results import NO_FACTS, Facts
 from analyzer.ir import nodes as N
-from analyzer.records import record
 
 __all__ = ["NO_FACTS", "Facts", "stated"]
 
 #: Comparisons with the symbol on the left, and the same with the operands swapped.
 _SWAPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
-
-
-@record
-class Facts:
-    """What the code states of a kernel's uniform symbols (`n`, `A.width`, `blockDim.x`), by name,
-    sorted: a value, a divisor (the symbol is a multiple of it), an inclusive range (None: no bound)."""
-
-    values: tuple[tuple[str, int], ...] = ()
-    divisors: tuple[tuple[str, int], ...] = ()
-    ranges: tuple[tuple[str, int | None, int | None], ...] = ()
-
-    def value_map(self) -> dict[str, int]:
-        """The values stated, for the known values an access is costed with."""
-        return dict(self.values)
-
-    def divisor(self, name: str) -> int:
-        """The largest divisor stated for `name` (1 when none)."""
-        return max((d for n, d in self.divisors if n == name), default=1)
-
-    def range(self, name: str) -> tuple[int | None, int | None]:
-        """The tightest range stated for `name`: (lowest, highest), None where not bounded."""
-        lows = [lo for n, lo, _ in self.ranges if n == name and lo is not None]
-        highs = [hi for n, _, hi in self.ranges if n == name and hi is not None]
-        return (max(lows) if lows else None, min(highs) if highs else None)
-
-    def merged(self, other: Facts) -> Facts:
-        """Both sets of facts."""
-        if not (other.values or other.divisors or other.ranges):
-            return self
-        return Facts(
-            tuple(sorted(set(self.values) | set(other.values))),
-            tuple(sorted(set(self.divisors) | set(other.divisors))),
-            tuple(sorted(set(self.ranges) | set(other.ranges), key=repr)),
-        )
-
-
-NO_FACTS = Facts()
 
 
 def stated(cond: N.Expr, value_of: Callable[[N.Expr], object]) -> Facts:
@@ -103,14 +66,14 @@ def _comparison(e: N.Binary, value_of: Callable[[N.Expr], object]) -> Facts:
     name = _uniform_symbol(left)
     if name is not None:
         if op == "==":
-            return Facts(values=((name, c),))
+            return Facts(value_of=((name, c),))
         low = {">": c + 1, ">=": c}.get(op)
         high = {"<": c - 1, "<=": c}.get(op)
-        return Facts(ranges=((name, low, high),))
+        return Facts(range_of=((name, low, high),))
     if op == "==" and c == 0:
         divided = _divisor_of(left_ir, value_of)
         if divided is not None:
-            return Facts(divisors=(divided,))
+            return Facts(divisor_of=(divided,))
     return NO_FACTS
 
 

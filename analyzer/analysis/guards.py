@@ -5,7 +5,7 @@ A host program that reads its sizes at run time still states what it relies on:
 `if (w % 32) exit(1);` and `assert(w % 32 == 0)` say that past that line `w` is a multiple of
 32; `if (n < 64) return 1;` says that `n` is at least 64. The host interpreter
 (`analysis.host.HostInterpreter`) keeps such facts per variable and hands a launch's
-`LaunchFacts` to the kernel it launches, by parameter, where the verdict policy
+`Facts` to the kernel it launches, by parameter, where the verdict policy
 (`analysis.verdict`) tries only the values they allow. A GPUVerify kernel states its facts
 itself: `__requires(width == 1024)` is a value, `__requires(w % 32 == 0)` a divisor, and the
 file's first comment `//--blockDim=[32,8] --gridDim=[64,64]` its launch.
@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-from analyzer.analysis.results import LaunchFacts
+from analyzer.analysis.results import Facts
 from analyzer.ir import nodes as N
 from analyzer.ir.nodes import OpaqueKind
 
@@ -114,7 +114,7 @@ def _comparison(e: N.Expr, op: str, c: int, constant: Callable[[N.Expr], object]
             yield e.var, fact
 
 
-def launch_facts(by_param: Iterable[tuple[str, Fact]]) -> LaunchFacts | None:
+def launch_facts(by_param: Iterable[tuple[str, Fact]]) -> Facts | None:
     """The record of the facts stated about a launch's parameters (by name), or None for none."""
     divisors: dict[str, int] = {}
     lows: dict[str, int] = {}
@@ -132,7 +132,7 @@ def launch_facts(by_param: Iterable[tuple[str, Fact]]) -> LaunchFacts | None:
     if not (divisors or lows or highs or values):
         return None
     names = sorted(set(lows) | set(highs))
-    return LaunchFacts(
+    return Facts(
         tuple(sorted(values.items())),
         tuple(sorted(divisors.items())),
         tuple((n, lows.get(n), highs.get(n)) for n in names),

@@ -14,7 +14,6 @@ from typing import Any
 
 from analyzer.analysis.assumptions import MayBeIfConverted
 from analyzer.analysis.costing import cost_occurrence
-from analyzer.analysis.facts import Facts
 from analyzer.analysis.interpret import Interpreter
 from analyzer.analysis.merge import (
     carried_cost,
@@ -26,7 +25,7 @@ from analyzer.analysis.merge import (
     shared_base_alignments,
     widened,
 )
-from analyzer.analysis.results import AccessCost, KernelAnalysis, LaunchConfig, LaunchFacts
+from analyzer.analysis.results import NO_FACTS, AccessCost, Facts, KernelAnalysis, LaunchConfig
 from analyzer.analysis.values import Occurrence, WideAccess
 from analyzer.arch import Architecture, get_arch
 from analyzer.diagnostics import Diagnostic, Severity
@@ -128,7 +127,7 @@ def known_at(occ: Occurrence, known: dict[str, int]) -> dict[str, int]:
     """The values an occurrence is costed with: the launch's and the parameters', and those the
     code stated before it (`__assume(n == 2)`); a value given on the command line or by the
     launch wins over a stated one."""
-    stated = occ.facts.value_map()
+    stated = occ.facts.values
     return {**stated, **known} if stated else known
 
 
@@ -196,14 +195,7 @@ def _vars_in(e: N.Expr) -> Iterable[N.Variable]:
         stack.extend(N.sub_expressions(x))
 
 
-def stated_facts(host: LaunchFacts | None, device: Facts) -> LaunchFacts | None:
+def stated_facts(host: Facts | None, device: Facts) -> Facts | None:
     """The facts stated by the host's guards of a launch and by the kernel's `__assume`s before
-    an access, together (the same three kinds, by name: a value, a divisor, a range)."""
-    if not (device.values or device.divisors or device.ranges):
-        return host
-    host = host or LaunchFacts()
-    return LaunchFacts(
-        tuple(sorted(set(host.value_of) | set(device.values))),
-        tuple(sorted(set(host.divisor_of) | set(device.divisors))),
-        tuple(sorted(set(host.range_of) | set(device.ranges), key=repr)),
-    )
+    an access, together; None when neither states any."""
+    return (host or NO_FACTS).merged(device) or None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any
 
@@ -31,11 +33,13 @@ def unit_of(space: Space, arch: Architecture | None = None) -> Unit:
 
 
 @record
-class LaunchFacts:
-    """What the code states of a launch's parameters without fixing them (`analysis.guards`:
-    a host guard `if (w % 32) exit(1)`, `assert`, `__requires`), by name, sorted: values,
-    divisors (the parameter is a multiple of it) and inclusive ranges (None: no bound). Read
-    through `values`, `divisors` and `ranges`, the verdict policy's `SymbolFacts`."""
+class Facts:
+    """What the code states of values it does not fix, by name, sorted: values, divisors (the
+    symbol is a multiple of it) and inclusive ranges (None: no bound). The host's (a guard
+    `if (w % 32) exit(1)`, `assert`, `__requires`, the configuration's `facts`: `analysis.guards`)
+    are about a launch's parameters; the kernel's (`__assume`, `assert`: `analysis.facts`) about
+    its uniform symbols (`n`, `A.width`, `blockDim.x`). Read through `values`, `divisors` and
+    `ranges`, the verdict policy's `SymbolFacts`, where several facts about one name are one."""
 
     value_of: tuple[tuple[str, int], ...] = ()
     divisor_of: tuple[tuple[str, int], ...] = ()
@@ -47,11 +51,45 @@ class LaunchFacts:
 
     @property
     def divisors(self) -> dict[str, int]:
-        return dict(self.divisor_of)
+        """Each name's divisor: the lcm of those stated (a multiple of 4 and of 6 is one of 12)."""
+        out: dict[str, int] = {}
+        for name, d in self.divisor_of:
+            out[name] = math.lcm(out.get(name, 1), d)
+        return out
 
     @property
     def ranges(self) -> dict[str, tuple[int | None, int | None]]:
-        return {name: (lo, hi) for name, lo, hi in self.range_of}
+        """Each name's tightest range: the highest lower bound and the lowest upper bound stated."""
+        out: dict[str, tuple[int | None, int | None]] = {}
+        for name, lo, hi in self.range_of:
+            was_lo, was_hi = out.get(name, (None, None))
+            out[name] = (_tighter(was_lo, lo, max), _tighter(was_hi, hi, min))
+        return out
+
+    def merged(self, other: Facts) -> Facts:
+        """Both sets of facts."""
+        if not other:
+            return self
+        if not self:
+            return other
+        return Facts(
+            tuple(sorted(set(self.value_of) | set(other.value_of))),
+            tuple(sorted(set(self.divisor_of) | set(other.divisor_of))),
+            tuple(sorted(set(self.range_of) | set(other.range_of), key=repr)),
+        )
+
+    def __bool__(self) -> bool:
+        """Whether anything is stated."""
+        return bool(self.value_of or self.divisor_of or self.range_of)
+
+
+def _tighter(a: int | None, b: int | None, pick: Callable[[int, int], int]) -> int | None:
+    """The tighter of two bounds (`pick`: max for lower bounds, min for upper ones), None only
+    when neither bounds."""
+    return b if a is None else a if b is None else pick(a, b)
+
+
+NO_FACTS = Facts()
 
 
 @record(slots=False)
@@ -62,7 +100,7 @@ class LaunchConfig:
     assumed: bool = False  # True when warplint chose the block because none was known
     params: tuple[tuple[str, int], ...] = ()  # kernel scalar parameters with known values
     span: Span | None = None  # the launch in host code, when there is one
-    facts: LaunchFacts | None = None  # what the code states of the parameters it leaves unknown
+    facts: Facts | None = None  # what the code states of the parameters it leaves unknown
     # where host code got the values of parameters it leaves unknown: (name, "returned by `atoi` at k.cu:7")
     unknowns: tuple[tuple[str, str], ...] = ()
 
