@@ -9,8 +9,10 @@ the architecture table, the options (the configuration's effect on them included
 the other files of the run tell the file), the kind of result (a check, a survey of
 `analyzer.program`), the path, and the file's own text. An entry then names each file the
 preprocessor read besides it (every `#include`, transitively) with the hash of its text, and
-each path where an `#include "..."` that was not found was looked for: where one of the first
-has changed, or one of the second exists, the entry is not used.
+each path where an include (`#include "..."`, a build's `-include`) was looked for and nothing
+was read (`LineMap.absent`): where one of the first has changed, or one of the second exists,
+the entry is not used. (A result made while an include named a file too large or binary to
+read is therefore never stored: that file exists.)
 
 Writes are atomic (a temporary file in the folder, then renamed over the entry), so runs with
 `-j` and runs side by side never read half an entry; an entry that cannot be read (corrupt,

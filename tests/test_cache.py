@@ -215,6 +215,13 @@ def test_a_header_that_appears_where_an_include_looked_for_it_is_read_the_next_r
     assert ways(check_json("--isolated", "--block", "32", *forced, "k.cu")[1]) == [8]
 
 
+def test_a_header_not_read_binary_or_too_large_is_read_once_it_is_text(project):
+    (project / "stride.h").write_bytes(b"#define STRIDE 4\n\0\0\0")
+    assert ways(check_json("--isolated", "--block", "32", "k.cu")[1]) == []  # not read: STRIDE unknown
+    (project / "stride.h").write_text("#define STRIDE 8\n")
+    assert ways(check_json("--isolated", "--block", "32", "k.cu")[1]) == [8]
+
+
 def test_a_changed_header_of_several_files_is_hashed_once_per_run_and_never_served(project, monkeypatch):
     from analyzer import cache
 

@@ -437,7 +437,7 @@ class DirectiveRunner(PreprocessorState):
         if isinstance(text, (bytes, bytearray)):
             text = bytes(text).decode("utf-8", errors="replace")
         file = SplicedFile(path, key, text) if isinstance(text, str) else None
-        if file is None and key not in self.refused:
+        if file is None:  # nothing there, or a file not read (too large, binary): see `LineMap.absent`
             self.absent[path] = None
         self.loaded[key] = file
         return file

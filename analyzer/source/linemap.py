@@ -78,8 +78,9 @@ class LineMap:
 
         `starts` must be sorted and strictly increasing, `starts[0] == 0` unless there is
         no segment; `length` is the length of the preprocessed text. `absent` are the paths
-        where an include was looked for and nothing was there: the text holds while they stay
-        absent (a header put there later would be read), which is what the results cache needs.
+        where an include was looked for and nothing was read: the text holds while they stay
+        absent (a header put there later would be read), which is what the results cache needs;
+        one that holds a file not read (too large, binary) keeps the result out of the cache.
         """
         self.absent = tuple(absent)
         self._files = tuple(files)

@@ -49,7 +49,7 @@ class PreprocessorState:
         self.refused: dict[str, str] = {}  # file key -> why the file was not read (too large, binary)
         self.self_included: set[str] = set()  # files reported as included into themselves
         self.system_includes: dict[str, None] = {}
-        self.absent: dict[str, None] = {}  # paths an include looked for and did not find, in order
+        self.absent: dict[str, None] = {}  # paths an include looked for and read nothing from, in order
         self.stack: list[FileContext] = []
         self.includes = 0
         self.too_deep = False
