@@ -7,7 +7,6 @@ preprocessed text). Fields marked with `child()` hold sub-nodes; the others are 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,11 +22,16 @@ def child(default: Any = ...) -> Any:
     return field(default=default, metadata=_CHILD)
 
 
-@functools.cache
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _child_fields(cls: type) -> tuple[str, ...]:
-    """The names of the fields of a node class marked `child()`, in order (asked for once per
+    """The names of the fields of a node class marked `child()`, in order (worked out once per
     class: `walk` asks for every node it passes)."""
-    return tuple(f.name for f in fields(cls) if f.metadata.get("child"))
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = _CHILD_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.metadata.get("child"))
+    return names
 
 
 class Node:
