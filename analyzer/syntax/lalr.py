@@ -113,9 +113,14 @@ class Lexer:
         ignore = tables.ignore
         contexts = tables.contexts
         context_of_state = tables.context_of_state
+        skip_space = _SPACE.match
         pos = 0
         end = len(text)
         while pos < end:
+            if text[pos] in _SPACE_CHARS:  # the ignored WS terminal, read without the scanner's alternation
+                pos = skip_space(text, pos).end()  # type: ignore[union-attr]  # matches: text[pos] is a space
+                if pos == end:
+                    break
             m = scan_all(text, pos)
             kind = None
             if m is not None:
@@ -146,6 +151,12 @@ class Lexer:
             stop = pos + len(value)
             yield Token(kind, value, pos, stop)
             pos = stop
+
+
+# cuda.lark's WS terminal (checked against the tables by a test): white space is most of what
+# the scanner would otherwise try every terminal on before WS
+_SPACE_CHARS = frozenset(" \t\f\r\n\v")
+_SPACE = re.compile("[ \t\f\r\n\v]+")
 
 
 def _scanner(order: tuple[str, ...], patterns: dict[str, str]) -> Callable[..., Any]:
