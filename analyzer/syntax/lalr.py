@@ -203,10 +203,9 @@ class Parser:
                     ends.append(token.end_pos)
                     break
                 rule = rules[~action]
-                if rule.kind == PASS:  # `?rule: child` (one child): only the state changes
-                    del states[-1]
-                    goto = actions[states[-1]][rule.origin]
-                    states.append(goto)
+                rule_kind = rule.kind
+                if rule_kind == PASS:  # `?rule: child` (one child): only the state changes
+                    goto = states[-1] = actions[states[-2]][rule.origin]
                     if kind == "$END" and goto == end_state:
                         return values[-1]
                     continue
@@ -226,7 +225,7 @@ class Parser:
                     children = []
                     child_starts = child_ends = []
                     start = stop = None
-                if rule.kind == INLINE:
+                if rule_kind == INLINE:
                     kept, extents = _kept(rule, children, child_starts, child_ends, True)
                     value = Inlined(kept, extents or [])  # with_extents: never None
                 else:
