@@ -235,3 +235,20 @@ def test_an_unwritable_cache_folder_still_parses(tmp_path, monkeypatch):
     blocked.write_text("not a folder")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
     assert _same_parser(T.load("cuda.lark", ("IDENTIFIER",)))
+
+
+def test_the_lexers_fast_path_over_white_space_is_exactly_the_ws_terminal():
+    """`Lexer.tokens` skips white space without the scanner: the characters it skips must be
+    those of cuda.lark's ignored WS terminal, and no other terminal may start with one."""
+    import re
+
+    from analyzer.syntax import lalr
+
+    tables = cuda_tables()
+    ws = re.compile(tables.patterns["WS"])
+    every_char = [chr(c) for c in range(0x3000)]
+    assert {c for c in every_char if ws.fullmatch(c)} == lalr._SPACE_CHARS
+    for name, pattern in tables.patterns.items():
+        if name != "WS":
+            starts = re.compile(pattern)
+            assert not any(starts.match(c + "x1 ") for c in lalr._SPACE_CHARS), name

@@ -758,3 +758,39 @@ __global__ void k(float *p) { p[threadIdx.x] = mid(p[threadIdx.x]); }
 """)
     assert chain.call_graph is not None and chain.call_graph.has_edge("mid", "leaf")
     assert not [d for d in chain.diagnostics if d.code == "WL905"]
+
+
+def test_the_call_graph_finds_a_cycle_where_networkx_finds_one():
+    import networkx as nx
+
+    from analyzer.ir.call_graph import CallGraph
+
+    graphs = [
+        {"k": ["a", "b"], "a": ["b"], "b": ["c"], "c": []},
+        {"k": ["a"], "a": ["a"]},
+        {"k": ["a"], "a": ["b"], "b": ["c"], "c": ["a"]},
+        {"k": ["a", "b"], "a": ["x"], "b": ["a"], "x": []},
+        {"a": ["b"], "b": ["a"], "k": ["c"], "c": []},
+    ]
+    for calls in graphs:
+        reference = nx.DiGraph([(f, c) for f, cs in calls.items() for c in cs])
+        assert CallGraph(calls).has_cycle() == bool(list(nx.simple_cycles(reference))), calls
+
+
+def test_a_call_chain_without_a_cycle_does_not_import_networkx():
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from analyzer.ir.lower import lower\n"
+        "from analyzer.syntax.parse import parse\n"
+        "text = '__device__ float leaf(float x) { return x; }\\n"
+        "__device__ float mid(float x) { return leaf(x); }\\n"
+        "__global__ void k(float *p) { p[threadIdx.x] = mid(p[threadIdx.x]); }\\n'\n"
+        "m = lower(parse(text).unit, text, 'k.cu')\n"
+        "assert m.call_graph.has_edge('mid', 'leaf')\n"
+        "print('networkx' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

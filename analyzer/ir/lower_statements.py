@@ -109,6 +109,8 @@ class StatementLowering(CallLowering):
 
     def pending_jumps(self, item: A.Node) -> list[N.Variable]:
         """The flags of the labels not reached yet that `item` may jump to."""
+        if not self.goto_flags:  # no label waits (nearly always): no need to walk `item`
+            return []
         return [self.goto_flags[g.label] for g in _gotos(item) if g.label in self.goto_flags]
 
     def reach_label(self, label: A.Label, jumps: ForwardJumps) -> None:

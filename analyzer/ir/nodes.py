@@ -356,7 +356,7 @@ class Module:
     globals: list[Variable]
     diagnostics: list[Diagnostic]
     host: list[Function] = field(default_factory=list)  # host functions (their launches give configurations)
-    call_graph: Any = None  # networkx.DiGraph of function names
+    call_graph: Any = None  # ir.call_graph.CallGraph of function names, built only when a cycle is possible
     templates: list[str] = field(default_factory=list)  # names of the template kernels defined
 
 

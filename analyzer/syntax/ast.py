@@ -22,20 +22,30 @@ def child(default: Any = ...) -> Any:
     return field(default=default, metadata=_CHILD)
 
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    """The names of the fields of a node class marked `child()`, in order (worked out once per
+    class: `walk` asks for every node it passes)."""
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = _CHILD_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.metadata.get("child"))
+    return names
+
+
 class Node:
     span: Span
 
     def children(self) -> Iterator[tuple[str, Node]]:
-        for f in fields(self):
-            if not f.metadata.get("child"):
-                continue
-            value = getattr(self, f.name)
+        for name in _child_fields(type(self)):
+            value = getattr(self, name)
             if isinstance(value, Node):
-                yield f.name, value
+                yield name, value
             elif isinstance(value, (tuple, list)):
                 for i, item in enumerate(value):
                     if isinstance(item, Node):
-                        yield f"{f.name}[{i}]", item
+                        yield f"{name}[{i}]", item
 
     def walk(self) -> Iterator[Node]:
         """This node and every node below it, depth first, in source order."""
@@ -43,7 +53,15 @@ class Node:
         while stack:
             node = stack.pop()
             yield node
-            stack.extend(reversed([c for _, c in node.children()]))
+            below: list[Node] = []
+            for name in _child_fields(type(node)):
+                value = getattr(node, name)
+                if isinstance(value, Node):
+                    below.append(value)
+                elif isinstance(value, (tuple, list)):
+                    below.extend(item for item in value if isinstance(item, Node))
+            below.reverse()
+            stack.extend(below)
 
     def dump(self, indent: int = 0) -> str:
         attrs = []

@@ -653,8 +653,10 @@ def _declared(decl: A.Declaration) -> A.Identifier:
     return A.Identifier(declarator.name or "?", declarator.span)
 
 
+@functools.cache
 def ast_methods() -> dict[str, Any]:
-    """Rule name -> the plain function of `ToAst` that builds its node."""
+    """Rule name -> the plain function of `ToAst` that builds its node (worked out once: each
+    declaration parsed makes a `ToAst`)."""
     methods = {}
     for name in dir(ToAst):
         if name.startswith("_"):

@@ -113,9 +113,14 @@ class Lexer:
         ignore = tables.ignore
         contexts = tables.contexts
         context_of_state = tables.context_of_state
+        skip_space = _SPACE.match
         pos = 0
         end = len(text)
         while pos < end:
+            if text[pos] in _SPACE_CHARS:  # the ignored WS terminal, read without the scanner's alternation
+                pos = skip_space(text, pos).end()  # type: ignore[union-attr]  # matches: text[pos] is a space
+                if pos == end:
+                    break
             m = scan_all(text, pos)
             kind = None
             if m is not None:
@@ -146,6 +151,12 @@ class Lexer:
             stop = pos + len(value)
             yield Token(kind, value, pos, stop)
             pos = stop
+
+
+# cuda.lark's WS terminal (checked against the tables by a test): white space is most of what
+# the scanner would otherwise try every terminal on before WS
+_SPACE_CHARS = frozenset(" \t\f\r\n\v")
+_SPACE = re.compile("[ \t\f\r\n\v]+")
 
 
 def _scanner(order: tuple[str, ...], patterns: dict[str, str]) -> Callable[..., Any]:
@@ -192,10 +203,9 @@ class Parser:
                     ends.append(token.end_pos)
                     break
                 rule = rules[~action]
-                if rule.kind == PASS:  # `?rule: child` (one child): only the state changes
-                    del states[-1]
-                    goto = actions[states[-1]][rule.origin]
-                    states.append(goto)
+                rule_kind = rule.kind
+                if rule_kind == PASS:  # `?rule: child` (one child): only the state changes
+                    goto = states[-1] = actions[states[-2]][rule.origin]
                     if kind == "$END" and goto == end_state:
                         return values[-1]
                     continue
@@ -215,7 +225,7 @@ class Parser:
                     children = []
                     child_starts = child_ends = []
                     start = stop = None
-                if rule.kind == INLINE:
+                if rule_kind == INLINE:
                     kept, extents = _kept(rule, children, child_starts, child_ends, True)
                     value = Inlined(kept, extents or [])  # with_extents: never None
                 else:
