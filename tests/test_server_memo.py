@@ -1,0 +1,153 @@
+"""The language server's memo of kernel analyses (`analyzer.server.KernelMemo`): after an edit,
+the diagnostics equal a fresh analysis of the same text, and only the kernels the edit can
+change are analysed again (no timed tests: the memo's hits and misses say what was re-used)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analyzer.api import Options
+from analyzer.server import Analysed, KernelMemo, analyse_document, shape
+
+PROGRAM = """\
+#define TILE 32
+#define STRIDE 4
+
+__device__ int scaled(int i) { return i * STRIDE; }
+
+__global__ void first(float *out, const float *in) {
+    __shared__ float tile[TILE * TILE];
+    int t = threadIdx.x;
+    tile[scaled(t)] = in[t];
+    __syncthreads();
+    out[t] = tile[t];
+}
+
+__global__ void second(float *out, const float *in, int n) {
+    int t = threadIdx.x + blockIdx.x * blockDim.x;
+    if (t < n) out[t] = in[t * 2];
+}
+
+void host(float *out, const float *in) {
+    first<<<1, 32>>>(out, in);
+    second<<<4, 256>>>(out, in, 1024);
+}
+"""
+
+
+def analysed(path: Path, text: str, memo: KernelMemo | None, options: Options | None = None) -> Analysed:
+    result = analyse_document(path.as_uri(), str(path), text, lambda _: options or Options(), memo)
+    assert isinstance(result, Analysed)
+    return result
+
+
+def diagnostics(result: Analysed) -> list[dict]:
+    return [f.diagnostic for f in result.fixed]
+
+
+def edited(path: Path, memo: KernelMemo, text: str, options: Options | None = None) -> tuple[int, int]:
+    """Analyse `text` with the memo; its diagnostics must equal a fresh analysis'. Returns the
+    memo's (hits, misses) for that analysis."""
+    with_memo = analysed(path, text, memo, options)
+    fresh = analysed(path, text, None, options)
+    assert diagnostics(with_memo) == diagnostics(fresh), text
+    assert with_memo.report.findings, "the program should have findings to compare"
+    return memo.hits, memo.misses
+
+
+@pytest.fixture
+def primed(tmp_path: Path) -> tuple[Path, KernelMemo]:
+    path = tmp_path / "k.cu"
+    memo = KernelMemo()
+    first = analysed(path, PROGRAM, memo)
+    assert (memo.hits, memo.misses) == (0, 2)
+    assert {str(f.code) for f in first.report.findings} >= {"WL101", "WL201"}
+    return path, memo
+
+
+def test_an_edit_after_every_kernel_and_launch_reuses_every_analysis(primed) -> None:
+    path, memo = primed
+    assert edited(path, memo, PROGRAM + "// a comment typed at the end\n") == (2, 0)
+    assert edited(path, memo, PROGRAM + "// a comment typed at the end, and more\n") == (2, 0)
+
+
+def test_an_edit_inside_a_kernel_analyses_that_kernel_again(primed) -> None:
+    path, memo = primed
+    text = PROGRAM.replace("in[t * 2]", "in[t * 3]")
+    assert edited(path, memo, text) == (1, 1)  # `second` is below `first`: `first` keeps its positions
+
+
+def test_an_edit_in_a_device_function_analyses_its_callers_again(primed) -> None:
+    path, memo = primed
+    text = PROGRAM.replace("return i * STRIDE;", "return i * STRIDE + 1;")  # the same length
+    text = text.replace("in[t * 2]", "in[t * 2]" + "")  # (only `scaled` differs)
+    hits, misses = edited(path, memo, text)
+    assert misses >= 1 and (hits, misses) != (2, 0)
+
+
+def test_a_changed_macro_analyses_the_kernels_that_use_it_again(primed) -> None:
+    path, memo = primed
+    text = PROGRAM.replace("#define STRIDE 4", "#define STRIDE 5")  # used by `scaled`, called by `first`
+    assert edited(path, memo, text) == (1, 1)
+    assert "WL101" not in {d["code"] for d in diagnostics(analysed(path, text, None))}
+
+
+def test_a_changed_launch_analyses_that_kernel_again(primed) -> None:
+    path, memo = primed
+    text = PROGRAM.replace("second<<<4, 256>>>", "second<<<4, 128>>>")
+    assert edited(path, memo, text) == (1, 1)  # `first`'s launch and IR are unchanged
+
+
+def test_a_changed_configuration_analyses_every_kernel_again(primed) -> None:
+    path, memo = primed
+    assert edited(path, memo, PROGRAM, Options(block=(64, 1, 1))) == (0, 2)
+    assert edited(path, memo, PROGRAM, Options(block=(64, 1, 1))) == (2, 0)
+    assert edited(path, memo, PROGRAM, Options(arch="sm_80", block=(64, 1, 1))) == (0, 2)
+
+
+def test_an_edit_above_the_kernels_moves_them_and_they_are_analysed_again(primed) -> None:
+    """The memo keys on positions: a line typed above moves every kernel, whose findings are
+    then found again at their new lines, never left at the old ones."""
+    path, memo = primed
+    text = "// a line typed at the top\n" + PROGRAM
+    assert edited(path, memo, text) == (0, 2)
+    lines = {d["range"]["start"]["line"] for d in diagnostics(analysed(path, text, None))}
+    assert lines == {d["range"]["start"]["line"] + 1 for d in diagnostics(analysed(path, PROGRAM, None))}
+    assert edited(path, memo, text + "// and one at the end\n") == (2, 0)
+
+
+def test_an_edit_between_two_kernels_keeps_the_one_above(primed) -> None:
+    path, memo = primed
+    text = PROGRAM.replace("__global__ void second", "// between\n__global__ void second")
+    assert edited(path, memo, text) == (1, 1)  # `first`'s launch moved down a line: the launch is re-located
+    launches = [(k.launch.span, k.launch.origin) for k in analysed(path, text, memo).report.kernels]
+    assert launches == [(k.launch.span, k.launch.origin) for k in analysed(path, text, None).report.kernels]
+    assert "line 21" in launches[0][1]
+
+
+def test_the_memo_keeps_only_what_the_last_analysis_used(primed) -> None:
+    path, memo = primed
+    edited(path, memo, PROGRAM.replace("in[t * 2]", "in[t * 3]"))
+    assert len(memo.kept) == 2
+    assert edited(path, memo, PROGRAM) == (1, 1)  # the old `second` was dropped
+
+
+def test_an_analysis_that_holds_its_launch_s_place_is_not_moved() -> None:
+    from analyzer.diagnostics import Span
+    from analyzer.server import _mentions
+
+    assert _mentions([{"note": ("launch at line 3",)}], {"launch at line 3"})
+    assert _mentions([[Span(4, 9)]], {Span(4, 9)})
+    assert not _mentions([{"note": ("launch at line 3",)}], {"launch at line 4", Span(4, 9)})
+
+
+def test_shapes_differ_in_any_field_and_agree_on_equal_graphs() -> None:
+    from analyzer.diagnostics import Span
+
+    assert shape([Span(1, 2), {"a": 1}]) == shape([Span(1, 2), {"a": 1}])
+    assert shape([Span(1, 2)]) != shape([Span(1, 3)])
+    assert shape((1,)) != shape((True,))
+    shared = Span(0, 1)
+    assert shape([shared, shared]) == shape([Span(0, 1), Span(0, 1)])  # a Span is a value
