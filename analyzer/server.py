@@ -38,6 +38,7 @@ from typing import Any
 
 from analyzer import records
 from analyzer.api import FileReport, Options
+from analyzer.gc_pause import gc_paused
 
 __all__ = [
     "DEBOUNCE_SECONDS",
@@ -458,6 +459,7 @@ class Scheduler:
 _ATOMS = (str, int, float, bool, bytes, type(None))  # enums of the IR are str or int subclasses
 
 
+@gc_paused  # a large acyclic tuple: the collector would only scan it
 def shape(root: Any, calls: set[str] | None = None) -> tuple[Any, ...]:
     """Everything `root` holds, as one flat tuple that two objects share exactly when they hold
     the same values: each record's class and fields (spans and uids included), a list's length
