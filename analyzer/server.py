@@ -15,7 +15,8 @@ What an editor gets, at par with the command line:
 
 Only the latest text is analysed (`Scheduler`): edits are debounced (`DEBOUNCE_SECONDS`, or the
 client's `initializationOptions.debounceMs`), an analysis of an older version still running is
-cancelled, and a stale result is dropped.
+cancelled, and a stale result is dropped. What the previous text's analysis found of each
+kernel is re-used where nothing it read has changed (`KernelMemo`).
 
 The conversion from reports to LSP data is plain functions over dicts in the protocol's JSON
 shape (`document_diagnostics`, `code_actions`, `hover_markdown`), so that it is tested without a

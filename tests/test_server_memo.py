@@ -81,10 +81,8 @@ def test_an_edit_inside_a_kernel_analyses_that_kernel_again(primed) -> None:
 
 def test_an_edit_in_a_device_function_analyses_its_callers_again(primed) -> None:
     path, memo = primed
-    text = PROGRAM.replace("return i * STRIDE;", "return i * STRIDE + 1;")  # the same length
-    text = text.replace("in[t * 2]", "in[t * 2]" + "")  # (only `scaled` differs)
-    hits, misses = edited(path, memo, text)
-    assert misses >= 1 and (hits, misses) != (2, 0)
+    text = PROGRAM.replace("return i * STRIDE;", "return STRIDE * i;")  # the same length: nothing moves
+    assert edited(path, memo, text) == (1, 1)  # `first` calls `scaled`, `second` does not
 
 
 def test_a_changed_macro_analyses_the_kernels_that_use_it_again(primed) -> None:
@@ -151,3 +149,21 @@ def test_shapes_differ_in_any_field_and_agree_on_equal_graphs() -> None:
     assert shape((1,)) != shape((True,))
     shared = Span(0, 1)
     assert shape([shared, shared]) == shape([Span(0, 1), Span(0, 1)])  # a Span is a value
+
+
+TEMPLATE = """\
+template <int S> __global__ void strided(float *a) { a[threadIdx.x * S] = 0.0f; }
+
+void host(float *a) {
+    strided<1><<<1, 32>>>(a);
+    strided<4><<<1, 32>>>(a);
+}
+"""
+
+
+def test_each_template_instance_is_kept_on_its_own(tmp_path: Path) -> None:
+    path, memo = tmp_path / "t.cu", KernelMemo()
+    analysed(path, TEMPLATE, memo)
+    assert (memo.hits, memo.misses) == (0, 2)
+    assert edited(path, memo, TEMPLATE.replace("strided<4><<<1, 32>>>", "strided<4><<<1, 64>>>")) == (1, 1)
+    assert edited(path, memo, TEMPLATE.replace("strided<4>", "strided<8>")) == (1, 1)
