@@ -16,7 +16,7 @@ What an editor gets, at par with the command line:
 Only the latest text is analysed (`Scheduler`): edits are debounced (`DEBOUNCE_SECONDS`, or the
 client's `initializationOptions.debounceMs`), an analysis of an older version still running is
 cancelled, and a stale result is dropped. What the previous text's analysis found of each
-kernel is re-used where nothing it read has changed (`KernelMemo`).
+kernel is re-used where nothing it read has changed (`analyzer.server_memo.KernelMemo`).
 
 The conversion from reports to LSP data is plain functions over dicts in the protocol's JSON
 shape (`document_diagnostics`, `code_actions`, `hover_markdown`), so that it is tested without a
@@ -31,21 +31,19 @@ import ctypes
 import functools
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer import records
 from analyzer.api import FileReport, Options
-from analyzer.gc_pause import gc_paused
+from analyzer.server_memo import KernelMemo
 
 __all__ = [
     "DEBOUNCE_SECONDS",
     "Cancelled",
     "FixedDiagnostic",
-    "KernelMemo",
     "Scheduler",
     "code_actions",
     "code_description",
@@ -54,7 +52,6 @@ __all__ = [
     "document_diagnostics",
     "hover_markdown",
     "serve",
-    "shape",
     "suppression_edit",
     "utf16_position",
 ]
@@ -453,217 +450,6 @@ class Scheduler:
                 job.active = False
                 if self.running.get(uri) is job:
                     del self.running[uri]
-
-
-# ----------------------------------------------------------------------------- re-use between edits
-
-_ATOMS = (str, int, float, bool, bytes, type(None))  # enums of the IR are str or int subclasses
-
-
-@gc_paused  # a large acyclic tuple: the collector would only scan it
-def shape(root: Any, calls: set[str] | None = None) -> tuple[Any, ...]:
-    """Everything `root` holds, as one flat tuple that two objects share exactly when they hold
-    the same values: each record's class and fields (spans and uids included), a list's length
-    and items, an object met again as a reference to its first place (the IR shares `Variable`s
-    and types; cycles end there). What is not a record, a container or a plain value counts by
-    its class and `repr`. The names of the IR's `Call`s met are added to `calls`."""
-    from analyzer.diagnostics import Span
-    from analyzer.ir.nodes import Call
-
-    out: list[Any] = []
-    seen: dict[int, int] = {}
-    stack: list[Any] = [root]
-    pop, push, add = stack.pop, stack.extend, out.append
-    while stack:
-        x = pop()
-        kind = x.__class__
-        if kind is Span:  # the most frequent record, and a value
-            out += (Span, x.start, x.end)
-        elif isinstance(x, _ATOMS):
-            out += (kind, x)
-        elif kind is list or kind is tuple:
-            add((kind, len(x)))
-            push(reversed(x))
-        elif kind is dict:
-            add((kind, len(x)))
-            for key, value in reversed(x.items()):
-                stack += (value, key)
-        elif not hasattr(kind, "__record_fields__"):
-            add((kind, repr(x)))
-        elif id(x) in seen:
-            add(("again", seen[id(x)]))
-        else:
-            seen[id(x)] = len(seen)
-            add(kind)
-            push(reversed(kind._record_state(x)))
-            if calls is not None and kind is Call:
-                calls.add(x.name)
-    return tuple(out)
-
-
-@dataclass
-class Reusable:
-    """One kernel analysis kept for the next text: the budget steps it spent, and whether it
-    holds the place of its launch (`LaunchConfig.span` or `origin`, "launch at line 42"), which
-    the key leaves out so that an edit above a launch does not cost its kernel's analysis."""
-
-    analysis: Any  # KernelAnalysis
-    steps: int
-    placed: bool
-
-
-class KernelMemo:
-    """A document's kernel analyses (`analyze_kernel`'s, one per kernel instance and launch
-    configuration) kept from one analysis of its text to the next, so that after an edit only what
-    the edit can change is analysed again.
-
-    An analysis is re-used when everything it reads is the same (`key`): the IR of the kernel
-    and of every device function it calls, at any depth (which holds the macros, constants,
-    types and `__constant__`/`__shared__` variables they use, as lowered), the launch
-    configuration (made from the host code, the command line and the configuration), the known
-    parameter values and the architecture. That IR holds positions (spans into the preprocessed
-    text) and the lowering's uids, and the key holds them too: an edit above a kernel moves it,
-    and the kernel is analysed again (its findings are never placed at old positions). An edit
-    at the end of the file, or below every kernel and launch, keeps them all.
-
-    A result re-used spends again the budget steps it took (`memo.replayed`'s rule), so that a
-    budget runs out where it did without the memo. Only the analyses the latest complete analysis
-    used are kept (`analysing`): the memo holds one text's worth.
-    """
-
-    def __init__(self) -> None:
-        self.kept: dict[tuple, Reusable] = {}  # key -> an analysis
-        self.used: dict[tuple, Reusable] = {}  # what the analysis running now read or made
-        self.functions: dict[int, tuple[Any, int, frozenset[str]]] = {}  # id -> (function, shape's number, calls)
-        # a number for each function shape, so that a key holds small numbers (hashed at each look-up)
-        # rather than the shapes; kept while a kept analysis reads the shape
-        self.numbers: dict[tuple, int] = {}
-        self.numbered: dict[tuple, int] = {}  # the shapes the analysis running now met
-        self.counted = 0  # numbers given so far (a number is never given twice)
-        self.hits = self.misses = 0  # over the analysis running now (tests and measurements read them)
-
-    @contextmanager
-    def analysing(self) -> Iterator[None]:
-        """Use the memo for the kernels analysed in the block (in this thread). When the block
-        completes, only what it used is kept; a block cancelled or failed keeps everything."""
-        from analyzer.api import KERNEL_ANALYSER
-
-        self.used, self.functions, self.numbered, self.hits, self.misses = {}, {}, {}, 0, 0
-        token = KERNEL_ANALYSER.set(self.analyse)
-        try:
-            yield
-        finally:
-            KERNEL_ANALYSER.reset(token)
-            self.functions = {}
-        self.kept, self.numbers = self.used, self.numbered
-
-    def analyse(self, module: Any, kernel: Any, launch: Any, arch: Any, params: dict[str, int] | None = None) -> Any:
-        """`analyze_kernel(module, kernel, launch, arch, params)`, re-used when the key is known."""
-        from analyzer import budget
-        from analyzer.analysis.kernel import analyze_kernel
-
-        key = self.key(module, kernel, records.replace(launch, span=None, origin=""), arch, params)
-        known = self.kept.get(key) or self.used.get(key)
-        if (
-            known is not None
-            and known.placed
-            and (known.analysis.launch.span, known.analysis.launch.origin)
-            != (
-                launch.span,
-                launch.origin,
-            )
-        ):
-            known = None  # the analysis holds where the launch was, and it has moved
-        if known is not None:
-            budget.spend(known.steps)
-            self.hits += 1
-        else:
-            meter = budget.current()
-            before = meter.left if meter is not None else 0
-            analysis = analyze_kernel(module, kernel, launch, arch, params=params)
-            steps = 0 if meter is None else before - meter.left
-            rest = [getattr(analysis, f.name) for f in records.fields(analysis) if f.name != "launch"]
-            known = Reusable(analysis, steps, _mentions(rest, {launch.origin, launch.span} - {None, ""}))
-            self.misses += 1
-        self.used[key] = known
-        return _fresh(known.analysis, launch)
-
-    def key(self, module: Any, kernel: Any, launch: Any, arch: Any, params: dict[str, int] | None) -> tuple:
-        """What the analysis of `kernel` for `launch` reads (see the class)."""
-        functions: list[Any] = []
-        reached, todo = {kernel.name}, [kernel]
-        while todo:
-            fn = todo.pop()
-            fn_shape, calls = self.function(fn)
-            functions.append(fn_shape)
-            for name in sorted(calls - reached):
-                reached.add(name)
-                callee = module.functions.get(name)
-                if callee is None:
-                    functions.append(("missing", name))
-                else:
-                    todo.append(callee)
-        return (tuple(functions), shape(launch), self.number(shape(arch)), shape(params))
-
-    def function(self, fn: Any) -> tuple[int, frozenset[str]]:
-        """The number of a function's shape and the names it calls, worked out once per analysis."""
-        known = self.functions.get(id(fn))
-        if known is None or known[0] is not fn:
-            calls: set[str] = set()
-            fn_shape = shape(fn, calls)
-            known = self.functions[id(fn)] = (fn, self.number(fn_shape), frozenset(calls | set(fn.calls)))
-        return known[1], known[2]
-
-    def number(self, of: tuple) -> int:
-        """The number of a shape: the same in every analysis that meets it while the memo keeps it."""
-        found = self.numbered.get(of)
-        if found is None:
-            found = self.numbers.get(of)
-            if found is None:
-                found, self.counted = self.counted, self.counted + 1
-            self.numbered[of] = found
-        return found
-
-
-def _mentions(root: Any, values: set[Any]) -> bool:
-    """Whether any of `values` (strings, spans) occurs in `root`, the IR it points to left out
-    (the key holds that)."""
-    from analyzer.diagnostics import Span
-
-    stack, seen = [root], set()
-    while stack:
-        x = stack.pop()
-        if isinstance(x, (*_ATOMS, Span)):
-            if x in values:
-                return True
-        elif isinstance(x, (list, tuple, set, frozenset)):
-            stack.extend(x)
-        elif isinstance(x, dict):
-            stack.extend(x.items())
-        elif id(x) not in seen and x.__class__.__module__ != "analyzer.ir.nodes":
-            seen.add(id(x))
-            state = getattr(x, "__dict__", None)
-            stack.extend(state.values() if state is not None else ())
-            stack.extend(getattr(x, name, None) for name in _slot_names(x.__class__))
-    return False
-
-
-def _slot_names(kind: type) -> list[str]:
-    return [name for base in kind.__mro__ for name in base.__dict__.get("__slots__", ())]
-
-
-def _fresh(analysis: Any, launch: Any) -> Any:
-    """A re-used analysis as the pipeline may change it (its `source` is set, its lists read),
-    for the launch as the text has it now: the record and its lists copied, the costs and the
-    IR shared (nothing after the analysis changes them)."""
-    return records.replace(
-        analysis,
-        launch=launch,
-        costs=list(analysis.costs),
-        diagnostics=list(analysis.diagnostics),
-        notes=list(analysis.notes),
-        shared_arrays=dict(analysis.shared_arrays),
-    )
 
 
 # ----------------------------------------------------------------------------- the server

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from analyzer.api import Options
-from analyzer.server import Analysed, KernelMemo, analyse_document, shape
+from analyzer.server import Analysed, analyse_document
+from analyzer.server_memo import KernelMemo, shape
 
 PROGRAM = """\
 #define TILE 32
@@ -47,12 +48,21 @@ def diagnostics(result: Analysed) -> list[dict]:
     return [f.diagnostic for f in result.fixed]
 
 
+def places(result: Analysed) -> list[tuple]:
+    """Where each kernel analysis and its costs are, and what they cost (hover and fixes read them)."""
+    return [
+        (k.kernel.display_name, k.kernel.name_span, k.launch, [(c.span, c.text, c.per_request) for c in k.costs])
+        for k in result.report.kernels
+    ]
+
+
 def edited(path: Path, memo: KernelMemo, text: str, options: Options | None = None) -> tuple[int, int]:
     """Analyse `text` with the memo; its diagnostics must equal a fresh analysis'. Returns the
     memo's (hits, misses) for that analysis."""
     with_memo = analysed(path, text, memo, options)
     fresh = analysed(path, text, None, options)
     assert diagnostics(with_memo) == diagnostics(fresh), text
+    assert places(with_memo) == places(fresh), text
     assert with_memo.report.findings, "the program should have findings to compare"
     return memo.hits, memo.misses
 
@@ -105,24 +115,41 @@ def test_a_changed_configuration_analyses_every_kernel_again(primed) -> None:
     assert edited(path, memo, PROGRAM, Options(arch="sm_80", block=(64, 1, 1))) == (0, 2)
 
 
-def test_an_edit_above_the_kernels_moves_them_and_they_are_analysed_again(primed) -> None:
-    """The memo keys on positions: a line typed above moves every kernel, whose findings are
-    then found again at their new lines, never left at the old ones."""
+def test_an_edit_above_the_kernels_moves_them_and_their_analyses_are_re_located(primed) -> None:
+    """A line typed above moves every kernel: their analyses are re-used, each span and IR node
+    replaced by the new text's, so that findings are at their new lines, never the old ones."""
     path, memo = primed
     text = "// a line typed at the top\n" + PROGRAM
-    assert edited(path, memo, text) == (0, 2)
-    lines = {d["range"]["start"]["line"] for d in diagnostics(analysed(path, text, None))}
+    assert edited(path, memo, text) == (2, 0)
+    assert memo.moved == 2
+    lines = {d["range"]["start"]["line"] for d in diagnostics(analysed(path, text, memo))}
     assert lines == {d["range"]["start"]["line"] + 1 for d in diagnostics(analysed(path, PROGRAM, None))}
     assert edited(path, memo, text + "// and one at the end\n") == (2, 0)
+    assert memo.moved == 0
 
 
-def test_an_edit_between_two_kernels_keeps_the_one_above(primed) -> None:
+def test_an_edit_between_two_kernels_moves_the_one_below(primed) -> None:
     path, memo = primed
     text = PROGRAM.replace("__global__ void second", "// between\n__global__ void second")
-    assert edited(path, memo, text) == (1, 1)  # `first`'s launch moved down a line: the launch is re-located
+    assert edited(path, memo, text) == (2, 0)  # `first`'s launch moved down a line: the launch is re-located
+    assert memo.moved == 1
     launches = [(k.launch.span, k.launch.origin) for k in analysed(path, text, memo).report.kernels]
     assert launches == [(k.launch.span, k.launch.origin) for k in analysed(path, text, None).report.kernels]
     assert "line 21" in launches[0][1]
+
+
+def test_a_longer_device_function_moves_the_kernels_below_and_changes_its_callers(primed) -> None:
+    path, memo = primed
+    text = PROGRAM.replace("return i * STRIDE;", "return i * STRIDE + 0 * i;")
+    assert edited(path, memo, text) == (1, 1)  # `first` calls it: made again; `second` only moved
+    assert memo.moved == 1
+
+
+def test_a_device_function_cut_and_pasted_below_its_caller_is_analysed_again(primed) -> None:
+    path, memo = primed
+    scaled = "__device__ int scaled(int i) { return i * STRIDE; }\n"
+    text = PROGRAM.replace(scaled, "__device__ int scaled(int i);\n") + scaled
+    edited(path, memo, text)  # whatever is re-used, the diagnostics are a fresh analysis'
 
 
 def test_the_memo_keeps_only_what_the_last_analysis_used(primed) -> None:
@@ -132,13 +159,16 @@ def test_the_memo_keeps_only_what_the_last_analysis_used(primed) -> None:
     assert edited(path, memo, PROGRAM) == (1, 1)  # the old `second` was dropped
 
 
-def test_an_analysis_that_holds_its_launch_s_place_is_not_moved() -> None:
+def test_what_an_analysis_holds_of_its_launch_s_place() -> None:
+    from analyzer.analysis.results import LaunchConfig
     from analyzer.diagnostics import Span
-    from analyzer.server import _mentions
+    from analyzer.server_memo import _mentions
 
-    assert _mentions([{"note": ("launch at line 3",)}], {"launch at line 3"})
-    assert _mentions([[Span(4, 9)]], {Span(4, 9)})
-    assert not _mentions([{"note": ("launch at line 3",)}], {"launch at line 4", Span(4, 9)})
+    launch = LaunchConfig((32, 1, 1), None, "launch at line 3", span=Span(4, 9))
+    assert _mentions([{"note": ("launch at line 3",)}], launch) == "origin"
+    assert _mentions([{"note": ("kernel k: launch at line 3",)}], launch) == "place"
+    assert _mentions([[Span(4, 9)]], launch) == "place"
+    assert _mentions([{"note": ("launch at line 4",)}, Span(4, 10)], launch) == ""
 
 
 def test_shapes_differ_in_any_field_and_agree_on_equal_graphs() -> None:
