@@ -7,16 +7,18 @@ configuration from one text of the document to the next. An analysis is re-used 
 it reads is the same; its key is made of `shape`s: the IR of the kernel and of the device
 functions it calls, the launch configuration, the parameters and the architecture.
 
-Positions: a function's spans enter its shape relative to its own start, so that a kernel an
-edit above it only moved keeps its key; its analysis is then re-located (`relocated`): every
-span it holds is replaced by the span of the same place in the new text, and every IR node by
-the new module's node, paired in the order the two shapes met them. An analysis that holds what
-cannot be re-located so (a resolved `Location`, a span of no function of the key, a place whose
-order against the others changed) is made again. `check` never uses the memo.
+Positions: spans, and the lowering's module-wide counts (uids, statement numbers), are left out
+of the shapes, so that a kernel an edit above it only moved keeps its key; its analysis is then
+re-located (`relocated`): every span and count it holds is replaced by that of the same place in
+the new text, and every IR node by the new module's node, paired in the order the two shapes met
+them. An analysis that holds what cannot be re-located so (a resolved `Location`, a span of no
+function of the key, places that no longer map one to one and in order) is made again. `check`
+never uses the memo.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +32,11 @@ from analyzer.gc_pause import gc_paused
 __all__ = ["KernelMemo", "Met", "Reusable", "relocated", "shape"]
 
 _ATOMS = (str, int, float, bool, bytes, type(None))  # enums of the IR are str or int subclasses
+# the fields that hold the lowering's module-wide counts, which a declaration, access or statement
+# added above moves as a line added moves offsets: the uids (`Variable`, `Access`, and the costs'
+# references to accesses) and `Access.statement`; each is kept below every offset as `base - value`
+_UIDS, _STATEMENTS = -1, -(1 << 48) - 1
+UID_FIELDS = {"uid": _UIDS, "merged_with": _UIDS, "merged_into": _UIDS, "reuses": _UIDS, "statement": _STATEMENTS}
 
 
 @gc_paused  # a large acyclic tuple: the collector would only scan it
@@ -40,8 +47,9 @@ def shape(
     the same values: each record's class and fields (spans and uids included), a list's length
     and items, an object met again as a reference to its first place (the IR shares `Variable`s
     and types; cycles end there). What is not a record, a container or a plain value counts by
-    its class and `repr`. With `offsets`, spans count as spans only, and their offsets are added
-    to `offsets` instead (start, end, in order). The names of the IR's `Call`s met are added to
+    its class and `repr`. With `offsets`, spans and the lowering's uids count as such only, and
+    their values are added to `offsets` instead, in order (start, end; a uid as `UID_FIELDS`
+    says). The names of the IR's `Call`s met are added to
     `calls`; the records met, in order, to `found`."""
     from analyzer.ir.nodes import Call
 
@@ -50,6 +58,7 @@ def shape(
     stack: list[Any] = [root]
     pop, push, add = stack.pop, stack.extend, out.append
     note = found.append if found is not None else None
+    numbered = _uid_places() if offsets is not None else {}
     while stack:
         x = pop()
         kind = x.__class__
@@ -75,12 +84,31 @@ def shape(
         else:
             seen[id(x)] = len(seen)
             add(kind)
-            push(reversed(kind._record_state(x)))
+            values = kind._record_state(x)
+            places = numbered.get(kind)
+            if places and offsets is not None:  # a uid counts as a place, as a span does
+                values = list(values)
+                for i, below in places:
+                    if values[i] is not None:
+                        offsets.append(below - values[i])  # below every offset: the two never meet
+                        values[i] = "uid"
+            push(reversed(values))
             if note is not None:
                 note(x)
             if calls is not None and kind is Call:
                 calls.add(x.name)
     return tuple(out)
+
+
+@functools.cache
+def _uid_places() -> dict[type, tuple[tuple[int, int], ...]]:
+    """The places of `UID_FIELDS` in the IR's records that have them, each with its base."""
+    from analyzer.ir import nodes
+
+    return {
+        kind: tuple((i, UID_FIELDS[f.name]) for i, f in enumerate(records.fields(kind)) if f.name in UID_FIELDS)
+        for kind in (nodes.Variable, nodes.Access)
+    }
 
 
 @dataclass
@@ -265,6 +293,14 @@ def _rewritten(root: Any, nodes: dict[int, Any], moves: dict[int, int], texts: d
     an object that is not a record, a container or a plain value."""
     done: dict[int, Any] = {}
 
+    def moved(name: str, value: Any) -> Any:
+        below = UID_FIELDS.get(name)
+        if below is None or value is None:
+            return again(value)
+        if not isinstance(value, int) or below - value not in moves:
+            raise _Unplaced
+        return below - moves[below - value]
+
     def again(x: Any) -> Any:
         kind = x.__class__
         if kind is Span:
@@ -290,7 +326,7 @@ def _rewritten(root: Any, nodes: dict[int, Any], moves: dict[int, int], texts: d
             fields = kind.__record_fields__
             if set(getattr(x, "__dict__", ())) - {f.name for f in fields}:
                 raise _Unplaced  # an attribute set outside the record's fields
-            out = kind(**{f.name: again(getattr(x, f.name)) for f in fields})
+            out = kind(**{f.name: moved(f.name, getattr(x, f.name)) for f in fields})
         done[id(x)] = out
         return out
 

@@ -145,6 +145,13 @@ def test_a_longer_device_function_moves_the_kernels_below_and_changes_its_caller
     assert memo.moved == 1
 
 
+def test_a_declaration_added_above_moves_the_uids_of_the_kernels_below_which_are_re_located(primed) -> None:
+    path, memo = primed
+    text = PROGRAM.replace("    int t = threadIdx.x;\n", "    int t = threadIdx.x;\n    int unused = t;\n", 1)
+    assert edited(path, memo, text) == (1, 1)  # `first` changed; `second`'s uids and lines moved
+    assert memo.moved == 1
+
+
 def test_a_device_function_cut_and_pasted_below_its_caller_is_analysed_again(primed) -> None:
     path, memo = primed
     scaled = "__device__ int scaled(int i) { return i * STRIDE; }\n"
