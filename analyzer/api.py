@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any, TypeVar, cast
 
 from analyzer import records
@@ -31,6 +32,7 @@ __all__ = [
     "CUDA_SUFFIXES",
     "INPUT_ERROR",
     "INTERNAL_ERROR",
+    "KERNEL_ANALYSER",
     "MAX_FILE_BYTES",
     "NO_CUDA_FILES",
     "TOOL_ERRORS",
@@ -64,6 +66,10 @@ __all__ = [
 T = TypeVar("T")
 INTERNAL_ERROR = "WL900"  # an exception inside warplint
 TOOL_ERRORS = frozenset({INTERNAL_ERROR, INPUT_ERROR})  # error diagnostics that make the exit status 2
+# What analyses one kernel for one launch configuration in place of `analysis.kernel.analyze_kernel`
+# (same arguments, same result) while it is set: the language server's memo of the analyses of
+# the document's previous text (`analyzer.server.KernelMemo`). Unset, `analyze_kernel` itself.
+KERNEL_ANALYSER: ContextVar[Callable[..., Any] | None] = ContextVar("warplint_kernel_analyser", default=None)
 
 
 @record(frozen=False, slots=False)
@@ -528,9 +534,10 @@ def _analyze_kernel(
         params = kernel_params(options.params, options.kernels, kernel)
         launches = kernel_launch_configs(module, kernel, options, report, diagnostics, header, host_launches)
         configurations = Meter("launches", options.budget.launches)
+        analyse = KERNEL_ANALYSER.get() or analyze_kernel
         for launch in launches:
             configurations.spend()
-            analysis = analyze_kernel(module, kernel, launch, arch, params=params or None)
+            analysis = analyse(module, kernel, launch, arch, params=params or None)
             analysis.source = source  # lets rules turn fixes into exact edits
             report.kernels.append(analysis)
             diagnostics.extend(analysis.diagnostics)

@@ -15,7 +15,8 @@ What an editor gets, at par with the command line:
 
 Only the latest text is analysed (`Scheduler`): edits are debounced (`DEBOUNCE_SECONDS`, or the
 client's `initializationOptions.debounceMs`), an analysis of an older version still running is
-cancelled, and a stale result is dropped.
+cancelled, and a stale result is dropped. What the previous text's analysis found of each
+kernel is re-used where nothing it read has changed (`analyzer.server_memo.KernelMemo`).
 
 The conversion from reports to LSP data is plain functions over dicts in the protocol's JSON
 shape (`document_diagnostics`, `code_actions`, `hover_markdown`), so that it is tested without a
@@ -37,6 +38,7 @@ from typing import Any
 
 from analyzer import records
 from analyzer.api import FileReport, Options
+from analyzer.server_memo import KernelMemo
 
 __all__ = [
     "DEBOUNCE_SECONDS",
@@ -469,9 +471,12 @@ def configuration_diagnostic(message: str) -> dict[str, Any]:
     return {"range": top, "severity": 1, "code": "config", "source": SOURCE, "message": message}
 
 
-def analyse_document(uri: str, path: str, text: str, options_for: Callable[[str], Options]) -> Analysed | str:
+def analyse_document(
+    uri: str, path: str, text: str, options_for: Callable[[str], Options], memo: KernelMemo | None = None
+) -> Analysed | str:
     """The analysis of a document's text, without its fixes (`with_fixes` verifies them), or
-    the error of a broken configuration file."""
+    the error of a broken configuration file. With `memo` (the document's), the kernels whose
+    analysis the previous text already has are not analysed again."""
     from analyzer.api import check_source
     from analyzer.config import ConfigError
     from analyzer.places import merge_reports
@@ -480,7 +485,11 @@ def analyse_document(uri: str, path: str, text: str, options_for: Callable[[str]
         options = options_for(path)
     except ConfigError as err:
         return str(err)
-    report = check_source(path, text, records.replace(options, fixes=False))
+    if memo is None or options.verify:  # --verify runs the simulator on the analyses: left as it is
+        report = check_source(path, text, records.replace(options, fixes=False))
+    else:
+        with memo.analysing():
+            report = check_source(path, text, records.replace(options, fixes=False))
     report = merge_reports([report])[0]  # one diagnostic per place and rule, as `check` prints
     return Analysed(report, text, document_diagnostics(report, text, uri), options)
 
@@ -556,9 +565,11 @@ def serve(options_for: Callable[[str], Options] | None = None) -> int:
     converter = get_converter()
     server = LanguageServer("warplint", __version__)
     analysed: dict[str, Analysed] = {}  # uri -> what was last published
+    memos: dict[str, KernelMemo] = {}  # uri -> its kernel analyses, for the next edit
 
     def analyse(uri: str, text: str) -> Analysed | str:
-        return analyse_document(uri, to_fs_path(uri) or uri, text, options_for)
+        memo = memos.setdefault(uri, KernelMemo())
+        return analyse_document(uri, to_fs_path(uri) or uri, text, options_for, memo)
 
     def publish(uri: str, version: int, result: Analysed | str) -> None:
         if isinstance(result, str):
@@ -606,6 +617,7 @@ def serve(options_for: Callable[[str], Options] | None = None) -> int:
     def did_close(ls: Any, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         analysed.pop(uri, None)
+        memos.pop(uri, None)
         scheduler.closed(uri)
         send(uri, scheduler.latest[uri], [])
 

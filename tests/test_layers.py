@@ -84,7 +84,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("config", ("analyzer.toml_positions", "analyzer.config", "analyzer.build")),
-    ("server", ("analyzer.server",)),
+    ("server", ("analyzer.server", "analyzer.server_memo")),
     (
         "cli",
         (
