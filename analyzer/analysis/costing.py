@@ -263,10 +263,7 @@ def charge_scenarios(site: Site, plan: WarpPlan, summary: Summary, arch: Archite
     for group in groups:
         seen = lanes_by_kept.get(group.kept)
         if seen is not None:
-            lanes, move = seen
-            assert lanes.ref_value is not None
-            moved = ScenarioLanes(lanes.rel, lanes.ref_value + group.move - move, None, lanes.undecided_mask)
-            first = charge_scenario(site, plan, group.combo, summary, arch, moved)
+            first = charge_scenario(site, plan, group.combo, summary, arch, moved_lanes(*seen, group.move))
         else:
             first = charge_scenario(site, plan, group.combo, summary, arch)
             if first.lanes is not None and first.lanes.ref_value is not None and first.lanes.rel is not None:
@@ -276,6 +273,15 @@ def charge_scenarios(site: Site, plan: WarpPlan, summary: Summary, arch: Archite
             ScenarioCharge(first.combo, first.undecided_mask, first.outcome, first.active, group.times, first.steps)
         )
     return tuple(charged)
+
+
+def moved_lanes(lanes: ScenarioLanes, move: int, to: int) -> ScenarioLanes | None:
+    """The lanes of a scenario whose symbols that only move the warp move it by `to` bytes,
+    from `lanes`, those of one moved by `move` with the same values of the others; None: to
+    be evaluated (the lanes' distances and masks read no symbol that only moves the warp, and
+    the first lane's address reads each as a plain term: only that address changes)."""
+    assert lanes.ref_value is not None
+    return ScenarioLanes(lanes.rel, lanes.ref_value + to - move, None, lanes.undecided_mask)
 
 
 def resolve_site(

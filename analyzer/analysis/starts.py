@@ -13,6 +13,7 @@ work out a few dozen sets instead of one each.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from analyzer import budget
@@ -131,6 +132,7 @@ class SplitRef:
     others: tuple[Monomial, ...]  # the rest but the constant
     constant: int
     mixed: bool  # some monomial of `others` holds a symbol a scenario assigns
+    token: int  # stands for (`others`, the names) in memo keys: one number for each, never reused
 
 
 #: Each warp's first-lane address split (`split_ref`).
@@ -158,9 +160,20 @@ def split_ref(ref: S.Expr, names: tuple[str, ...]) -> SplitRef:
         else:
             others.append((monomial, coefficient))
             mixed = mixed or not free.isdisjoint(bound)
-    done = SplitRef(tuple(assigned), tuple(others), constant, mixed)
+    token = _TOKENS.get((tuple(others), names))
+    if token is None:
+        token = next(_NEXT_TOKEN)
+        remember(_TOKENS, (tuple(others), names), token)
+    done = SplitRef(tuple(assigned), tuple(others), constant, mixed, token)
     remember(_SPLITS, key, done)
     return done
+
+
+#: A number for each (monomials not assigned, names) met (`SplitRef.token`): hashing the
+#: monomials in every scenario's memo key took a fifth of Mandelbrot_cuda.cu's walk. Numbers
+#: are never given twice, so a table emptied (`remember`) makes no two splits share one.
+_TOKENS: dict[tuple, int] = {}
+_NEXT_TOKEN = itertools.count()
 
 
 def monomials_value(monomials: tuple[Monomial, ...], env: dict[str, int]) -> int:
@@ -195,7 +208,7 @@ def remembered_starts(
     except (ArithmeticError, ValueError, LookupError):  # as `evaluated`: the slow way
         return start_residues(site, plan, combo, lanes, arch)
     period = arch.address_period
-    key = ("substituted", split.others, plan.names, combo if split.mixed else ())
+    key = ("substituted", split.token, combo if split.mixed else ())
     seen = memo.get(key)
     if seen is None:
         seen = memo[key] = substituted_shape(plan.ref, env, shift, period, site.facts)
