@@ -3,7 +3,8 @@ what the plain walk gives, and spends the same budget steps: a lane expression s
 once for the lanes that agree on the thread indices it reads other than as plain terms, and
 moved by a number for the others (`scenarios._shifted_lanes`, `lane_difference`); the groups
 of a walk remembered by what decides them (`groups._GROUPS`); and a group's lanes moved from
-an earlier group's instead of evaluated (`costing.moved_lanes`). Small programs written for
+an earlier group's instead of evaluated (`costing.moved_lanes`); scenarios counted alike
+given as one (`costing.charged_one_by_one`). Small programs written for
 the test (clamped rows as Convolution's, a term whose substitution is a sum, unknowns in
 masks and starts, loops, totals, the cost per value of one unknown) give the same report,
 byte for byte, and the same steps per kernel, with the short cuts and without them."""
@@ -69,6 +70,7 @@ def forget(monkeypatch=None) -> None:
         monkeypatch.setattr(scenarios, "lane_difference", lambda e, ref: e - ref)
         monkeypatch.setattr(costing, "moved_lanes", lambda lanes, move, to: None)
         monkeypatch.setattr(groups, "_GROUPS", {})
+        monkeypatch.setattr(costing, "counted_alike", lambda scenario, plan: object())  # none alike
 
 
 def checked(tmp_path: Path, monkeypatch, name: str, *args: str) -> tuple[str, list[int]]:

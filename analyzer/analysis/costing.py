@@ -255,7 +255,7 @@ def charge_scenarios(site: Site, plan: WarpPlan, summary: Summary, arch: Archite
     charged once, each of the others spending the steps it would have taken (analyzer.budget)."""
     groups = scenario_groups(plan, site.address_period)
     if groups is None:
-        return tuple(charge_scenario(site, plan, combo, summary, arch) for combo in plan.scenarios())
+        return charged_one_by_one(site, plan, summary, arch)
     charged = []
     # the lanes of the first group with the same values of the symbols that do not only move
     # the warp, and its move: the others' lanes are those moved, without evaluating them again
@@ -273,6 +273,44 @@ def charge_scenarios(site: Site, plan: WarpPlan, summary: Summary, arch: Archite
             ScenarioCharge(first.combo, first.undecided_mask, first.outcome, first.active, group.times, first.steps)
         )
     return tuple(charged)
+
+
+def charged_one_by_one(site: Site, plan: WarpPlan, summary: Summary, arch: Architecture) -> tuple[ScenarioCharge, ...]:
+    """What each scenario of the plan charges, scenario by scenario, each spending its steps;
+    the scenarios that a summary counts alike (`counted_alike`) given as one, with how many
+    they are, where the first of them was met (Mandelbrot_cuda.cu: 512 scenarios a warp, 64
+    charges)."""
+    at: dict[tuple, int] = {}  # where in `charged` the scenarios counted alike are
+    charged: list[ScenarioCharge] = []
+    times: list[int] = []
+    for combo in plan.scenarios():
+        scenario = charge_scenario(site, plan, combo, summary, arch)
+        key = counted_alike(scenario, plan)
+        i = at.get(key)
+        if i is None:
+            at[key] = len(charged)
+            charged.append(scenario)
+            times.append(1)
+        else:
+            times[i] += 1
+    return tuple(
+        c if n == 1 else ScenarioCharge(c.combo, c.undecided_mask, c.outcome, c.active, n, c.steps)
+        for c, n in zip(charged, times)
+    )
+
+
+def counted_alike(scenario: ScenarioCharge, plan: WarpPlan) -> tuple:
+    """What a summary reads of a scenario's charge (`Summary.add`, `count_scenario`), or more:
+    two scenarios with the same are counted as one standing for both, met where the first
+    was. The sampled symbols' values decide whether a scenario is typical, counted, and its
+    value of the one unknown (`WarpPlan.is_typical`, `counted`, `one_unknown_at`)."""
+    outcome = scenario.outcome
+    return (
+        None if outcome is None else id(outcome),  # one object per charge (`Summary.outcomes`)
+        scenario.undecided_mask,
+        scenario.active,
+        scenario.combo[len(plan.names) - len(plan.sampled) :],
+    )
 
 
 def moved_lanes(lanes: ScenarioLanes, move: int, to: int) -> ScenarioLanes | None:
@@ -388,7 +426,8 @@ def charge_scenario(
     if lanes is None:
         lanes = scenario_lanes(plan, combo)
     rel = lanes.rel
-    if rel is None or rel.count(None) == len(rel):
+    off = 0 if rel is None else rel.count(None)
+    if rel is None or off == len(rel):
         steps = 0 if meter is None else before - meter.left
         return ScenarioCharge(combo, lanes.undecided_mask, None, 0 if rel is None else -1, steps=steps)
     if lanes.ref_value is not None:  # the common case, without a call
@@ -403,7 +442,7 @@ def charge_scenario(
     if outcome is None:
         budget.spend(len(rel))  # a request charged lane by lane (analyzer.budget)
         outcome = summary.outcomes[key] = charge_request(rel, residues, typical, site, arch, summary.charges)
-    return ScenarioCharge(combo, lanes.undecided_mask, outcome, len(rel) - rel.count(None), steps=steps, lanes=lanes)
+    return ScenarioCharge(combo, lanes.undecided_mask, outcome, len(rel) - off, steps=steps, lanes=lanes)
 
 
 def count_scenario(scenario: ScenarioCharge, plan: WarpPlan, summary: Summary, pieces: int) -> None:

@@ -207,18 +207,25 @@ def remembered_starts(
         shift = split.constant + monomials_value(split.assigned, env)
     except (ArithmeticError, ValueError, LookupError):  # as `evaluated`: the slow way
         return start_residues(site, plan, combo, lanes, arch)
-    period = arch.address_period
-    key = ("substituted", split.token, combo if split.mixed else ())
+    period = site.address_period
+    assigned = combo if split.mixed else ()
+    # what the scenario's starts are, with the steps the substitution took, in one look-up
+    done = memo.get((split.token, assigned, shift % period))
+    if done is not None:
+        budget.spend(done[1])
+        return done[0]
+    key = ("substituted", split.token, assigned)
     seen = memo.get(key)
     if seen is None:
         seen = memo[key] = substituted_shape(plan.ref, env, shift, period, site.facts)
     else:
         budget.spend(seen[2])
-    shape, rest, _ = seen
+    shape, rest, steps = seen
     starts_key = ("starts", shape, (rest + shift) % period)
     found = memo.get(starts_key)
     if found is None:
         found = memo[starts_key] = starts_from(site, shape, rest + shift, arch)
+    memo[(split.token, assigned, shift % period)] = (found, steps)
     return found
 
 
