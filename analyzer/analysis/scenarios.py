@@ -452,8 +452,8 @@ def _lane_shifts(e: S.Expr) -> tuple[dict[str, int], tuple[str, ...]] | None:
     read: set[str] = set()
     for monomial, coefficient in e.terms():
         atom = monomial[0] if len(monomial) == 1 else None
-        if atom is not None and atom.__class__ is S.Symbol and atom.name in THREAD_SET:  # type: ignore[attr-defined]
-            plain[atom.name] = coefficient  # type: ignore[attr-defined]
+        if atom is not None and atom.__class__ is S.Symbol and atom.name in THREAD_SET:
+            plain[atom.name] = coefficient
         else:
             read |= {n for a in monomial for n in a.free if n in THREAD_SET}
     shifts = {n: c for n, c in plain.items() if n not in read}
@@ -539,7 +539,7 @@ def _moved_steps(e: S.Expr, env: dict[str, int]) -> bool:
         multiplied = False
         for atom in monomial:
             if atom.__class__ is S.Symbol:
-                value = env.get(atom.name)  # type: ignore[attr-defined]
+                value = env.get(atom.name)
                 if value is None:
                     kept.append(atom)
                     continue
