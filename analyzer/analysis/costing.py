@@ -45,7 +45,7 @@ from analyzer.analysis.loops import vectorized_iterations
 from analyzer.analysis.memo import remember
 from analyzer.analysis.merge import mark_reused
 from analyzer.analysis.results import AccessCost, Collision, LaunchConfig, TypicalCost, unit_of
-from analyzer.analysis.scenarios import Site, WarpPlan, plan_warp, scenario_lanes, warp_lanes
+from analyzer.analysis.scenarios import ScenarioLanes, Site, WarpPlan, plan_warp, scenario_lanes, warp_lanes
 from analyzer.analysis.starts import remembered_starts
 from analyzer.analysis.symbolic import Origin
 from analyzer.analysis.symbolic.expressions import LANE_VARYING_PREFIX
@@ -198,6 +198,7 @@ class ScenarioCharge:
     active: int  # the lanes that take part
     times: int = 1  # the scenarios it stands for (`groups.py`)
     steps: int = 0  # the budget steps it took but for charging the request (spent again for each of `times`)
+    lanes: ScenarioLanes | None = field(default=None, compare=False)  # where the request was charged
 
 
 WarpWalk = tuple[WarpPlan | None, tuple[ScenarioCharge, ...]]
@@ -252,15 +253,73 @@ def walk_warp(site: Site, lanes: tuple, warp: int, summary: Summary, arch: Archi
 def charge_scenarios(site: Site, plan: WarpPlan, summary: Summary, arch: Architecture) -> tuple[ScenarioCharge, ...]:
     """What each scenario of the plan charges; scenarios that charge the same (`groups.py`)
     charged once, each of the others spending the steps it would have taken (analyzer.budget)."""
-    groups = scenario_groups(plan, arch.address_period)
+    groups = scenario_groups(plan, site.address_period)
     if groups is None:
-        return tuple(charge_scenario(site, plan, combo, summary, arch) for combo in plan.scenarios())
+        return charged_one_by_one(site, plan, summary, arch)
     charged = []
+    # the lanes of the first group with the same values of the symbols that do not only move
+    # the warp, and its move: the others' lanes are those moved, without evaluating them again
+    lanes_by_kept: dict[tuple[int, ...], tuple[ScenarioLanes, int]] = {}
     for group in groups:
-        first = charge_scenario(site, plan, group.combo, summary, arch)
+        seen = lanes_by_kept.get(group.kept)
+        if seen is not None:
+            first = charge_scenario(site, plan, group.combo, summary, arch, moved_lanes(*seen, group.move))
+        else:
+            first = charge_scenario(site, plan, group.combo, summary, arch)
+            if first.lanes is not None and first.lanes.ref_value is not None and first.lanes.rel is not None:
+                lanes_by_kept[group.kept] = (first.lanes, group.move)
         budget.spend(first.steps * (group.times - 1))
-        charged.append(replace(first, times=group.times))
+        charged.append(
+            ScenarioCharge(first.combo, first.undecided_mask, first.outcome, first.active, group.times, first.steps)
+        )
     return tuple(charged)
+
+
+def charged_one_by_one(site: Site, plan: WarpPlan, summary: Summary, arch: Architecture) -> tuple[ScenarioCharge, ...]:
+    """What each scenario of the plan charges, scenario by scenario, each spending its steps;
+    the scenarios that a summary counts alike (`counted_alike`) given as one, with how many
+    they are, where the first of them was met (Mandelbrot_cuda.cu: 512 scenarios a warp, 64
+    charges)."""
+    at: dict[tuple, int] = {}  # where in `charged` the scenarios counted alike are
+    charged: list[ScenarioCharge] = []
+    times: list[int] = []
+    for combo in plan.scenarios():
+        scenario = charge_scenario(site, plan, combo, summary, arch)
+        key = counted_alike(scenario, plan)
+        i = at.get(key)
+        if i is None:
+            at[key] = len(charged)
+            charged.append(scenario)
+            times.append(1)
+        else:
+            times[i] += 1
+    return tuple(
+        c if n == 1 else ScenarioCharge(c.combo, c.undecided_mask, c.outcome, c.active, n, c.steps)
+        for c, n in zip(charged, times)
+    )
+
+
+def counted_alike(scenario: ScenarioCharge, plan: WarpPlan) -> tuple:
+    """What a summary reads of a scenario's charge (`Summary.add`, `count_scenario`), or more:
+    two scenarios with the same are counted as one standing for both, met where the first
+    was. The sampled symbols' values decide whether a scenario is typical, counted, and its
+    value of the one unknown (`WarpPlan.is_typical`, `counted`, `one_unknown_at`)."""
+    outcome = scenario.outcome
+    return (
+        None if outcome is None else id(outcome),  # one object per charge (`Summary.outcomes`)
+        scenario.undecided_mask,
+        scenario.active,
+        scenario.combo[len(plan.names) - len(plan.sampled) :],
+    )
+
+
+def moved_lanes(lanes: ScenarioLanes, move: int, to: int) -> ScenarioLanes | None:
+    """The lanes of a scenario whose symbols that only move the warp move it by `to` bytes,
+    from `lanes`, those of one moved by `move` with the same values of the others; None: to
+    be evaluated (the lanes' distances and masks read no symbol that only moves the warp, and
+    the first lane's address reads each as a plain term: only that address changes)."""
+    assert lanes.ref_value is not None
+    return ScenarioLanes(lanes.rel, lanes.ref_value + to - move, None, lanes.undecided_mask)
 
 
 def resolve_site(
@@ -350,21 +409,29 @@ def bound_cost(
 
 
 def charge_scenario(
-    site: Site, plan: WarpPlan, combo: tuple[int, ...], summary: Summary, arch: Architecture
+    site: Site,
+    plan: WarpPlan,
+    combo: tuple[int, ...],
+    summary: Summary,
+    arch: Architecture,
+    lanes: ScenarioLanes | None = None,
 ) -> ScenarioCharge:
     """Charge the warp's request in one scenario (`summary` remembers what requests cost),
     with the steps it took but for charging the request (a scenario that charges the same
-    takes as many: `charge_scenarios`)."""
+    takes as many: `charge_scenarios`). `lanes`: the scenario's lanes where they are known
+    (evaluated, they take no step)."""
     meter = budget.current()
     before = meter.left if meter is not None else 0
     budget.spend()  # a request costed (analyzer.budget)
-    lanes = scenario_lanes(plan, combo)
+    if lanes is None:
+        lanes = scenario_lanes(plan, combo)
     rel = lanes.rel
-    if rel is None or rel.count(None) == len(rel):
+    off = 0 if rel is None else rel.count(None)
+    if rel is None or off == len(rel):
         steps = 0 if meter is None else before - meter.left
         return ScenarioCharge(combo, lanes.undecided_mask, None, 0 if rel is None else -1, steps=steps)
     if lanes.ref_value is not None:  # the common case, without a call
-        residues: tuple[int, ...] = (lanes.ref_value % arch.address_period,)
+        residues: tuple[int, ...] = (lanes.ref_value % site.address_period,)
         typical = residues
     else:
         budget.spend(len(plan.present))  # the first lane's address worked out symbolically
@@ -375,7 +442,7 @@ def charge_scenario(
     if outcome is None:
         budget.spend(len(rel))  # a request charged lane by lane (analyzer.budget)
         outcome = summary.outcomes[key] = charge_request(rel, residues, typical, site, arch, summary.charges)
-    return ScenarioCharge(combo, lanes.undecided_mask, outcome, len(rel) - rel.count(None), steps=steps)
+    return ScenarioCharge(combo, lanes.undecided_mask, outcome, len(rel) - off, steps=steps, lanes=lanes)
 
 
 def count_scenario(scenario: ScenarioCharge, plan: WarpPlan, summary: Summary, pieces: int) -> None:

@@ -19,6 +19,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
 
+from analyzer import budget
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.loops import iterations, trip_count
 from analyzer.analysis.memo import remember
@@ -164,7 +165,7 @@ def plan_warp(site: Site, lanes: tuple[Lane, ...], where: Where) -> WarpPlan | N
         if found is None:
             return None
         ref = found
-        diffs = tuple(None if o is None else o - ref for o in lane_offsets)
+        diffs = tuple(None if o is None else lane_difference(o, ref) for o in lane_offsets)
         for d in diffs:
             if d is not None:
                 free |= d.free_symbols
@@ -424,9 +425,162 @@ def per_lane(e: S.Expr | None, lanes: tuple[Lane, ...], where: Where) -> tuple[S
     key = (e, where)
     done = _WARP_MEMO.get(key)
     if done is None:
-        done = tuple(None if env is None else _at_lane(e, env) for env in lanes)
+        shifts = _lane_shifts(e)
+        if shifts is None:
+            done = tuple(None if env is None else _at_lane(e, env) for env in lanes)
+        else:
+            done = _shifted_lanes(e, lanes, *shifts)
         remember(_WARP_MEMO, key, done)
     return done
+
+
+# ----------------------------------------------------------------------------- lanes moved
+#: Per expression, its thread indices that appear only as plain terms (`_lane_shifts`).
+_SHIFTS: dict[S.Expr, tuple | None] = {}
+
+
+def _lane_shifts(e: S.Expr) -> tuple[dict[str, int], tuple[str, ...]] | None:
+    """The thread indices of `e` that appear only as plain terms, `coefficient * threadIdx.x`,
+    with their coefficients, and the other thread indices it reads; None where there is none
+    such, or where `e` reads nothing but thread indices (it is evaluated, not substituted).
+    Two lanes that agree on the others get `e` at values that differ by a number."""
+    if e.is_const:
+        return None
+    if e in _SHIFTS:
+        return _SHIFTS[e]
+    plain: dict[str, int] = {}
+    read: set[str] = set()
+    for monomial, coefficient in e.terms():
+        atom = monomial[0] if len(monomial) == 1 else None
+        if atom is not None and atom.__class__ is S.Symbol and atom.name in THREAD_SET:
+            plain[atom.name] = coefficient
+        else:
+            read |= {n for a in monomial for n in a.free if n in THREAD_SET}
+    shifts = {n: c for n, c in plain.items() if n not in read}
+    done = None
+    if shifts and not e.free_symbols <= THREAD_SET:
+        done = (shifts, tuple(n for n in THREAD_SYMBOLS if n in read))
+    remember(_SHIFTS, e, done)
+    return done
+
+
+def _shifted_lanes(
+    e: S.Expr, lanes: tuple[Lane, ...], shifts: dict[str, int], read: tuple[str, ...]
+) -> tuple[S.Expr | None, ...]:
+    """`e` at each lane (as `_at_lane`), substituted once for the lanes that agree on the
+    thread indices `read` and moved by a number for the others (`shifts`), where that spends
+    the steps the substitution would have (`_moved_steps`): Convolution's clamped rows, one
+    substitution a warp instead of 32."""
+    out: list[S.Expr | None] = []
+    firsts: dict[tuple[int, ...], tuple[S.Expr, int, int] | tuple[()] | None] = {}
+    for env in lanes:
+        if env is None:
+            out.append(None)
+            continue
+        key = (e, env["threadIdx.x"], env["threadIdx.y"], env["threadIdx.z"])
+        done = _LANE_MEMO.get(key)
+        if done is None:
+            at = tuple(env[n] for n in read)
+            shift = sum(c * env[n] for n, c in shifts.items())
+            first = firsts.get(at, ())
+            if not first:  # the first lane of these (), or moving them may spend other steps (None)
+                done, steps = _substituted_at_lane(e, env)
+                if first == ():
+                    firsts[at] = (done, shift, steps) if _moved_steps(e, env) else None
+            else:
+                base, base_shift, steps = first
+                done = _moved(base, shift - base_shift, steps)
+            remember(_LANE_MEMO, key, done)
+        out.append(done)
+    return tuple(out)
+
+
+def _moved(e: S.Expr, by: int, steps: int) -> S.Expr:
+    """`e + by`, spending the `steps` of the substitution it stands for, the step of
+    building it included (`S.plus_constant` builds one expression)."""
+    if not by:
+        budget.spend(steps)
+        return e
+    budget.spend(steps - 1)
+    return S.plus_constant(e, by)
+
+
+def lane_difference(e: S.Expr, ref: S.Expr) -> S.Expr:
+    """`e - ref`, with its steps: worked out as a number where the two differ only in their
+    constants (lanes moved from one substitution, `_shifted_lanes`), as subtracting would
+    give it (negating `ref` and adding, a step each)."""
+    if e.is_const or ref.is_const:
+        return e - ref
+    difference = S.constant_difference(e, ref)
+    if difference is None:
+        return e - ref
+    budget.spend()  # negating `ref`
+    return S.plus_constant(S.const(0), difference)  # and the sum (`const(0)` is built at import)
+
+
+def _substituted_at_lane(e: S.Expr, env: dict[str, int]) -> tuple[S.Expr, int]:
+    """`_at_lane(e, env)` worked out (not remembered), and the steps it spent."""
+    meter = budget.current()
+    before = meter.left if meter is not None else 0
+    done = e.subs(S.RememberedSubs(env, _LANE_TERMS))
+    return done, 0 if meter is None else before - meter.left
+
+
+def _moved_steps(e: S.Expr, env: dict[str, int]) -> bool:
+    """`e.subs` at a lane moved only in the plain terms (`_lane_shifts`) spends the same
+    steps as at `env`: every opaque term gives what it gave (remembered in `_LANE_TERMS`), and
+    the sum is built the same way. It may not where a term's result is a sum (`Expr.subs`
+    multiplies it out and adds it to the rest: adding to a zero rest is free) unless there is
+    one such and the rest is certainly no number."""
+    sums = 0
+    rest: dict[tuple, int] = {}
+    for monomial, coefficient in e.terms():
+        kept: list[S.Atom] = []
+        multiplied = False
+        for atom in monomial:
+            if atom.__class__ is S.Symbol:
+                value = env.get(atom.name)
+                if value is None:
+                    kept.append(atom)
+                    continue
+            elif atom.free.isdisjoint(env):
+                kept.append(atom)
+                continue
+            else:
+                result = _remembered_term(atom, env)
+                if result is None:
+                    return False
+                if not result.is_const:
+                    ((_, _), *more) = result.terms()
+                    if more:
+                        multiplied = True
+                    else:
+                        ((vm, vk),) = result.terms()
+                        coefficient *= vk
+                        kept.extend(vm)
+                    continue
+                value = result.value
+            coefficient *= value
+            if not coefficient:
+                break
+        if not coefficient:
+            continue
+        if multiplied:
+            sums += 1
+            continue
+        key = tuple(sorted(kept, key=lambda a: a.key))
+        rest[key] = rest.get(key, 0) + coefficient
+    return sums == 0 or (sums == 1 and any(m and c for m, c in rest.items()))
+
+
+def _remembered_term(atom: S.Atom, env: dict[str, int]) -> S.Expr | None:
+    """What `S.RememberedSubs` remembers for `atom` at `env`, None where it holds nothing
+    (a term too deep to be remembered, or a table emptied)."""
+    if atom.depth > S.MAX_DEPTH // 2:
+        return None
+    free = atom.free
+    seen = _LANE_TERMS.get((atom, *[v if n in free else None for n, v in env.items()]))
+    return None if seen is None else seen[0]
 
 
 def _at_lane(e: S.Expr, env: dict[str, int]) -> S.Expr:

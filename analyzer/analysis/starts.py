@@ -13,6 +13,7 @@ work out a few dozen sets instead of one each.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from analyzer import budget
@@ -131,6 +132,7 @@ class SplitRef:
     others: tuple[Monomial, ...]  # the rest but the constant
     constant: int
     mixed: bool  # some monomial of `others` holds a symbol a scenario assigns
+    token: int  # stands for (`others`, the names) in memo keys: one number for each, never reused
 
 
 #: Each warp's first-lane address split (`split_ref`).
@@ -158,9 +160,20 @@ def split_ref(ref: S.Expr, names: tuple[str, ...]) -> SplitRef:
         else:
             others.append((monomial, coefficient))
             mixed = mixed or not free.isdisjoint(bound)
-    done = SplitRef(tuple(assigned), tuple(others), constant, mixed)
+    token = _TOKENS.get((tuple(others), names))
+    if token is None:
+        token = next(_NEXT_TOKEN)
+        remember(_TOKENS, (tuple(others), names), token)
+    done = SplitRef(tuple(assigned), tuple(others), constant, mixed, token)
     remember(_SPLITS, key, done)
     return done
+
+
+#: A number for each (monomials not assigned, names) met (`SplitRef.token`): hashing the
+#: monomials in every scenario's memo key took a fifth of Mandelbrot_cuda.cu's walk. Numbers
+#: are never given twice, so a table emptied (`remember`) makes no two splits share one.
+_TOKENS: dict[tuple, int] = {}
+_NEXT_TOKEN = itertools.count()
 
 
 def monomials_value(monomials: tuple[Monomial, ...], env: dict[str, int]) -> int:
@@ -194,18 +207,25 @@ def remembered_starts(
         shift = split.constant + monomials_value(split.assigned, env)
     except (ArithmeticError, ValueError, LookupError):  # as `evaluated`: the slow way
         return start_residues(site, plan, combo, lanes, arch)
-    period = arch.address_period
-    key = ("substituted", split.others, plan.names, combo if split.mixed else ())
+    period = site.address_period
+    assigned = combo if split.mixed else ()
+    # what the scenario's starts are, with the steps the substitution took, in one look-up
+    done = memo.get((split.token, assigned, shift % period))
+    if done is not None:
+        budget.spend(done[1])
+        return done[0]
+    key = ("substituted", split.token, assigned)
     seen = memo.get(key)
     if seen is None:
         seen = memo[key] = substituted_shape(plan.ref, env, shift, period, site.facts)
     else:
         budget.spend(seen[2])
-    shape, rest, _ = seen
+    shape, rest, steps = seen
     starts_key = ("starts", shape, (rest + shift) % period)
     found = memo.get(starts_key)
     if found is None:
         found = memo[starts_key] = starts_from(site, shape, rest + shift, arch)
+    memo[(split.token, assigned, shift % period)] = (found, steps)
     return found
 
 

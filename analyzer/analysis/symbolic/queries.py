@@ -103,6 +103,28 @@ def affine_in(e: Expr, names: Sequence[str]) -> tuple[tuple[int, ...], Expr] | N
     return tuple(coeffs), (e if rest is None else new_expr(rest))
 
 
+def constant_difference(a: Expr, b: Expr) -> int | None:
+    """``a - b`` where it is a number (the two differ only in their constant terms), else None."""
+    pa, pb = a._p, b._p
+    if len(pa) - (() in pa) != len(pb) - (() in pb):
+        return None
+    get = pb.get
+    for m, c in pa.items():
+        if m and get(m) != c:
+            return None
+    return pa.get((), 0) - pb.get((), 0)
+
+
+def plus_constant(e: Expr, k: int) -> Expr:
+    """``e + k``, built as one new expression whatever `k` is (`const` would remember a number
+    met for the first time, and spend a step for it only then)."""
+    d = dict(e._p)
+    c = d.pop((), 0) + k
+    if c:
+        d[()] = c
+    return new_expr(d)
+
+
 def coefficient_gcd(e: Expr) -> int:
     """The gcd of the coefficients of all non-constant monomials (0 if ``e`` is constant)."""
     return nonconstant_gcd(as_expr(e)._p)

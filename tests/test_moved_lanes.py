@@ -1,0 +1,136 @@
+"""The cost walk's work shared between lanes and scenarios that differ only by a move gives
+what the plain walk gives, and spends the same budget steps: a lane expression substituted
+once for the lanes that agree on the thread indices it reads other than as plain terms, and
+moved by a number for the others (`scenarios._shifted_lanes`, `lane_difference`); the groups
+of a walk remembered by what decides them (`groups._GROUPS`); and a group's lanes moved from
+an earlier group's instead of evaluated (`costing.moved_lanes`); scenarios counted alike
+given as one (`costing.charged_one_by_one`). Small programs written for
+the test (clamped rows as Convolution's, a term whose substitution is a sum, unknowns in
+masks and starts, loops, totals, the cost per value of one unknown) give the same report,
+byte for byte, and the same steps per kernel, with the short cuts and without them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analyzer import budget, cli
+from analyzer.analysis import costing, groups, scenarios, starts
+
+PROGRAM = """\
+__global__ void clamped_rows(float *a, const float *b, int n) {
+    int row = threadIdx.y + blockIdx.y * 8 - 3;
+    int r = row < 0 ? 0 : (row > 63 ? 63 : row);
+    a[r * 64 + threadIdx.x + blockIdx.x * 32] = b[r * 65 + threadIdx.x * 2];
+    a[(threadIdx.y > 1 ? n + threadIdx.y : n) + threadIdx.x - 5] = 0.0f;
+    a[(threadIdx.y > 1 ? threadIdx.y + blockIdx.y : 0) * 32 + threadIdx.x] = 1.0f;
+}
+
+__global__ void masked(float *a, int n, int m) {
+    int row = threadIdx.y * 3 / 2;
+    if (threadIdx.x + n < m)
+        a[row * m + threadIdx.x + n] = 1.0f;
+    for (int k = 0; k < 6; k++)
+        if (threadIdx.x > k)
+            a[((threadIdx.y + k) % 3) * m + threadIdx.x * 2 + blockIdx.x * 4] += 2.0f;
+}
+
+__global__ void moved_by_blocks(float *a, int w) {
+    a[blockIdx.x * 4 + threadIdx.x] = 0.0f;
+    for (int k = 0; k < 3; k++)
+        a[blockIdx.x * 12 + k * 3 + threadIdx.y * 33 + threadIdx.x] = 0.0f;
+    a[w * (threadIdx.y / 2) + threadIdx.x] = 0.0f;
+}
+"""
+
+LAUNCHES = [
+    ("--block", "32,4", "--grid", "6,3"),
+    ("--block", "16,8", "--grid", "5,2"),
+    ("--block", "8,8"),
+    ("--block", "64,2", "--grid", "33"),
+]
+
+
+def forget(monkeypatch=None) -> None:
+    """Every table of the walk emptied (and, with `monkeypatch`, the short cuts switched off)."""
+    for table in (
+        scenarios._LANE_MEMO,
+        scenarios._WARP_MEMO,
+        scenarios._DECIDED,
+        scenarios._LANE_TERMS,
+        scenarios._SHIFTS,
+        costing._WALKS,
+        groups._GROUPS,
+        starts._SPLITS,
+    ):
+        table.clear()
+    if monkeypatch is not None:
+        monkeypatch.setattr(scenarios, "_lane_shifts", lambda e: None)
+        monkeypatch.setattr(scenarios, "lane_difference", lambda e, ref: e - ref)
+        monkeypatch.setattr(costing, "moved_lanes", lambda lanes, move, to: None)
+        monkeypatch.setattr(groups, "_GROUPS", {})
+        monkeypatch.setattr(costing, "counted_alike", lambda scenario, plan: object())  # none alike
+
+
+def checked(tmp_path: Path, monkeypatch, name: str, *args: str) -> tuple[str, list[int]]:
+    """The JSON report of a check, and the analysis steps each kernel spent."""
+    spent: list[int] = []
+    settle = budget.Meter.settle
+
+    def counted(meter, part, allowed):
+        if meter.stage == "analysis":
+            spent.append(allowed - max(part.left, 0))
+        return settle(meter, part, allowed)
+
+    monkeypatch.setattr(budget.Meter, "settle", counted)
+    out = tmp_path / name
+    cli.main(["check", "--no-cache", "--isolated", "-q", "-j", "1", "--format", "json", "-o", str(out), *args])
+    monkeypatch.setattr(budget.Meter, "settle", settle)
+    return out.read_text(), spent
+
+
+@pytest.mark.parametrize("launch", LAUNCHES)
+def test_lanes_and_scenarios_moved_give_the_plain_walks_report_and_steps(tmp_path, monkeypatch, launch):
+    (tmp_path / "k.cu").write_text(PROGRAM)
+    monkeypatch.chdir(tmp_path)
+    forget()
+    checked(tmp_path, monkeypatch, "warm.json", *launch, "k.cu")  # numbers met once (`S.const`) for both
+    forget()
+    fast, fast_steps = checked(tmp_path, monkeypatch, "fast.json", *launch, "k.cu")
+    assert '"accesses"' in fast and len(fast_steps) == 3
+    forget(monkeypatch)
+    plain, plain_steps = checked(tmp_path, monkeypatch, "plain.json", *launch, "k.cu")
+    assert fast == plain
+    assert fast_steps == plain_steps
+
+
+def test_lanes_that_agree_on_the_rows_are_substituted_once(monkeypatch):
+    forget()
+    worked_out = []
+    substituted = scenarios._substituted_at_lane
+    monkeypatch.setattr(scenarios, "_substituted_at_lane", lambda e, env: worked_out.append(env) or substituted(e, env))
+    from analyzer.analysis import symbolic as S
+
+    tx, ty = S.sym("threadIdx.x"), S.sym("threadIdx.y")
+    clamp = S.minimum(S.maximum(ty + S.sym("blockIdx.y") * 8 - 3, S.const(0)), S.const(63))
+    e = clamp * 64 + tx * 4
+    lanes = scenarios.warp_lanes((16, 8, 1), 32)[0]  # two rows of 16 lanes
+    moved = scenarios.per_lane(e, lanes, ((16, 8, 1), 32, 0))
+    assert len(worked_out) == 2
+    assert moved == tuple(e.subs(lane) for lane in lanes)
+
+
+@pytest.mark.parametrize("analysis", [20_000, 60_000, 150_000])
+def test_a_small_budget_runs_out_where_the_plain_walk_ran_out(tmp_path, monkeypatch, analysis):
+    (tmp_path / "k.cu").write_text(PROGRAM)
+    (tmp_path / "warplint.toml").write_text(f"[budget]\nanalysis = {analysis}\n")
+    monkeypatch.chdir(tmp_path)
+    args = ["check", "--no-cache", "-q", "-j", "1", "--format", "json", "--block", "16,8", "--grid", "5,2"]
+    forget()
+    cli.main([*args, "-o", "warm.json", "k.cu"])
+    forget()
+    cli.main([*args, "-o", "fast.json", "k.cu"])
+    forget(monkeypatch)
+    cli.main([*args, "-o", "plain.json", "k.cu"])
+    assert Path("fast.json").read_text() == Path("plain.json").read_text()
