@@ -6,6 +6,11 @@ block>>>(...)` gives block (16, 16, 1) and grid (N/64, 1, 1) when N is known. Wh
 evaluated stays unknown (None), with the facts that guards, branches and loops state of it
 (`analysis.guards`) and where it came from. `analysis.launch` turns its launches into
 launch configurations.
+
+Only what can reach a launch is run: a host function that launches nothing, itself or through
+the functions it calls (`launching_functions`), is not run when called, and a loop whose body
+reaches no launch (a CPU reference nest, `for i, j, k < 256`) is not iterated: what it assigns
+becomes unknown, as with any loop not iterated.
 """
 
 from __future__ import annotations

@@ -154,8 +154,8 @@ def host_launches(module: N.Module) -> list[HostLaunch]:
     reaching = launching_functions(functions)
     out: list[HostLaunch] = []
     for host in module.host:
-        if host.name in called:
-            continue  # run from its callers, with their arguments
+        if host.name in called or host.name not in reaching:
+            continue  # run from its callers, with their arguments; or it launches nothing
         interp = HostInterpreter(functions, pointed=pointed, reaching=reaching)
         interp.run(host.body)
         for stmt, kernel, g, b, args, facts in interp.launches:
