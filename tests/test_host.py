@@ -6,7 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from analyzer.analysis.host import launching_functions
+from analyzer.analysis.launch import host_launches
+from analyzer.budget import Meter, metered
 from analyzer.cli import main
+from analyzer.ir.lower import lower
+from analyzer.source.preprocess import preprocess
+from analyzer.syntax.parse import parse
 
 
 def kernels(tmp_path: Path, capsys, source: str, name: str = "k.cu") -> list[tuple[str, dict, list[tuple[int, int]]]]:
@@ -240,3 +246,114 @@ def test_a_branch_states_its_condition_for_the_launches_inside_it(tmp_path, caps
         tmp_path, capsys, GUARDED.replace("GUARD\n", "").replace("k<<<", "if (w % 32 == 0) {} else\n        k<<<")
     )
     assert inside == [(3, 4)] and other == [(3, 5)]
+
+
+def host_steps(source: str) -> int:
+    """The host statements run to find the launches of `source` (budget steps: never seconds)."""
+    pp = preprocess(source, "k.cu")
+    module = lower(parse(pp.text).unit, pp.text, "k.cu")
+    meter = Meter("analysis", 10**9)
+    with metered(meter):
+        host_launches(module)
+    return meter.limit - meter.left
+
+
+# a CPU reference nest that calls a host function launching nothing (polybench's compareResults)
+CHECKED_NEST = (
+    "int differs(float a, float b)\n{\n    return a - b > 0.5f || b - a > 0.5f;\n}\n"
+    "int compare(float *x, float *y)\n{\n    int fail = 0;\n    for (int i = 0; i < 128; i++)\n"
+    "        for (int j = 0; j < 128; j++)\n            for (int l = 0; l < 128; l++)\n"
+    "                if (differs(x[i], y[j * l]))\n                    fail++;\n    return fail;\n}\n"
+)
+
+
+def test_a_launch_after_a_long_loop_nest_that_calls_only_non_launching_functions_keeps_its_configuration(
+    tmp_path, capsys
+):
+    source = (
+        STRIDED
+        + CHECKED_NEST
+        + (
+            "int main()\n{\n    float *d, *x, *y;\n    dim3 block(32, 4);\n    int w = 2;\n"
+            "    for (int i = 0; i < 100; i++)\n        for (int j = 0; j < 100; j++)\n"
+            "            x[i * 100 + j] = differs(x[i], y[j]);\n"
+            "    compare(x, y);\n    k<<<8, block>>>(d, w);\n}\n"
+        )
+    )
+    ((_, launch, costs),) = kernels(tmp_path, capsys, source)
+    assert (launch["block"], launch["grid"], launch["params"]) == ([32, 4, 1], [8, 1, 1], {"w": 2})
+    assert costs == [(3, 8)]
+    # neither nest is walked iteration by iteration, nor `compare` run: a few dozen statements
+    assert host_steps(source) < 40
+
+
+def test_a_variable_assigned_in_a_loop_that_reaches_no_launch_is_unknown_at_the_launch(tmp_path, capsys):
+    # the loop calls `differs`, which launches nothing: it is not iterated (as a loop that calls
+    # nothing), so `w` is not known after it and the launch is costed over the values of `w`
+    source = (
+        STRIDED
+        + CHECKED_NEST
+        + (
+            "int main()\n{\n    float *d, *x;\n    int w = 1, fail = 0;\n    for (int i = 0; i < 3; i++) {\n"
+            "        w = w * 2;\n        fail += differs(x[i], x[i + 1]);\n    }\n    k<<<1, 32>>>(d, w);\n}\n"
+        )
+    )
+    ((_, launch, costs),) = kernels(tmp_path, capsys, source)
+    assert launch["params"] == {} and costs == [(3, 32)]  # the worst of w = 1..64: 32 sectors
+
+
+def test_a_loop_that_launches_and_calls_a_non_launching_function_is_run_per_counter_value(tmp_path, capsys):
+    source = (
+        STRIDED
+        + CHECKED_NEST
+        + (
+            "int main()\n{\n    float *d, *x;\n    for (int w = 1; w <= 4; w *= 2) {\n"
+            "        k<<<1, 32>>>(d, w);\n        compare(x, d);\n    }\n}\n"
+        )
+    )
+    got = kernels(tmp_path, capsys, source)
+    assert [(launch["params"], costs) for _, launch, costs in got] == [
+        ({"w": 1}, [(3, 4)]),
+        ({"w": 2}, [(3, 8)]),
+        ({"w": 4}, [(3, 16)]),
+    ]
+
+
+def test_a_loop_calling_a_function_that_launches_through_another_is_run_per_counter_value(tmp_path, capsys):
+    source = STRIDED + (
+        "void launch(float *d, int w)\n{\n    k<<<1, 32>>>(d, w);\n}\n"
+        "void run(float *d, int w)\n{\n    launch(d, w);\n}\n"
+        "int main()\n{\n    float *d;\n    for (int w = 1; w <= 4; w *= 2)\n        run(d, w);\n}\n"
+    )
+    got = kernels(tmp_path, capsys, source)
+    assert [(launch["params"], costs) for _, launch, costs in got] == [
+        ({"w": 1}, [(3, 4)]),
+        ({"w": 2}, [(3, 8)]),
+        ({"w": 4}, [(3, 16)]),
+    ]
+
+
+def test_the_functions_that_reach_a_launch_are_found_through_calls_at_any_depth():
+    source = STRIDED + (
+        "void launch(float *d)\n{\n    k<<<1, 32>>>(d, 1);\n}\n"
+        "void middle(float *d)\n{\n    if (d) launch(d);\n}\n"
+        "void top(float *d)\n{\n    for (int i = 0; i < 2; i++) middle(d);\n}\n"
+        "int helper(int x)\n{\n    return x + 1;\n}\n"
+        "int main()\n{\n    float *d;\n    helper(2);\n    top(d);\n}\n"
+    )
+    pp = preprocess(source, "k.cu")
+    module = lower(parse(pp.text).unit, pp.text, "k.cu")
+    assert launching_functions({fn.name: fn for fn in module.host}) == {"launch", "middle", "top", "main"}
+
+
+def test_a_loop_that_surely_runs_past_the_limit_is_given_up_before_its_first_iteration(tmp_path, capsys):
+    # 100 iterations, each calling a launching function: more than MAX_HOST_LOOP, so the loop is
+    # run once with its writes unknown, as after 64 iterations before, without running the 64
+    source = STRIDED + (
+        "void run(float *d, int w)\n{\n    if (w > 0)\n        k<<<1, 32>>>(d, w);\n}\n"
+        "int main()\n{\n    float *d;\n    int iterations = 100;\n"
+        "    for (int i = 0; i < iterations; ++i)\n        run(d, 2);\n}\n"
+    )
+    ((_, launch, costs),) = kernels(tmp_path, capsys, source)
+    assert launch["params"] == {"w": 2} and costs == [(3, 8)]
+    assert host_steps(source) < 20

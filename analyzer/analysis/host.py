@@ -6,6 +6,11 @@ block>>>(...)` gives block (16, 16, 1) and grid (N/64, 1, 1) when N is known. Wh
 evaluated stays unknown (None), with the facts that guards, branches and loops state of it
 (`analysis.guards`) and where it came from. `analysis.launch` turns its launches into
 launch configurations.
+
+Only what can reach a launch is run: a host function that launches nothing, itself or through
+the functions it calls (`launching_functions`), is not run when called, and a loop whose body
+reaches no launch (a CPU reference nest, `for i, j, k < 256`) is not iterated: what it assigns
+becomes unknown, as with any loop not iterated.
 """
 
 from __future__ import annotations
@@ -65,6 +70,7 @@ class HostInterpreter(Visitor):
         functions: dict[str, N.Function] | None = None,
         depth: int = 0,
         pointed: dict[int, tuple[str, ...]] | None = None,
+        reaching: frozenset[str] | None = None,
     ) -> None:
         self.env: dict[int, Value] = {}
         # each launch made: its statement, the kernel launched (a pointer's value, else the name
@@ -85,6 +91,9 @@ class HostInterpreter(Visitor):
         self.origins: dict[int, tuple[str, Span]] = {}
         self.unknown_args: dict[int, tuple[tuple[int, str, Span], ...]] = {}
         self.functions = functions or {}
+        # the host functions that can reach a launch (`launching_functions`): a call of any other
+        # has nothing to show, and a loop that calls only those is not run iteration by iteration
+        self.reaching = launching_functions(self.functions) if reaching is None else reaching
         self.depth = depth
         # a local whose address was passed on (`cudaMemcpy(&n, ...)`) may have changed unseen:
         # a launch computed from it is not held to CUDA's limits (its value is only a guess)
@@ -287,6 +296,8 @@ class HostInterpreter(Visitor):
             return False  # a loop that launches nothing (a reference computation) need not be run
         if any(isinstance(x, (N.Break, N.Return, N.Continue)) for x in N.walk_statements(s.body)):
             return False
+        if self._runs_past_limit(s):
+            return False  # given up before its first iteration, not after MAX_HOST_LOOP of them
         saved_env, saved_launches, saved_iterations = dict(self.env), len(self.launches), self.iterations
         for count in range(MAX_HOST_LOOP + 1):
             cond = self.expr(s.cond) if s.test_first or count else 1
@@ -303,6 +314,35 @@ class HostInterpreter(Visitor):
             self.run(s.step)
         return False  # not reached: the range ends at the bound's test
 
+    def _runs_past_limit(self, s: N.Loop) -> bool:
+        """Whether a counting loop surely runs more than `MAX_HOST_LOOP` iterations, told from its
+        counter alone: its step assigns only the counter, from the counter and values the loop
+        does not assign, and its condition reads nothing else the loop assigns (`for (int i = 0;
+        i < testIterations; ++i)` with 100 iterations: threadFenceReduction runs 64 of them, each
+        calling the launching `reduce`, for each of 52 calls, before giving the loop up)."""
+        step = s.step[0] if len(s.step) == 1 else None
+        if not s.test_first or s.cond is None or not isinstance(step, N.Assign) or step.field:
+            return False
+        counter, first = step.var.uid, self.env.get(step.var.uid)
+        if not isinstance(first, int) or isinstance(first, bool) or counter in assigned_in(s.body):
+            return False
+        read = {x.var.uid for e in (s.cond, step.value) for x in preorder(e) if isinstance(x, N.VarRef)}
+        if read & assigned_in(s.body) or self.runs_host_code(s.cond) or self.runs_host_code(step.value):
+            return False
+        value: Value = first
+        try:
+            for count in range(MAX_HOST_LOOP + 1):  # the tests an iterated loop makes before giving up
+                self.env[counter] = value
+                cond = self.expr(s.cond)
+                if cond is None or isinstance(cond, dict) or not cond:
+                    return False
+                value = self.expr(step.value) if count < MAX_HOST_LOOP else value
+                if not isinstance(value, int) or isinstance(value, bool):
+                    return False
+            return True
+        finally:
+            self.env[counter] = first
+
     def launches_in(self, stmts: list[N.Stmt]) -> bool:
         """`_launches_in`, remembered by the statements' identity (host loops run them again)."""
         key = (id(stmts[0]), len(stmts)) if stmts else (0, 0)
@@ -312,12 +352,9 @@ class HostInterpreter(Visitor):
         return found
 
     def _launches_in(self, stmts: list[N.Stmt]) -> bool:
-        """Whether `stmts` launch a kernel, themselves or through a host function they call."""
-        return any(
-            isinstance(x, N.LaunchStmt)
-            or (isinstance(x, N.Opaque) and x.kind is OpaqueKind.CALL and x.callee in self.functions)
-            for x in N.walk_nodes(stmts)
-        )
+        """Whether `stmts` launch a kernel, themselves or through a host function they call
+        that can reach one (`self.reaching`)."""
+        return launches_within(stmts, self.reaching)
 
     def visit_Skipped(self, s: N.Skipped) -> None:
         for v in s.writes:
@@ -358,7 +395,7 @@ class HostInterpreter(Visitor):
     ) -> None:
         if self.depth >= MAX_HOST_CALL_DEPTH:
             return
-        inner = HostInterpreter(self.functions, self.depth + 1, self.pointed)
+        inner = HostInterpreter(self.functions, self.depth + 1, self.pointed, self.reaching)
         inner.launching = self.launching  # by statement identity: the same for every call
         inner.env = {p.uid: a for p, a in zip(fn.params, args)}
         inner.facts = {p.uid: list(f) for p, f in zip(fn.params, facts or []) if f}
@@ -446,6 +483,10 @@ class HostInterpreter(Visitor):
         if e.kind is not OpaqueKind.CALL or e.callee is None:
             return None
         callee = self.functions.get(e.callee)
+        if callee is not None and e.callee not in self.reaching:
+            for op in e.operands:  # (a host function called in them may launch)
+                self.expr(op)
+            return None  # it launches nothing, returns nothing known: running it shows nothing
         if callee is not None:
             values = [self.expr(op) for op in e.operands]
             origins = {
@@ -496,6 +537,48 @@ def own_expressions(s: N.Stmt) -> list[N.Expr]:
     if isinstance(s, (N.If, N.Loop)) and s.cond is not None:
         return [s.cond]
     return []
+
+
+def assigned_in(stmts: list[N.Stmt]) -> set[int]:
+    """The uids of the variables `stmts` assign, at any depth (nested loops' counters included)."""
+    out: set[int] = set()
+    for x in N.walk_statements(stmts):
+        if isinstance(x, N.Assign):
+            out.add(x.var.uid)
+        elif isinstance(x, N.Skipped):
+            out.update(v.uid for v in x.writes)
+    return out
+
+
+def launches_within(stmts: list[N.Stmt], reaching: frozenset[str]) -> bool:
+    """Whether `stmts` launch a kernel, themselves or through a call of a function in `reaching`."""
+    return any(
+        isinstance(x, N.LaunchStmt) or (isinstance(x, N.Opaque) and x.kind is OpaqueKind.CALL and x.callee in reaching)
+        for x in N.walk_nodes(stmts)
+    )
+
+
+def launching_functions(functions: dict[str, N.Function]) -> frozenset[str]:
+    """The names of the host functions that launch a kernel, themselves or through the host
+    functions they call, at any depth. A call of any other cannot change what a launch gets
+    (the interpreter gives no host function's result a value), so it need not be run, and a
+    loop that makes only such calls (a CPU reference nest: `for i, j, k < 256 ...
+    percentDiff(...)`) need not be run iteration by iteration."""
+    calls: dict[str, set[str]] = {}
+    reaching: set[str] = set()
+    for name, fn in functions.items():
+        called = calls[name] = set()
+        for x in N.walk_nodes(fn.body):
+            if isinstance(x, N.LaunchStmt):
+                reaching.add(name)
+            elif isinstance(x, N.Opaque) and x.kind is OpaqueKind.CALL and x.callee in functions:
+                called.add(x.callee)
+    grown = True
+    while grown:
+        more = {name for name, called in calls.items() if name not in reaching and called & reaching}
+        reaching |= more
+        grown = bool(more)
+    return frozenset(reaching)
 
 
 def host_calls(stmts: list[N.Stmt]) -> set[str]:

@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from analyzer.analysis.guards import Fact, launch_facts, required_facts
-from analyzer.analysis.host import HostInterpreter, Value, function_pointers, host_calls
+from analyzer.analysis.host import HostInterpreter, Value, function_pointers, host_calls, launching_functions
 from analyzer.analysis.results import LaunchConfig
 from analyzer.diagnostics import Diagnostic, Severity, Span
 from analyzer.ir import builtins
@@ -151,11 +151,12 @@ def host_launches(module: N.Module) -> list[HostLaunch]:
     functions = {fn.name: fn for fn in module.host}
     called = {name for fn in module.host for name in host_calls(fn.body) if name in functions and name != fn.name}
     pointed = function_pointers(module.host)
+    reaching = launching_functions(functions)
     out: list[HostLaunch] = []
     for host in module.host:
-        if host.name in called:
-            continue  # run from its callers, with their arguments
-        interp = HostInterpreter(functions, pointed=pointed)
+        if host.name in called or host.name not in reaching:
+            continue  # run from its callers, with their arguments; or it launches nothing
+        interp = HostInterpreter(functions, pointed=pointed, reaching=reaching)
         interp.run(host.body)
         for stmt, kernel, g, b, args, facts in interp.launches:
             block_text = stmt.config_text[1] if len(stmt.config_text) > 1 else "?"
