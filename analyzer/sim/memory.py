@@ -222,9 +222,33 @@ class Memory:
                 self.grown += len(region.data) - before
         return idx, off
 
+    def _whole_values(self, addrs: np.ndarray, size: int) -> tuple[Region, np.ndarray] | None:
+        """(region, element indices) when every address is a whole, aligned value of `size`
+        bytes inside one region's contents already made (no stride, nothing to grow or count
+        out of bounds): what `_groups` would find, told from the lowest and highest address
+        alone. Most loads are so, and `_groups`' per-lane masks cost a read 50 µs of numpy
+        calls (`check --verify samples/`: 10,700 reads, 1.5 s of 4.3 s)."""
+        if not len(addrs):
+            return None
+        low, high = int(addrs.min()), int(addrs.max())
+        region = self.regions.get(low >> WINDOW_BITS)
+        if region is None or region.stride or high >> WINDOW_BITS != low >> WINDOW_BITS:
+            return None
+        first, end = low - region.base, high - region.base + size
+        if first < 0 or end > len(region.data) or end > region.limit or len(region.data) % size:
+            return None
+        off = addrs - region.base
+        if (off % size).any():
+            return None
+        region.touched = max(region.touched, end)
+        return region, off // size
+
     def read(self, addrs: np.ndarray, dt: np.dtype) -> np.ndarray:
         """The values of type `dt` at each address (0 outside every region)."""
         size = dt.itemsize
+        whole = self._whole_values(addrs, size)
+        if whole is not None:
+            return whole[0].data.view(dt)[whole[1]]
         result = np.zeros(len(addrs), dt)
         for region, idx, off in self._groups(addrs, size):
             if region is None or not len(idx):

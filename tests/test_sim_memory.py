@@ -1,0 +1,61 @@
+"""The simulator's memory (`analyzer.sim.memory`): a load of whole, aligned values inside one
+buffer's contents takes the short way (`Memory._whole_values`), and gives what the general
+way gives, lane by lane, with the same bytes touched and nothing counted out of bounds; any
+other load (misaligned, out of bounds, across buffers, past what a buffer has grown to) takes
+the general way."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from analyzer.ir import types as T
+from analyzer.sim.memory import Memory
+
+INT = T.ScalarType("int", 4, True)
+
+
+def two_memories() -> list[tuple[Memory, int, int]]:
+    """Two memories alike, each with a fixed buffer of 4,096 ints (iota: int i holds i) and a
+    growable one, and the bases of those buffers."""
+    out = []
+    for _ in range(2):
+        memory = Memory(fill="iota")
+        fixed = memory.add("a", "global", 4096 * 4, INT)
+        grown = memory.add("b", "global", None, INT)
+        out.append((memory, fixed.base, grown.base))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("where", "lanes", "short"),
+    [
+        ("fixed", [4 * i for i in range(32)], True),
+        ("fixed", [4 * (31 - i) * 7 for i in range(32)], True),  # any order, strided
+        ("fixed", [4 * i + 2 for i in range(32)], False),  # misaligned: bytes of two ints
+        ("fixed", [4 * 4095, 4 * 4096], False),  # the second one past the end
+        ("fixed", [-4, 0], False),  # before the start
+        ("both", [0, 0], False),  # two buffers
+        ("grown", [0, 4 * 10**6], False),  # past what the growable buffer holds
+    ],
+)
+def test_a_load_of_whole_values_in_one_buffer_takes_the_short_way_and_reads_the_same(where, lanes, short):
+    (fast, fixed, grown), (slow, *_) = two_memories()
+    bases = {"fixed": [fixed] * len(lanes), "grown": [grown] * len(lanes), "both": [fixed, grown]}[where]
+    addrs = np.array([b + lane for b, lane in zip(bases, lanes)], np.int64)
+    for memory in (fast, slow):
+        memory.read(np.array([fixed, grown], np.int64), np.dtype(np.int32))  # contents made, as after a first load
+    slow._whole_values = lambda *args: None  # the general way only
+    assert (fast._whole_values(addrs, 4) is not None) is short
+    got, want = fast.read(addrs, np.dtype(np.int32)), slow.read(addrs, np.dtype(np.int32))
+    assert got.tolist() == want.tolist()
+    assert fast.out_of_bounds == slow.out_of_bounds
+    assert [r.touched for r in fast.regions.values()] == [r.touched for r in slow.regions.values()]
+
+
+def test_iota_contents_read_the_short_way_are_each_ints_index():
+    ((memory, fixed, _), _) = two_memories()
+    memory.read(np.array([fixed], np.int64), np.dtype(np.int32))
+    addrs = np.array([fixed + 4 * i for i in (5, 0, 4095, 17)], np.int64)
+    assert memory.read(addrs, np.dtype(np.int32)).tolist() == [5, 0, 4095, 17]
+    assert memory.regions[1].touched == 4096 * 4
