@@ -443,7 +443,10 @@ def charge_scenario(
         residues: tuple[int, ...] = (ref_value % site.address_period,)
         typical = residues
     else:
-        budget.spend(len(plan.present))  # the first lane's address worked out symbolically
+        if meter is not None:  # the first lane's address worked out symbolically (`budget.spend`)
+            meter.left -= len(plan.present)
+            if meter.left < 0:
+                raise budget.BudgetExceeded(meter.stage, meter.limit)
         residues, typical = remembered_starts(site, plan, combo, lanes, arch, summary.starts)
     steps = 0 if meter is None else before - meter.left
     key = (rel, residues, typical)

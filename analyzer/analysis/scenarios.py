@@ -18,6 +18,7 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from analyzer import budget
 from analyzer.analysis import symbolic as S
@@ -101,6 +102,9 @@ class WarpPlan:
     masks_vary: bool = False  # a sampled symbol decides which lanes are active (requests vary)
     evaluate: Callable[..., tuple] | None = None  # compiled `lane_exprs` (see `plan_warp`)
     pick: tuple[Callable[[tuple], tuple], bool] | None = None  # see `lane_picker`
+    # `ref` split as the starts read it (`starts.split_ref`), kept with the plan: asked for in
+    # every scenario, it was a look-up by the expression and names each time
+    split: Any = None
 
     def is_typical(self, combo: tuple[int, ...]) -> bool:
         """The scenario assigns every sampled symbol a value a typical verdict considers."""
@@ -239,15 +243,29 @@ def _loops_to_walk(
     factor: int | None = 1
     for i, lp in enumerate(site.loops):
         conds = [c for c in loop_conds[i] if c is not None]
-        if lp.counter in free or len(set(conds)) > 1:  # the lanes' conditions differ
+        if lp.counter in free or _differ(conds):  # the lanes' conditions differ
             walk.append(i)
             continue
-        its = iterations(replace(lp, cond=conds[0] if conds else None), site.known)
+        cond = conds[0] if conds else None
+        # the loop itself where its lanes' condition is its own (the same object: nothing to replace)
+        its = iterations(lp if cond is lp.cond else replace(lp, cond=cond), site.known)
         if its is None:
             factor = None
         elif factor is not None:
             factor *= len(its)
     return walk, factor
+
+
+def _differ(conds: list[S.Expr]) -> bool:
+    """Some two of `conds` are not equal; the same object throughout (a condition no thread
+    index decides, put in once) is told without hashing each."""
+    if not conds:
+        return False
+    first = conds[0]
+    for c in conds:
+        if c is not first:
+            return len(set(conds)) > 1
+    return False
 
 
 def _few_iterations(loop: LoopCtx, known: dict[str, int]) -> bool:

@@ -229,7 +229,9 @@ def remembered_starts(
     budgets run out where they did."""
     if lanes.ref_value is not None or plan.ref.is_const:
         return start_residues(site, plan, combo, lanes, arch)
-    split = split_ref(plan.ref, plan.names)
+    split = plan.split
+    if split is None:
+        split = plan.split = split_ref(plan.ref, plan.names)
     env = None
     if split.indexed is not None:  # the scenario's values are `combo`, by place (`lanes.assign` too)
         shift = split.constant + indexed_value(split.indexed, combo)
