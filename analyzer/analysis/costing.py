@@ -188,7 +188,7 @@ def cost_occurrence(
     return summarise(cost, site, summary, occ, arch, describe)
 
 
-@record
+@record(frozen=False)  # made per scenario: set without `object.__setattr__`, and never hashed
 class ScenarioCharge:
     """What one scenario of a warp's walk found (`charge_scenario`), to be counted in a summary."""
 
@@ -421,28 +421,40 @@ def charge_scenario(
     takes as many: `charge_scenarios`). `lanes`: the scenario's lanes where they are known
     (evaluated, they take no step)."""
     meter = budget.current()
-    before = meter.left if meter is not None else 0
-    budget.spend()  # a request costed (analyzer.budget)
+    before = 0
+    if meter is not None:  # a request costed: `budget.spend()` written out, as this runs per scenario
+        before = meter.left
+        meter.left = before - 1
+        if before < 1:
+            raise budget.BudgetExceeded(meter.stage, meter.limit)
     if lanes is None:
         lanes = scenario_lanes(plan, combo)
     rel = lanes.rel
-    off = 0 if rel is None else rel.count(None)
-    if rel is None or off == len(rel):
+    if rel is None:
         steps = 0 if meter is None else before - meter.left
-        return ScenarioCharge(combo, lanes.undecided_mask, None, 0 if rel is None else -1, steps=steps)
-    if lanes.ref_value is not None:  # the common case, without a call
-        residues: tuple[int, ...] = (lanes.ref_value % site.address_period,)
+        return ScenarioCharge(combo, lanes.undecided_mask, None, 0, steps=steps)
+    n_rel = len(rel)
+    off = rel.count(None)
+    if off == n_rel:
+        steps = 0 if meter is None else before - meter.left
+        return ScenarioCharge(combo, lanes.undecided_mask, None, -1, steps=steps)
+    ref_value = lanes.ref_value
+    if ref_value is not None:  # the common case, without a call
+        residues: tuple[int, ...] = (ref_value % site.address_period,)
         typical = residues
     else:
-        budget.spend(len(plan.present))  # the first lane's address worked out symbolically
+        if meter is not None:  # the first lane's address worked out symbolically (`budget.spend`)
+            meter.left -= len(plan.present)
+            if meter.left < 0:
+                raise budget.BudgetExceeded(meter.stage, meter.limit)
         residues, typical = remembered_starts(site, plan, combo, lanes, arch, summary.starts)
     steps = 0 if meter is None else before - meter.left
     key = (rel, residues, typical)
     outcome = summary.outcomes.get(key)
     if outcome is None:
-        budget.spend(len(rel))  # a request charged lane by lane (analyzer.budget)
+        budget.spend(n_rel)  # a request charged lane by lane (analyzer.budget)
         outcome = summary.outcomes[key] = charge_request(rel, residues, typical, site, arch, summary.charges)
-    return ScenarioCharge(combo, lanes.undecided_mask, outcome, len(rel) - off, steps=steps, lanes=lanes)
+    return ScenarioCharge(combo, lanes.undecided_mask, outcome, n_rel - off, steps=steps, lanes=lanes)
 
 
 def count_scenario(scenario: ScenarioCharge, plan: WarpPlan, summary: Summary, pieces: int) -> None:

@@ -18,6 +18,7 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from analyzer import budget
 from analyzer.analysis import symbolic as S
@@ -101,6 +102,9 @@ class WarpPlan:
     masks_vary: bool = False  # a sampled symbol decides which lanes are active (requests vary)
     evaluate: Callable[..., tuple] | None = None  # compiled `lane_exprs` (see `plan_warp`)
     pick: tuple[Callable[[tuple], tuple], bool] | None = None  # see `lane_picker`
+    # `ref` split as the starts read it (`starts.split_ref`), kept with the plan: asked for in
+    # every scenario, it was a look-up by the expression and names each time
+    split: Any = None
 
     def is_typical(self, combo: tuple[int, ...]) -> bool:
         """The scenario assigns every sampled symbol a value a typical verdict considers."""
@@ -170,9 +174,8 @@ def plan_warp(site: Site, lanes: tuple[Lane, ...], where: Where) -> WarpPlan | N
             if d is not None:
                 free |= d.free_symbols
     lane_masks = decided_masks(site.mask, lanes, where, site.launch)
-    for m in lane_masks:
-        if m is not None and not m.is_const:
-            free |= {x for x in m.free_symbols if is_loop_counter(x)}
+    masks_free, masks_counters = _masks_symbols(site.mask, lane_masks, where, site.launch)
+    free |= masks_counters
     # a counter that moves the warp's start within `address_period` changes the cost: walked
     moving = {
         a.name
@@ -202,7 +205,9 @@ def plan_warp(site: Site, lanes: tuple[Lane, ...], where: Where) -> WarpPlan | N
     lane_exprs = (*diffs, *lane_masks, *(loop_conds[i][j] for i in walk for j in range(n_lanes)), ref)
     grid = site.launch.grid
     varying = frozenset(sampled)
-    masks_vary = any(e is not None and e.free_symbols & varying for e in lane_exprs[n_lanes:-1])
+    masks_vary = not masks_free.isdisjoint(varying) or any(
+        e is not None and e.free_symbols & varying for e in lane_exprs[2 * n_lanes : -1]
+    )
     plan = WarpPlan(
         ref,
         diffs,
@@ -238,15 +243,29 @@ def _loops_to_walk(
     factor: int | None = 1
     for i, lp in enumerate(site.loops):
         conds = [c for c in loop_conds[i] if c is not None]
-        if lp.counter in free or len(set(conds)) > 1:  # the lanes' conditions differ
+        if lp.counter in free or _differ(conds):  # the lanes' conditions differ
             walk.append(i)
             continue
-        its = iterations(replace(lp, cond=conds[0] if conds else None), site.known)
+        cond = conds[0] if conds else None
+        # the loop itself where its lanes' condition is its own (the same object: nothing to replace)
+        its = iterations(lp if cond is lp.cond else replace(lp, cond=cond), site.known)
         if its is None:
             factor = None
         elif factor is not None:
             factor *= len(its)
     return walk, factor
+
+
+def _differ(conds: list[S.Expr]) -> bool:
+    """Some two of `conds` are not equal; the same object throughout (a condition no thread
+    index decides, put in once) is told without hashing each."""
+    if not conds:
+        return False
+    first = conds[0]
+    for c in conds:
+        if c is not first:
+            return len(set(conds)) > 1
+    return False
 
 
 def _few_iterations(loop: LoopCtx, known: dict[str, int]) -> bool:
@@ -339,26 +358,36 @@ def scenario_lanes(plan: WarpPlan, combo: tuple[int, ...]) -> ScenarioLanes:
     has a picker, else lane by lane (also when a lane divides by zero: the slow way)."""
     lane_rel = ref_value = assign = None
     undecided = False
-    try:
-        if plan.evaluate is None:
-            raise ValueError("not compiled")
-        values = plan.evaluate(*combo)
-        if plan.pick is not None:
-            lane_rel = plan.pick[0](values)
-            undecided = plan.pick[1]
-            ref_value = values[-1]
-    except (ZeroDivisionError, ValueError):
-        assign = dict(zip(plan.names, combo))
-        bound = frozenset(plan.names)
-        values = (
-            tuple(_substituted_value(e, assign, bound) for e in plan.lane_exprs)
-            if plan.names
-            else tuple(None if e is None or not e.is_const else e.value for e in plan.lane_exprs)
-        )
+    evaluate = plan.evaluate
+    values: tuple | None = None
+    if evaluate is not None:
+        try:
+            values = evaluate(*combo)
+            pick = plan.pick
+            if pick is not None:
+                lane_rel = pick[0](values)
+                undecided = pick[1]
+                ref_value = values[-1]
+        except (ZeroDivisionError, ValueError):
+            values = None
+    if values is None:
+        if plan.names:
+            assign = dict(zip(plan.names, combo))
+            bound = frozenset(plan.names)
+            values = tuple([_substituted_value(e, assign, bound) for e in plan.lane_exprs])
+        else:
+            values = _constant_values(plan.lane_exprs)
     if lane_rel is None:
         lane_rel, undecided_here = _lanes_one_by_one(plan, values)
         undecided = undecided or undecided_here
     return ScenarioLanes(lane_rel, ref_value, assign, undecided)
+
+
+def _constant_values(exprs: tuple[S.Expr | None, ...]) -> tuple[int | None, ...]:
+    """The value of each lane expression where it is a number, else None (a scenario that
+    assigns nothing). Read from the expression's constant slot (`Expr.value` where `is_const`):
+    a lane of a warp with one scenario reads each of its expressions once."""
+    return tuple([None if e is None else e._c for e in exprs])
 
 
 def _lanes_one_by_one(plan: WarpPlan, values: tuple) -> tuple[tuple[int | None, ...] | None, bool]:
@@ -672,6 +701,21 @@ def decided_masks(
     done = _WARP_MEMO.get(key)
     if done is None:
         done = tuple(_decide_mask(m, launch) for m in per_lane(mask, lanes, where))
+        remember(_WARP_MEMO, key, done)
+    return done
+
+
+def _masks_symbols(
+    mask: S.Expr, lane_masks: tuple[S.Expr | None, ...], where: Where, launch: LaunchConfig
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The symbols the lanes' masks (`decided_masks` of `mask`) read, and the loop counters
+    among them. Remembered per warp with the masks: a plan asks for them once, and a warp's
+    32 masks each gave a set."""
+    key = ("symbols", mask, where, launch.grid)
+    done = _WARP_MEMO.get(key)
+    if done is None:
+        read: frozenset[str] = frozenset().union(*(m.free_symbols for m in lane_masks if m is not None))
+        done = (read, frozenset(x for x in read if is_loop_counter(x)))
         remember(_WARP_MEMO, key, done)
     return done
 

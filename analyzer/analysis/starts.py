@@ -133,6 +133,9 @@ class SplitRef:
     constant: int
     mixed: bool  # some monomial of `others` holds a symbol a scenario assigns
     token: int  # stands for (`others`, the names) in memo keys: one number for each, never reused
+    # `assigned` as (coefficient, where in a scenario's values each of its symbols is), where
+    # every atom of it is a plain symbol: summed from the values without a dict; None: not so
+    indexed: tuple[tuple[int, tuple[int, ...]], ...] | None = None
 
 
 #: Each warp's first-lane address split (`split_ref`).
@@ -164,9 +167,34 @@ def split_ref(ref: S.Expr, names: tuple[str, ...]) -> SplitRef:
     if token is None:
         token = next(_NEXT_TOKEN)
         remember(_TOKENS, (tuple(others), names), token)
-    done = SplitRef(tuple(assigned), tuple(others), constant, mixed, token)
+    done = SplitRef(tuple(assigned), tuple(others), constant, mixed, token, indexed_monomials(assigned, names))
     remember(_SPLITS, key, done)
     return done
+
+
+def indexed_monomials(
+    monomials: list[Monomial], names: tuple[str, ...]
+) -> tuple[tuple[int, tuple[int, ...]], ...] | None:
+    """`monomials` as (coefficient, the places in `names` of its symbols), None where some
+    atom is not a plain symbol (an opaque term is evaluated from the values by name)."""
+    place = {name: i for i, name in enumerate(names)}
+    out = []
+    for monomial, coefficient in monomials:
+        if any(atom.__class__ is not Symbol for atom in monomial):
+            return None
+        out.append((coefficient, tuple(place[atom.name] for atom in monomial)))  # type: ignore[attr-defined]
+    return tuple(out)
+
+
+def indexed_value(indexed: tuple[tuple[int, tuple[int, ...]], ...], values: tuple[int, ...]) -> int:
+    """The sum of monomials given by `indexed_monomials`, at a scenario's `values` (as
+    `monomials_value` with the values by name)."""
+    total = 0
+    for coefficient, places in indexed:
+        for i in places:
+            coefficient *= values[i]
+        total += coefficient
+    return total
 
 
 #: A number for each (monomials not assigned, names) met (`SplitRef.token`): hashing the
@@ -201,12 +229,18 @@ def remembered_starts(
     budgets run out where they did."""
     if lanes.ref_value is not None or plan.ref.is_const:
         return start_residues(site, plan, combo, lanes, arch)
-    split = split_ref(plan.ref, plan.names)
-    env = lanes.assign if lanes.assign is not None else dict(zip(plan.names, combo))
-    try:
-        shift = split.constant + monomials_value(split.assigned, env)
-    except (ArithmeticError, ValueError, LookupError):  # as `evaluated`: the slow way
-        return start_residues(site, plan, combo, lanes, arch)
+    split = plan.split
+    if split is None:
+        split = plan.split = split_ref(plan.ref, plan.names)
+    env = None
+    if split.indexed is not None:  # the scenario's values are `combo`, by place (`lanes.assign` too)
+        shift = split.constant + indexed_value(split.indexed, combo)
+    else:
+        env = lanes.assign if lanes.assign is not None else dict(zip(plan.names, combo))
+        try:
+            shift = split.constant + monomials_value(split.assigned, env)
+        except (ArithmeticError, ValueError, LookupError):  # as `evaluated`: the slow way
+            return start_residues(site, plan, combo, lanes, arch)
     period = site.address_period
     assigned = combo if split.mixed else ()
     # what the scenario's starts are, with the steps the substitution took, in one look-up
@@ -214,6 +248,8 @@ def remembered_starts(
     if done is not None:
         budget.spend(done[1])
         return done[0]
+    if env is None:
+        env = lanes.assign if lanes.assign is not None else dict(zip(plan.names, combo))
     key = ("substituted", split.token, assigned)
     seen = memo.get(key)
     if seen is None:
