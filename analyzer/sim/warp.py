@@ -446,8 +446,10 @@ class BlockInterpreter(Visitor):
         if dt is None:
             self.note(f"a value of type {t} was read as 0 (its layout is unknown)")
             return np.zeros(self.n, np.int32)
-        out = np.zeros(self.n, dt)
         idx = np.nonzero(mask)[0]
+        if len(idx) == self.n:  # every thread (most loads): no gather and scatter of the lanes
+            return self.memory.read(addrs, dt)
+        out = np.zeros(self.n, dt)
         if len(idx):
             out[idx] = self.memory.read(addrs[idx], dt)
         return out
@@ -464,7 +466,9 @@ class BlockInterpreter(Visitor):
         if dt is None or isinstance(value, dict):
             return
         idx = np.nonzero(mask)[0]
-        if len(idx):
+        if len(idx) == self.n:  # every thread: no gather of the lanes
+            self.memory.write(addrs, _convert(value, t), dt)
+        elif len(idx):
             self.memory.write(addrs[idx], _convert(value, t)[idx], dt)
 
     def atomic(self, call: N.Call, mask: np.ndarray, env: dict[int, Value]) -> Value:
