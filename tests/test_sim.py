@@ -483,3 +483,15 @@ def test_whole_warps_give_the_rows_and_warps_the_general_way_gives():
     want_rel, want_warps = recorder._some_lanes(addrs, np.ones(256, bool), 32)
     assert rel.tobytes() == want_rel.tobytes() and rel.dtype == want_rel.dtype
     assert warps.tolist() == want_warps.tolist() == list(range(8))
+
+
+def test_a_site_repeating_its_request_gets_the_patterns_grouping_again_would_give():
+    from analyzer.sim.run import _patterns, _Site, _site_patterns
+
+    site = _Site(access=None, pieces=())
+    rows = np.repeat(4 * np.arange(8, dtype=np.int64)[:, None], 32, axis=1)  # eight warps, each its own word
+    warps = np.arange(8)
+    other = rows[::-1].copy()
+    for rel, some in [(rows, warps), (rows.copy(), warps), (other, warps), (other, warps[2:]), (rows, warps)]:
+        got = _site_patterns(site, rel, some)
+        assert list(got.items()) == list(_patterns(rel, some).items())

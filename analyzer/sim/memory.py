@@ -37,15 +37,21 @@ FILLS = ("zeros", "iota", "random")
 def dtype_of(t: T.CType) -> np.dtype | None:
     """The numpy type that holds a C scalar or pointer; None for structs and unknown types."""
     if isinstance(t, T.PointerType):
-        return np.dtype(np.int64)
+        return _LONG
     if not isinstance(t, T.ScalarType):
         return None
     if t.is_bool:
-        return np.dtype(np.bool_)
+        return _BOOL
     if t.is_float:
-        return np.dtype({2: np.float16, 4: np.float32}.get(t.size, np.float64))
-    kinds = {1: "i1", 2: "i2", 4: "i4", 8: "i8"} if t.is_signed else {1: "u1", 2: "u2", 4: "u4", 8: "u8"}
-    return np.dtype(kinds.get(t.size, "i8"))
+        return _FLOATS.get(t.size, _DOUBLE)
+    return (_SIGNED if t.is_signed else _UNSIGNED).get(t.size, _LONG)
+
+
+# (dtype_of runs for nearly every value the simulator makes: its answers are made once)
+_BOOL, _DOUBLE, _LONG = np.dtype(np.bool_), np.dtype(np.float64), np.dtype(np.int64)
+_FLOATS = {2: np.dtype(np.float16), 4: np.dtype(np.float32)}
+_SIGNED = {size: np.dtype(f"i{size}") for size in (1, 2, 4, 8)}
+_UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
 
 
 def fill_scalar(t: T.CType | None) -> T.ScalarType:

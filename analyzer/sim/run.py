@@ -67,6 +67,10 @@ class _Site:
     worst_addresses: tuple[int | None, ...] = ()
     collisions: tuple = ()
     lane_accesses: int = 0
+    # the last request's rows and warps and their `_patterns`, where the warps differ: a loop
+    # makes the same request again and again (001_matmul's `b[k * P + y]`: 32 patterns in 256
+    # warps, the same every iteration), and comparing two arrays costs less than grouping again
+    last_patterns: tuple[np.ndarray, np.ndarray, dict[bytes, list[int]]] | None = None
 
 
 @dataclass
@@ -174,7 +178,7 @@ class SiteRecorder:
             return
         rel, warps = self._whole_warps(addrs, warp) if whole else self._some_lanes(addrs, mask, warp)
         cache = self.cache
-        for key_lanes, (w, times) in _patterns(rel, warps).items():
+        for key_lanes, (w, times) in _site_patterns(site, rel, warps).items():
             for off, size in site.pieces:
                 key = (space, size, off, key_lanes, access.op)
                 charge = cache.get(key)
@@ -224,6 +228,16 @@ def _pad(lanes: np.ndarray, warp: int) -> np.ndarray:
     not whole warps has a short last warp, its missing lanes inactive."""
     pad = -len(lanes) % warp
     return np.concatenate([lanes, np.zeros(pad, lanes.dtype)]) if pad else lanes
+
+
+def _site_patterns(site: _Site, rel: np.ndarray, warps: np.ndarray) -> dict[bytes, list[int]]:
+    """`_patterns(rel, warps)`, the site's last ones where its last request had the same rows."""
+    last = site.last_patterns
+    if last is not None and np.array_equal(last[0], rel) and np.array_equal(last[1], warps):
+        return last[2]
+    groups = _patterns(rel, warps)
+    site.last_patterns = (rel, warps, groups) if len(groups) > 1 else None  # (one pattern costs little)
+    return groups
 
 
 def _patterns(rel: np.ndarray, warps: np.ndarray) -> dict[bytes, list[int]]:

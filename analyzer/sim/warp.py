@@ -572,7 +572,9 @@ class BlockInterpreter(Visitor):
     def visit_PtrAdd(self, e: N.PtrAdd, mask: np.ndarray, env: dict[int, Value]) -> Value:
         base = self.eval(e.base, mask, env)
         off = self.eval(e.offset, mask, env)
-        return base.astype(np.int64) + off.astype(np.int64)
+        return base.astype(np.int64, copy=False) + off.astype(
+            np.int64, copy=False
+        )  # (values are never changed in place)
 
     def visit_Cast(self, e: N.Cast, mask: np.ndarray, env: dict[int, Value]) -> Value:
         v = self.eval(e.operand, mask, env)
@@ -638,13 +640,13 @@ class BlockInterpreter(Visitor):
             if dt == np.bool_:
                 dt = np.dtype(np.int32)
         if op in ("<<", ">>"):
-            a = a.astype(dt)
+            a = a.astype(dt, copy=False)
             if dt.kind == "f":
                 a = a.astype(np.int64)
             bits = a.dtype.itemsize * 8
             sh = b.astype(np.int64) & (bits - 1)
             return np.left_shift(a, sh.astype(a.dtype)) if op == "<<" else np.right_shift(a, sh.astype(a.dtype))
-        a, b = a.astype(dt), b.astype(dt)
+        a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)  # (values are never changed in place)
         if op == "+":
             return a + b
         if op == "-":
