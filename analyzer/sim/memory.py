@@ -27,7 +27,8 @@ import numpy as np
 from analyzer.ir import types as T
 
 WINDOW_BITS = 40
-CHUNK_BYTES = 1 << 16  # contents are generated per chunk of this many bytes
+CHUNK_BITS = 16
+CHUNK_BYTES = 1 << CHUNK_BITS  # contents are generated per chunk of this many bytes
 MAX_GROWABLE_BYTES = 1 << 28  # a global buffer grows up to 256 MiB, then accesses are out of bounds
 MAX_GROWN_BYTES = 1 << 28  # and all of them together up to 256 MiB (memory stays bounded)
 RANDOM_INT_LIMIT = 256  # random integer contents lie in [0, 256): small enough to index a histogram
@@ -49,9 +50,9 @@ def dtype_of(t: T.CType) -> np.dtype | None:
 
 # (dtype_of runs for nearly every value the simulator makes: its answers are made once)
 _BOOL, _DOUBLE, _LONG = np.dtype(np.bool_), np.dtype(np.float64), np.dtype(np.int64)
-_FLOATS = {2: np.dtype(np.float16), 4: np.dtype(np.float32)}
-_SIGNED = {size: np.dtype(f"i{size}") for size in (1, 2, 4, 8)}
-_UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
+_FLOATS: dict[int, np.dtype] = {2: np.dtype(np.float16), 4: np.dtype(np.float32)}
+_SIGNED: dict[int, np.dtype] = {size: np.dtype(f"i{size}") for size in (1, 2, 4, 8)}
+_UNSIGNED: dict[int, np.dtype] = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
 
 
 def fill_scalar(t: T.CType | None) -> T.ScalarType:
@@ -119,9 +120,9 @@ class Region:
         if offsets is None or hi == lo:
             chunks = np.arange(lo, hi + 1)
         else:
-            chunks = offsets // CHUNK_BYTES
+            chunks = offsets >> CHUNK_BITS  # (offsets are never negative here)
             if size > 1:
-                chunks = np.concatenate([chunks, (offsets + (size - 1)) // CHUNK_BYTES])
+                chunks = np.concatenate([chunks, (offsets + (size - 1)) >> CHUNK_BITS])
             if made[chunks].all():
                 return
             chunks = np.unique(chunks)

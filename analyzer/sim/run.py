@@ -171,10 +171,10 @@ class SiteRecorder:
         warp = self.arch.warp_size
         whole = active == len(addrs) and not len(addrs) % warp
         if space not in COSTED or not site.pieces:
-            warps = (
+            count = (
                 len(addrs) // warp if whole else int(np.count_nonzero(_pad(mask, warp).reshape(-1, warp).any(axis=1)))
             )
-            site.requests += warps * max(1, len(site.pieces))
+            site.requests += count * max(1, len(site.pieces))
             return
         rel, warps = self._whole_warps(addrs, warp) if whole else self._some_lanes(addrs, mask, warp)
         cache = self.cache
