@@ -456,3 +456,42 @@ def test_a_host_variable_named_in_device_code_is_costed_by_neither_check_nor_sim
         accesses = json.loads(capsys.readouterr().out)["files"][0]["kernels"][0]["accesses"]
         spaces[command] = [(a["text"], a["space"], a["per_request"]) for a in accesses]
     assert spaces["check"] == spaces["simulate"] == [("p[threadIdx.x]", "global", 4), ("h[threadIdx.x]", "local", None)]
+
+
+@pytest.mark.parametrize("name", ["002_transpose_naive.cu", "003_matmul_shared_tiles.cu", "000_global_masked_read.cu"])
+def test_requests_of_whole_warps_take_the_short_way_and_are_charged_the_same(name, capsys, monkeypatch):
+    from analyzer.sim.run import SiteRecorder
+
+    def report() -> str:
+        assert main(["simulate", "--format", "json", str(REPO / "samples" / name)]) in (0, 1)
+        return capsys.readouterr().out
+
+    short = report()
+    monkeypatch.setattr(
+        SiteRecorder, "_whole_warps", lambda self, addrs, warp: self._some_lanes(addrs, np.ones(len(addrs), bool), warp)
+    )
+    assert report() == short
+
+
+def test_whole_warps_give_the_rows_and_warps_the_general_way_gives():
+    from analyzer.sim.memory import Memory
+    from analyzer.sim.run import SiteRecorder
+
+    recorder = SiteRecorder(Memory(), ARCH)
+    addrs = (1 << 40) + np.random.default_rng(3).integers(0, 1 << 20, 256).astype(np.int64)
+    rel, warps = recorder._whole_warps(addrs, 32)
+    want_rel, want_warps = recorder._some_lanes(addrs, np.ones(256, bool), 32)
+    assert rel.tobytes() == want_rel.tobytes() and rel.dtype == want_rel.dtype
+    assert warps.tolist() == want_warps.tolist() == list(range(8))
+
+
+def test_a_site_repeating_its_request_gets_the_patterns_grouping_again_would_give():
+    from analyzer.sim.run import _patterns, _Site, _site_patterns
+
+    site = _Site(access=None, pieces=())
+    rows = np.repeat(4 * np.arange(8, dtype=np.int64)[:, None], 32, axis=1)  # eight warps, each its own word
+    warps = np.arange(8)
+    other = rows[::-1].copy()
+    for rel, some in [(rows, warps), (rows.copy(), warps), (other, warps), (other, warps[2:]), (rows, warps)]:
+        got = _site_patterns(site, rel, some)
+        assert list(got.items()) == list(_patterns(rel, some).items())

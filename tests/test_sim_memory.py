@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from analyzer.ir import types as T
-from analyzer.sim.memory import Memory
+from analyzer.sim.memory import CHUNK_BYTES, Memory
 
 INT = T.ScalarType("int", 4, True)
 
@@ -59,3 +59,63 @@ def test_iota_contents_read_the_short_way_are_each_ints_index():
     addrs = np.array([fixed + 4 * i for i in (5, 0, 4095, 17)], np.int64)
     assert memory.read(addrs, np.dtype(np.int32)).tolist() == [5, 0, 4095, 17]
     assert memory.regions[1].touched == 4096 * 4
+
+
+@pytest.mark.parametrize(
+    ("where", "lanes", "short"),
+    [
+        ("fixed", [4 * i for i in range(32)], True),
+        ("fixed", [4 * (31 - i) * 7 for i in range(32)], True),  # any order, strided
+        ("fixed", [4 * 3] * 32, True),  # every lane on one int: the last one's value stays
+        ("fixed", [4 * i + 2 for i in range(32)], False),  # misaligned: bytes of two ints
+        ("fixed", [4 * 4095, 4 * 4096], False),  # the second one past the end
+        ("both", [0, 0], False),  # two buffers
+        ("grown", [0, 4 * 10**6], False),  # past what the growable buffer holds
+    ],
+)
+def test_a_store_of_whole_values_in_one_buffer_takes_the_short_way_and_writes_the_same(where, lanes, short):
+    (fast, fixed, grown), (slow, *_) = two_memories()
+    bases = {"fixed": [fixed] * len(lanes), "grown": [grown] * len(lanes), "both": [fixed, grown]}[where]
+    addrs = np.array([b + lane for b, lane in zip(bases, lanes)], np.int64)
+    values = np.arange(1000, 1000 + len(lanes)).astype(np.float64)  # converted to int on the way
+    for memory in (fast, slow):
+        memory.read(np.array([fixed, grown], np.int64), np.dtype(np.int32))  # contents made, as after a first load
+    slow._whole_values = lambda *args: None  # the general way only
+    assert (fast._whole_values(addrs, 4) is not None) is short
+    fast.write(addrs, values, np.dtype(np.int32))
+    slow.write(addrs, values, np.dtype(np.int32))
+    for got, want in zip(fast.regions.values(), slow.regions.values()):
+        assert got.touched == want.touched
+        got.make(0, got.touched)
+        want.make(0, want.touched)
+        assert got.data[: got.touched].tobytes() == want.data[: want.touched].tobytes()
+    assert fast.out_of_bounds == slow.out_of_bounds
+
+
+def test_contents_are_made_only_for_the_chunks_read_and_are_what_reading_every_chunk_gives():
+    far = 40 * CHUNK_BYTES + 12  # an int in the 41st chunk
+    lazy, eager = Memory(fill="random", seed=5), Memory(fill="random", seed=5)
+    for memory in (lazy, eager):
+        memory.add("a", "global", None, INT)
+    base = lazy.regions[1].base
+    every = np.arange(0, far + 4, 4, dtype=np.int64) + base
+    want = eager.read(every, np.dtype(np.int32))  # every chunk up to `far`, in order
+    got = lazy.read(np.array([base + far, base + 8], np.int64), np.dtype(np.int32))
+    assert got.tolist() == [want[-1], want[2]]
+    assert np.flatnonzero(lazy.regions[1].made).tolist() == [0, 40]
+    assert lazy.buffer("a", INT).tolist() == want.tolist()  # the rest made when read back
+
+
+def test_a_store_into_a_chunk_not_made_keeps_the_rest_of_its_contents():
+    stored, read_first = Memory(fill="iota"), Memory(fill="iota")
+    for memory in (stored, read_first):
+        memory.add("a", "global", None, INT)
+    base = stored.regions[1].base
+    read_first.read(np.array([base + 3 * CHUNK_BYTES], np.int64), np.dtype(np.int32))
+    for memory in (stored, read_first):
+        memory.write(np.array([base + 3 * CHUNK_BYTES + 8], np.int64), np.array([-1]), np.dtype(np.int32))
+    around = base + 3 * CHUNK_BYTES + 4 * np.arange(4, dtype=np.int64)
+    got = stored.read(around, np.dtype(np.int32)).tolist()
+    assert got == read_first.read(around, np.dtype(np.int32)).tolist()
+    first = 3 * CHUNK_BYTES // 4
+    assert got == [first, first + 1, -1, first + 3]

@@ -11,7 +11,10 @@ analysis assumes for the start of every shared array (`Architecture.address_peri
 Global buffers have no size in CUDA source, so they grow on demand ("sized from the largest
 index seen") up to `MAX_GROWABLE_BYTES`; new bytes get the chosen contents (zeros, iota, or
 random numbers from the seed), generated per fixed-size chunk so that the contents do not
-depend on the order in which the kernel touches them. Accesses outside every region are
+depend on the order in which the kernel touches them. A chunk's contents are a function of
+(seed, buffer number, chunk) alone, so they are made only when an access first reaches the
+chunk: a kernel that reads rows far apart (a matrix of 64 MiB, eight blocks of it read) makes
+those chunks, not every chunk below the highest one. Accesses outside every region are
 counted, never a crash: a load gives 0 there and a store is dropped.
 """
 
@@ -24,7 +27,8 @@ import numpy as np
 from analyzer.ir import types as T
 
 WINDOW_BITS = 40
-CHUNK_BYTES = 1 << 16  # contents are generated per chunk of this many bytes
+CHUNK_BITS = 16
+CHUNK_BYTES = 1 << CHUNK_BITS  # contents are generated per chunk of this many bytes
 MAX_GROWABLE_BYTES = 1 << 28  # a global buffer grows up to 256 MiB, then accesses are out of bounds
 MAX_GROWN_BYTES = 1 << 28  # and all of them together up to 256 MiB (memory stays bounded)
 RANDOM_INT_LIMIT = 256  # random integer contents lie in [0, 256): small enough to index a histogram
@@ -34,15 +38,21 @@ FILLS = ("zeros", "iota", "random")
 def dtype_of(t: T.CType) -> np.dtype | None:
     """The numpy type that holds a C scalar or pointer; None for structs and unknown types."""
     if isinstance(t, T.PointerType):
-        return np.dtype(np.int64)
+        return _LONG
     if not isinstance(t, T.ScalarType):
         return None
     if t.is_bool:
-        return np.dtype(np.bool_)
+        return _BOOL
     if t.is_float:
-        return np.dtype({2: np.float16, 4: np.float32}.get(t.size, np.float64))
-    kinds = {1: "i1", 2: "i2", 4: "i4", 8: "i8"} if t.is_signed else {1: "u1", 2: "u2", 4: "u4", 8: "u8"}
-    return np.dtype(kinds.get(t.size, "i8"))
+        return _FLOATS.get(t.size, _DOUBLE)
+    return (_SIGNED if t.is_signed else _UNSIGNED).get(t.size, _LONG)
+
+
+# (dtype_of runs for nearly every value the simulator makes: its answers are made once)
+_BOOL, _DOUBLE, _LONG = np.dtype(np.bool_), np.dtype(np.float64), np.dtype(np.int64)
+_FLOATS: dict[int, np.dtype] = {2: np.dtype(np.float16), 4: np.dtype(np.float32)}
+_SIGNED: dict[int, np.dtype] = {size: np.dtype(f"i{size}") for size in (1, 2, 4, 8)}
+_UNSIGNED: dict[int, np.dtype] = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
 
 
 def fill_scalar(t: T.CType | None) -> T.ScalarType:
@@ -74,11 +84,13 @@ class Region:
     extent: int = 0  # bytes of each copy that belong to the variable (the rest is out of bounds)
     data: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))
     touched: int = 0  # one past the highest byte accessed
+    made: np.ndarray = field(default_factory=lambda: np.zeros(0, np.bool_))  # per chunk of `data`: contents made
 
     def ensure(self, end: int, most: int | None = None) -> None:
-        """Make bytes [0, end) exist, generating contents chunk by chunk. A growable buffer at
-        least doubles (up to `most` bytes), so that one read a little further at a time costs
-        linear time, not a copy of the whole buffer each time (quadratic: 8 s for 8,000 loads)."""
+        """Make bytes [0, end) exist: zeros until `make` gives a chunk its contents (only the
+        chunks made are copied here, the others being zeros still). A growable buffer at least
+        doubles (up to `most` bytes), so that one read a little further at a time costs linear
+        time, not a copy of the whole buffer each time (quadratic: 8 s for 8,000 loads)."""
         if end <= len(self.data):
             return
         old = len(self.data)
@@ -87,14 +99,39 @@ class Region:
             end = min(self.limit, -(-end // CHUNK_BYTES) * CHUNK_BYTES)
         else:
             end = self.limit
-        new = np.empty(end, np.uint8)
-        new[:old] = self.data
-        for start in range(old - old % CHUNK_BYTES, end, CHUNK_BYTES):
-            stop = min(start + CHUNK_BYTES, end)
-            chunk = self._contents(start, stop)
-            lo = max(start, old)
-            new[lo:stop] = chunk[lo - start :]
+        new = np.zeros(end, np.uint8)  # (pages of zeros cost nothing until written)
+        for chunk in np.flatnonzero(self.made).tolist():  # the others are zeros, never written
+            span = slice(chunk * CHUNK_BYTES, (chunk + 1) * CHUNK_BYTES)
+            new[span] = self.data[span]
         self.data = new
+        # a growable buffer's length is a whole number of chunks (or its limit): no chunk is cut
+        # short and then grown, so each chunk is made once, from the same (start, stop) as before
+        made = np.zeros(-(-end // CHUNK_BYTES), np.bool_)
+        made[: len(self.made)] = self.made
+        self.made = made
+
+    def make(self, first: int, end: int, offsets: np.ndarray | None = None, size: int = 1) -> None:
+        """Give the chunks that bytes [first, end) reach their contents, where not made yet;
+        with `offsets` (values of `size` bytes from each), only the chunks those values reach."""
+        made = self.made
+        lo, hi = first // CHUNK_BYTES, (end - 1) // CHUNK_BYTES
+        if made[lo : hi + 1].all():
+            return  # the common case: one slice
+        if offsets is None or hi == lo:
+            chunks = np.arange(lo, hi + 1)
+        else:
+            chunks = offsets >> CHUNK_BITS  # (offsets are never negative here)
+            if size > 1:
+                chunks = np.concatenate([chunks, (offsets + (size - 1)) >> CHUNK_BITS])
+            if made[chunks].all():
+                return
+            chunks = np.unique(chunks)
+        for chunk in chunks[~made[chunks]].tolist():
+            if self.fill != "zeros":  # (`ensure` made them zeros)
+                start = chunk * CHUNK_BYTES
+                stop = min(start + CHUNK_BYTES, len(self.data))
+                self.data[start:stop] = self._contents(start, stop)
+            made[chunk] = True
 
     def _contents(self, start: int, stop: int) -> np.ndarray:
         if self.fill == "zeros":
@@ -120,6 +157,7 @@ class Region:
     def reset(self) -> None:
         """Fresh contents (a new block's shared and local memory)."""
         self.data = np.zeros(0, np.uint8)
+        self.made = np.zeros(0, np.bool_)
         self.touched = 0
 
 
@@ -194,6 +232,7 @@ class Memory:
             if len(idx):
                 end = int(off.max()) + size
                 region.ensure(end)
+                region.make(int(off.min()), end, off, size)
                 region.touched = max(region.touched, end)
                 out.append((region, idx, off))
         return out
@@ -224,11 +263,11 @@ class Memory:
 
     def _whole_values(self, addrs: np.ndarray, size: int) -> tuple[Region, np.ndarray] | None:
         """(region, element indices) when every address is a whole, aligned value of `size`
-        bytes inside one region's contents already made (no stride, nothing to grow or count
+        bytes inside the bytes one region already holds (no stride, nothing to grow or count
         out of bounds): what `_groups` would find, told from the lowest and highest address
-        alone. Most loads are so, and `_groups`' per-lane masks cost a read 50 µs of numpy
-        calls (`check --verify samples/`: 10,700 reads, 1.5 s of 4.3 s)."""
-        if not len(addrs):
+        alone. Most loads and stores are so, and `_groups`' per-lane masks cost an access 50 µs
+        of numpy calls (`check --verify samples/`: 10,700 reads, 1.5 s of 4.3 s)."""
+        if not len(addrs) or size & (size - 1):
             return None
         low, high = int(addrs.min()), int(addrs.max())
         region = self.regions.get(low >> WINDOW_BITS)
@@ -237,11 +276,14 @@ class Memory:
         first, end = low - region.base, high - region.base + size
         if first < 0 or end > len(region.data) or end > region.limit or len(region.data) % size:
             return None
-        off = addrs - region.base
-        if (off % size).any():
+        # a region's base is a multiple of every size (a window), so an offset is aligned where
+        # its address is: the low bits of all of them at once, one reduction
+        if size > 1 and int(np.bitwise_or.reduce(addrs)) & (size - 1):
             return None
+        off = addrs - region.base
+        region.make(first, end, off)  # (an aligned value never crosses a chunk: chunks are whole values)
         region.touched = max(region.touched, end)
-        return region, off // size
+        return region, off >> (size.bit_length() - 1)
 
     def read(self, addrs: np.ndarray, dt: np.dtype) -> np.ndarray:
         """The values of type `dt` at each address (0 outside every region)."""
@@ -263,6 +305,10 @@ class Memory:
     def write(self, addrs: np.ndarray, values: np.ndarray, dt: np.dtype) -> None:
         """Store `values` (converted to `dt`); with several lanes on one address the last wins."""
         size = dt.itemsize
+        whole = self._whole_values(addrs, size)
+        if whole is not None:  # numpy's assignment through repeated indices keeps the last, as below
+            whole[0].data.view(dt)[whole[1]] = np.asarray(values).astype(dt)
+            return
         raw = np.ascontiguousarray(np.asarray(values).astype(dt)).view(np.uint8).reshape(len(addrs), size)
         for region, idx, off in self._groups(addrs, size):
             if region is None or not len(idx):
@@ -275,4 +321,6 @@ class Memory:
         region = next(r for r in self.regions.values() if r.name == name)
         dt = dtype_of(t) or np.dtype(np.uint8)
         end = region.touched - region.touched % dt.itemsize
+        if end:
+            region.make(0, end)
         return region.data[:end].view(dt).copy()

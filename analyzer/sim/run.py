@@ -67,6 +67,10 @@ class _Site:
     worst_addresses: tuple[int | None, ...] = ()
     collisions: tuple = ()
     lane_accesses: int = 0
+    # the last request's rows and warps and their `_patterns`, where the warps differ: a loop
+    # makes the same request again and again (001_matmul's `b[k * P + y]`: 32 patterns in 256
+    # warps, the same every iteration), and comparing two arrays costs less than grouping again
+    last_patterns: tuple[np.ndarray, np.ndarray, dict[bytes, list[int]]] | None = None
 
 
 @dataclass
@@ -155,32 +159,26 @@ class SiteRecorder:
             return
         self.lane_accesses += active
         site.lane_accesses += active
-        first = int(addrs[np.argmax(mask)])
+        first = int(addrs[0] if active == len(addrs) else addrs[np.argmax(mask)])
         region = self.memory.region_at(first)
         # an address outside every buffer (out of bounds) is still charged, in the space the
         # site has shown before or that lowering gave it
         space = region.space if region is not None else site.space if site.space != "unknown" else access.space
         if site.space == "unknown":
             site.space = space
-        warp = self.arch.warp_size
-        pad = -len(addrs) % warp  # a block that is not whole warps: its last warp is short
-        if pad:
-            addrs = np.concatenate([addrs, np.zeros(pad, addrs.dtype)])
-            mask = np.concatenate([mask, np.zeros(pad, bool)])
-        a = addrs.astype(np.int64).reshape(-1, warp)
-        m = mask.reshape(-1, warp)
-        warps = np.nonzero(m.any(axis=1))[0]
         if access.uid in self.wide and not site.pieces:
             return  # moved by another access's wide access: no request of its own
+        warp = self.arch.warp_size
+        whole = active == len(addrs) and not len(addrs) % warp
         if space not in COSTED or not site.pieces:
-            site.requests += len(warps) * max(1, len(site.pieces))
+            count = (
+                len(addrs) // warp if whole else int(np.count_nonzero(_pad(mask, warp).reshape(-1, warp).any(axis=1)))
+            )
+            site.requests += count * max(1, len(site.pieces))
             return
-        big = np.iinfo(np.int64).max
-        lows = np.where(m, a, big).min(axis=1)
-        anchors = lows - lows % self.anchor
-        rel = np.where(m, a - anchors[:, None], -1)
+        rel, warps = self._whole_warps(addrs, warp) if whole else self._some_lanes(addrs, mask, warp)
         cache = self.cache
-        for key_lanes, (w, times) in _patterns(rel, warps).items():
+        for key_lanes, (w, times) in _site_patterns(site, rel, warps).items():
             for off, size in site.pieces:
                 key = (space, size, off, key_lanes, access.op)
                 charge = cache.get(key)
@@ -197,6 +195,23 @@ class SiteRecorder:
                 if site.best is None or cost < site.best:
                     site.best = cost
 
+    def _some_lanes(self, addrs: np.ndarray, mask: np.ndarray, warp: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per warp (a row), each lane's address relative to the warp's anchor (-1 for an
+        inactive lane), and the warps with an active lane."""
+        a = _pad(addrs, warp).astype(np.int64).reshape(-1, warp)
+        m = _pad(mask, warp).reshape(-1, warp)
+        warps = np.nonzero(m.any(axis=1))[0]
+        big = np.iinfo(np.int64).max
+        lows = np.where(m, a, big).min(axis=1)
+        anchors = lows - lows % self.anchor
+        return np.where(m, a - anchors[:, None], -1), warps
+
+    def _whole_warps(self, addrs: np.ndarray, warp: int) -> tuple[np.ndarray, np.ndarray]:
+        """`_some_lanes` where every lane of whole warps is active (most requests): no masks."""
+        a = addrs.astype(np.int64, copy=False).reshape(-1, warp)
+        lows = a.min(axis=1)
+        return a - (lows - lows % self.anchor)[:, None], np.arange(len(a))
+
     def charge(
         self, space: str, rel: np.ndarray, off: int, size: int, op: AccessOp = AccessOp.LOAD
     ) -> tuple[int, int, Any]:
@@ -208,12 +223,29 @@ class SiteRecorder:
         return g.sectors, g.ideal, (tuple(lanes), ())
 
 
+def _pad(lanes: np.ndarray, warp: int) -> np.ndarray:
+    """`lanes` (addresses or a mask) with zeros after them up to whole warps: a block that is
+    not whole warps has a short last warp, its missing lanes inactive."""
+    pad = -len(lanes) % warp
+    return np.concatenate([lanes, np.zeros(pad, lanes.dtype)]) if pad else lanes
+
+
+def _site_patterns(site: _Site, rel: np.ndarray, warps: np.ndarray) -> dict[bytes, list[int]]:
+    """`_patterns(rel, warps)`, the site's last ones where its last request had the same rows."""
+    last = site.last_patterns
+    if last is not None and np.array_equal(last[0], rel) and np.array_equal(last[1], warps):
+        return last[2]
+    groups = _patterns(rel, warps)
+    site.last_patterns = (rel, warps, groups) if len(groups) > 1 else None  # (one pattern costs little)
+    return groups
+
+
 def _patterns(rel: np.ndarray, warps: np.ndarray) -> dict[bytes, list[int]]:
     """The warps' lane patterns (rows of `rel`, as bytes), each with its first warp and how many
     warps have it, in the order of their first warps: a warp like one before it is charged as
     that one (and a request that only ties the worst never replaces it), so each pattern is
     charged once and counted as often (001_matmul: 256 warps a request, two patterns)."""
-    rows = rel[warps]
+    rows = rel[warps] if len(warps) < len(rel) else rel
     if len(rows) and (rows == rows[0]).all():  # the common case, without a loop over the warps
         return {rows[0].tobytes(): [int(warps[0]), len(rows)]}
     buf = np.ascontiguousarray(rel).tobytes()

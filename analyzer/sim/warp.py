@@ -446,8 +446,10 @@ class BlockInterpreter(Visitor):
         if dt is None:
             self.note(f"a value of type {t} was read as 0 (its layout is unknown)")
             return np.zeros(self.n, np.int32)
-        out = np.zeros(self.n, dt)
         idx = np.nonzero(mask)[0]
+        if len(idx) == self.n:  # every thread (most loads): no gather and scatter of the lanes
+            return self.memory.read(addrs, dt)
+        out = np.zeros(self.n, dt)
         if len(idx):
             out[idx] = self.memory.read(addrs[idx], dt)
         return out
@@ -464,7 +466,9 @@ class BlockInterpreter(Visitor):
         if dt is None or isinstance(value, dict):
             return
         idx = np.nonzero(mask)[0]
-        if len(idx):
+        if len(idx) == self.n:  # every thread: no gather of the lanes
+            self.memory.write(addrs, _convert(value, t), dt)
+        elif len(idx):
             self.memory.write(addrs[idx], _convert(value, t)[idx], dt)
 
     def atomic(self, call: N.Call, mask: np.ndarray, env: dict[int, Value]) -> Value:
@@ -568,7 +572,9 @@ class BlockInterpreter(Visitor):
     def visit_PtrAdd(self, e: N.PtrAdd, mask: np.ndarray, env: dict[int, Value]) -> Value:
         base = self.eval(e.base, mask, env)
         off = self.eval(e.offset, mask, env)
-        return base.astype(np.int64) + off.astype(np.int64)
+        return base.astype(np.int64, copy=False) + off.astype(
+            np.int64, copy=False
+        )  # (values are never changed in place)
 
     def visit_Cast(self, e: N.Cast, mask: np.ndarray, env: dict[int, Value]) -> Value:
         v = self.eval(e.operand, mask, env)
@@ -634,13 +640,13 @@ class BlockInterpreter(Visitor):
             if dt == np.bool_:
                 dt = np.dtype(np.int32)
         if op in ("<<", ">>"):
-            a = a.astype(dt)
+            a = a.astype(dt, copy=False)
             if dt.kind == "f":
                 a = a.astype(np.int64)
             bits = a.dtype.itemsize * 8
             sh = b.astype(np.int64) & (bits - 1)
             return np.left_shift(a, sh.astype(a.dtype)) if op == "<<" else np.right_shift(a, sh.astype(a.dtype))
-        a, b = a.astype(dt), b.astype(dt)
+        a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)  # (values are never changed in place)
         if op == "+":
             return a + b
         if op == "-":
