@@ -17,7 +17,8 @@ macros first. So a run of several files goes in four steps:
    diagnostics), so that it is reported once, at its own path.
 
 The result does not depend on `-j`: surveys and reports are taken in the run's order. Cost:
-each file is read twice (survey, check), and launches are indexed by kernel name, so finding a
+each file is read twice (survey, check), though in one process the check takes what the survey
+preprocessed, parsed and lowered where nothing it was made from has changed (`api_front`), and launches are indexed by kernel name, so finding a
 file's context takes time in proportion to the launches of its kernels, not to the number of
 files. A run of one file is checked as `api.check_paths` checks it, with no survey.
 """
@@ -57,9 +58,9 @@ class Survey:
     launches: tuple[tuple[tuple[str, int] | None, Any], ...] = ()  # (definition launched or None, HostLaunch)
 
 
-def survey(path: str, options: Options) -> Survey:
+def survey(path: str, options: Options, hand_on: bool = False) -> Survey:
     """The survey of one file; a file that cannot be read or lowered tells nothing (its check
-    reports why)."""
+    reports why). `hand_on`: keep its front end for the check in this process (`api_front`)."""
     identity = file_identity(path)
     if path.endswith(".ptx"):
         return Survey(identity)
@@ -69,7 +70,7 @@ def survey(path: str, options: Options) -> Survey:
 
     def compute() -> Survey:
         try:
-            found, missing[0] = _surveyed(path, options, identity)
+            found, missing[0] = _surveyed(path, options, identity, hand_on)
         except Exception:  # noqa: BLE001 - the check of the file reports what went wrong
             return Survey(identity)
         return found
@@ -88,7 +89,7 @@ def _known_survey(path: str, options: Options) -> Survey | None:
     return cast(Survey | None, probe("survey", path, options))
 
 
-def _surveyed(path: str, options: Options, identity: str) -> tuple[Survey, list[str] | None]:
+def _surveyed(path: str, options: Options, identity: str, hand_on: bool) -> tuple[Survey, list[str] | None]:
     """The survey of one file, and where the includes it did not find were looked for
     (`LineMap.absent`: an entry holds while they are still missing; None: not cached).
     Raises what the stages raise."""
@@ -98,7 +99,7 @@ def _surveyed(path: str, options: Options, identity: str) -> tuple[Survey, list[
 
     report = FileReport(path)
     diagnostics: list[Any] = []
-    module = lowered(path, options, report, diagnostics)[2]
+    module = lowered(path, options, report, diagnostics, hand_on=hand_on)[2]
     includes = frozenset(file_identity(f.path) for f in report.linemap.files) - {identity}
     try:
         with metered(Meter("analysis", options.budget.analysis)):
@@ -127,9 +128,10 @@ def check_program(
     """Check every file under `paths` as one program: `api.check_paths`'s reports, with launches
     across files and each included file reported once, at its own path (see the module). Each
     file is hashed once for the results cache (`cache.one_run`)."""
+    from analyzer.api_front import handing_on
     from analyzer.cache import one_run
 
-    with one_run():
+    with one_run(), handing_on():
         return _checked_program(plan_files(paths, options, options_for), jobs, progress)
 
 
@@ -164,8 +166,8 @@ def _surveys(work: list[tuple[str, Options]], jobs: int) -> list[Survey]:
     """The survey of each file, in order: those the results cache holds read here, the others
     here with one job, else in a pool (no pool when the cache holds every survey; a survey that
     fails to come back is redone here)."""
-    if jobs <= 1:
-        return [survey(path, opts) for path, opts in work]
+    if jobs <= 1:  # the checks run here too: they take what the surveys preprocessed and lowered
+        return [survey(path, opts, hand_on=True) for path, opts in work]
     known = [_known_survey(path, opts) for path, opts in work]
     missing = [i for i, found in enumerate(known) if found is None]
     if len(missing) <= 1:
