@@ -220,10 +220,13 @@ def problem_report(path: str, problem: str) -> FileReport:
     return FileReport(path, [at_top(path, problem, INPUT_ERROR, severity)])
 
 
-def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> Iterable[tuple[int, FileReport]]:
+def run_files(
+    work: list[tuple[str, Options]], jobs: int, slots: list[int], shared: Callable[[], Any] | None = None
+) -> Iterable[tuple[int, FileReport]]:
     """(slot, report) for each file as it finishes: in this process with one job or
-    one file, else in a pool of worker processes. A worker that dies or a report that
-    cannot travel back is redone here, so a broken pool never loses a file."""
+    one file, else in a pool of worker processes (`shared()`, where the caller has one: it
+    stays open). A worker that dies or a report that cannot travel back is redone here, so a
+    broken pool never loses a file."""
     if jobs > 1 and len(work) > 1:  # what the results cache holds is read here, before a pool starts
         known = [(slot, _cached_report(path, opts)) for slot, (path, opts) in zip(slots, work)]
         yield from ((slot, report) for slot, report in known if report is not None)
@@ -234,9 +237,13 @@ def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> I
             yield slot, check_file(path, opts)
         return
     from concurrent.futures import ProcessPoolExecutor, as_completed
+    from contextlib import nullcontext
 
     pickle_mappingproxy()
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+    pool = shared() if shared is not None else None
+    if pool is not None and not _usable(pool):  # a worker died in the caller's earlier work
+        pool = None
+    with nullcontext(pool) if pool is not None else ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
         futures = {
             pool.submit(_check_in_worker, path, opts): (slot, path, opts) for slot, (path, opts) in zip(slots, work)
         }
@@ -251,6 +258,15 @@ def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> I
         except BaseException:  # Ctrl-C: do not wait for the queued files
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def _usable(pool: Any) -> bool:
+    """Whether a pool of worker processes still runs work (one of its workers may have died)."""
+    try:
+        pool.submit(int).result()
+    except Exception:  # noqa: BLE001 - BrokenProcessPool
+        return False
+    return True
 
 
 def _cached_report(path: str, options: Options) -> FileReport | None:

@@ -35,7 +35,7 @@ from typing import Any
 from analyzer.budget import Budget, Meter, metered
 from analyzer.records import record
 
-__all__ = ["MEMO_CHARS", "FrontEnd", "hand_on", "handing_on", "parsed_and_lowered", "taken"]
+__all__ = ["MEMO_CHARS", "FrontEnd", "hand_on", "handing_on", "keep_in_worker", "parsed_and_lowered", "taken"]
 
 MEMO_CHARS = 4_000_000
 
@@ -78,6 +78,13 @@ def handing_on() -> Iterator[None]:
     finally:
         if outer is None:
             _kept, _chars = None, 0
+
+
+def keep_in_worker() -> None:
+    """A worker process's start (`program`'s pool): it keeps what its surveys make for the checks
+    it runs, until it ends (forked or spawned, it does not inherit a run of its parent's)."""
+    global _kept, _chars
+    _kept, _chars = {}, 0
 
 
 def hand_on(key: tuple[Any, ...], front: FrontEnd) -> None:

@@ -25,7 +25,8 @@ files. A run of one file is checked as `api.check_paths` checks it, with no surv
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, cast
 
 from analyzer import records
@@ -142,7 +143,46 @@ def _checked_program(
     todo = [i for i, (_, problem, _) in enumerate(plan) if problem is None]
     if len(todo) <= 1:
         return run_plan(plan, jobs, progress)
-    surveys = dict(zip(todo, _surveys([(plan[i][0], plan[i][2]) for i in todo], jobs)))
+    with _pool(jobs, len(todo)) as pool:
+        return _planned_program(plan, todo, jobs, progress, pool)
+
+
+@contextlib.contextmanager
+def _pool(jobs: int, files: int) -> Iterator[Callable[[], Any] | None]:
+    """The worker processes of a run with several jobs, for the surveys and then the checks
+    (None with one job): a check that lands in the worker that surveyed its file takes the
+    survey's front end (`api_front`; its workers keep them, `api_front.keep_in_worker`). What
+    it yields starts the pool when first called (a run the results cache answers starts none)."""
+    if jobs <= 1:
+        yield None
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    from analyzer.api_front import keep_in_worker
+
+    started: list[ProcessPoolExecutor] = []
+
+    def pool() -> ProcessPoolExecutor:
+        if not started:
+            started.append(ProcessPoolExecutor(max_workers=min(jobs, files), initializer=keep_in_worker))
+        return started[0]
+
+    try:
+        yield pool
+    finally:
+        for running in started:
+            running.shutdown()
+
+
+def _planned_program(
+    plan: list[tuple[str, str | None, Options]],
+    todo: list[int],
+    jobs: int,
+    progress: Callable[[int, int], None] | None,
+    pool: Callable[[], Any] | None,
+) -> list[FileReport]:
+    """`_checked_program` of the files `todo` of a plan, several of them, in `pool()` (None: here)."""
+    surveys = dict(zip(todo, _surveys([(plan[i][0], plan[i][2]) for i in todo], jobs, pool)))
     owners = _owners(surveys)
     contexts = _contexts(surveys, owners)
     reports: dict[int, FileReport] = {
@@ -150,7 +190,7 @@ def _checked_program(
     }
     work = [i for i in todo if i not in owners]
     runs = [(plan[i][0], records.replace(plan[i][2], program=contexts.get(i))) for i in work]
-    for done, (i, report) in enumerate(run_files(runs, jobs, work), 1):
+    for done, (i, report) in enumerate(run_files(runs, jobs, work, pool), 1):
         reports[i] = report
         if progress is not None:
             progress(done, len(work))
@@ -162,29 +202,27 @@ def _checked_program(
     return [reports[i] for i in range(len(plan))]
 
 
-def _surveys(work: list[tuple[str, Options]], jobs: int) -> list[Survey]:
+def _surveys(work: list[tuple[str, Options]], jobs: int, shared: Callable[[], Any] | None) -> list[Survey]:
     """The survey of each file, in order: those the results cache holds read here, the others
-    here with one job, else in a pool (no pool when the cache holds every survey; a survey that
-    fails to come back is redone here)."""
+    here with one job, else in `shared()`, the run's pool (not when the cache holds every survey; a survey that
+    fails to come back is redone here). Each keeps its front end for the check (`api_front`)."""
     if jobs <= 1:  # the checks run here too: they take what the surveys preprocessed and lowered
         return [survey(path, opts, hand_on=True) for path, opts in work]
     known = [_known_survey(path, opts) for path, opts in work]
     missing = [i for i, found in enumerate(known) if found is None]
     if len(missing) <= 1:
         return [found if found is not None else survey(*work[i]) for i, found in enumerate(known)]
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=min(jobs, len(missing))) as pool:
-        futures = {i: pool.submit(survey, *work[i]) for i in missing}
-        try:
-            for i, future in futures.items():
-                try:
-                    known[i] = future.result()
-                except Exception:  # noqa: BLE001 - BrokenProcessPool, a pickling error: redo it here
-                    known[i] = survey(*work[i])
-        except BaseException:  # Ctrl-C: do not wait for the queued files
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    pool = cast(Callable[[], Any], shared)()
+    futures = {i: pool.submit(survey, *work[i], True) for i in missing}
+    try:
+        for i, future in futures.items():
+            try:
+                known[i] = future.result()
+            except Exception:  # noqa: BLE001 - BrokenProcessPool, a pickling error: redo it here
+                known[i] = survey(*work[i])
+    except BaseException:  # Ctrl-C: do not wait for the queued files
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
     return cast(list[Survey], known)
 
 
