@@ -220,10 +220,13 @@ def problem_report(path: str, problem: str) -> FileReport:
     return FileReport(path, [at_top(path, problem, INPUT_ERROR, severity)])
 
 
-def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> Iterable[tuple[int, FileReport]]:
+def run_files(
+    work: list[tuple[str, Options]], jobs: int, slots: list[int], shared: Callable[[], Any] | None = None
+) -> Iterable[tuple[int, FileReport]]:
     """(slot, report) for each file as it finishes: in this process with one job or
-    one file, else in a pool of worker processes. A worker that dies or a report that
-    cannot travel back is redone here, so a broken pool never loses a file."""
+    one file, else in a pool of worker processes (`shared()`, where the caller has one: it
+    stays open). A worker that dies or a report that cannot travel back is redone here, so a
+    broken pool never loses a file."""
     if jobs > 1 and len(work) > 1:  # what the results cache holds is read here, before a pool starts
         known = [(slot, _cached_report(path, opts)) for slot, (path, opts) in zip(slots, work)]
         yield from ((slot, report) for slot, report in known if report is not None)
@@ -234,9 +237,13 @@ def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> I
             yield slot, check_file(path, opts)
         return
     from concurrent.futures import ProcessPoolExecutor, as_completed
+    from contextlib import nullcontext
 
     pickle_mappingproxy()
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+    pool = shared() if shared is not None else None
+    if pool is not None and not _usable(pool):  # a worker died in the caller's earlier work
+        pool = None
+    with nullcontext(pool) if pool is not None else ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
         futures = {
             pool.submit(_check_in_worker, path, opts): (slot, path, opts) for slot, (path, opts) in zip(slots, work)
         }
@@ -251,6 +258,15 @@ def run_files(work: list[tuple[str, Options]], jobs: int, slots: list[int]) -> I
         except BaseException:  # Ctrl-C: do not wait for the queued files
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def _usable(pool: Any) -> bool:
+    """Whether a pool of worker processes still runs work (one of its workers may have died)."""
+    try:
+        pool.submit(int).result()
+    except Exception:  # noqa: BLE001 - BrokenProcessPool
+        return False
+    return True
 
 
 def _cached_report(path: str, options: Options) -> FileReport | None:
@@ -298,14 +314,16 @@ def check_source(path: str, text: str, options: Options | None = None) -> FileRe
     return report
 
 
-def _checked(path: str, options: Options, text: str | None) -> FileReport:
+def _checked(path: str, options: Options, text: str | None, places_only: bool = False) -> FileReport:
     """The pipeline on `path` (or on `text` standing for it), then selection, positions,
-    suppressions and fixes; an exception at any step becomes an internal-error diagnostic."""
+    suppressions and fixes; an exception at any step becomes an internal-error diagnostic.
+    `places_only`: only where the findings are is read (a fix's verification, `offer_fixes`),
+    so their padding fixes are not re-analysed (they never decide whether there is a finding)."""
     report = FileReport(path)
     collected: list[Diagnostic] = []
     comments: list[Any] = []
     try:
-        _run_pipeline(path, options, report, collected, text=text, comments=comments)
+        _run_pipeline(path, options, report, collected, text=text, comments=comments, places_only=places_only)
     except (Exception, RecursionError, MemoryError) as err:  # noqa: BLE001 - never a traceback
         what = "this file" if text is None else "this text"
         collected.append(internal_error(path, err, f"while analysing {what}"))
@@ -354,7 +372,9 @@ def verify_fixes(report: FileReport, options: Options, text: str | None = None) 
     try:
         original = text if text is not None else read_text_file(report.path)
         if original is not None:
-            offer_fixes(report, original, lambda edited: _checked(report.path, recheck_options, edited))
+            offer_fixes(
+                report, original, lambda edited: _checked(report.path, recheck_options, edited, places_only=True)
+            )
     except (Exception, RecursionError):  # noqa: BLE001 - no fix rather than no report
         return
 
@@ -438,9 +458,11 @@ def _run_pipeline(
     diagnostics: list[Diagnostic],
     text: str | None = None,
     comments: list[Any] | None = None,
+    places_only: bool = False,
 ) -> None:
     """Run every stage on one file (or on `text` standing for it), filling `report` and
-    `diagnostics` as it goes, so that what was found before an internal error is still reported."""
+    `diagnostics` as it goes, so that what was found before an internal error is still reported.
+    `places_only`: see `_checked`."""
     if path.endswith(".ptx") or (options.via_ptx and path.endswith(".cu")):
         from analyzer.api_ptx import run_ptx_pipeline
 
@@ -456,10 +478,9 @@ def _run_pipeline(
     meter = _analyze_kernels(path, module, pre.text, arch, options, report, diagnostics, header)
     if not report.kernels:
         return
+    reanalysis = None if places_only else _padding_reanalysis(path, pre, parsed, arch, options)
     with metered(meter):  # the padding fixes' reanalyses spend what the kernels left
-        findings = rule_findings(
-            report.kernels, arch, _padding_reanalysis(path, pre, parsed, arch, options), options, path, diagnostics
-        )
+        findings = rule_findings(report.kernels, arch, reanalysis, options, path, diagnostics)
     if options.verify:
         from analyzer.api_sim import verify_findings
 
@@ -647,7 +668,7 @@ def _padding_reanalysis(
 def rule_findings(
     kernels: list[Any],
     arch: Architecture,
-    reanalyze_factory: Callable[[Any], Any],
+    reanalyze_factory: Callable[[Any], Any] | None,
     options: Options,
     path: str,
     diagnostics: list[Diagnostic],
@@ -704,34 +725,41 @@ def lowered(
     diagnostics: list[Diagnostic],
     text: str | None = None,
     comments: list[Any] | None = None,
+    hand_on: bool = False,
 ) -> tuple[Any, Any, Any]:
     """preprocess -> parse -> lower one file (or `text` standing for it), for `check` and the
     simulator: `(preprocessed, parsed, module)`, with `report.linemap` set and every stage's
-    diagnostics added to `diagnostics` (and the comments to `comments`, for suppressions)."""
-    from analyzer.ir.host_code import split_host
-    from analyzer.ir.lower import lower
+    diagnostics added to `diagnostics` (and the comments to `comments`, for suppressions).
+    `hand_on`: keep what was made for the next call on the same file (a survey's, for the
+    check: `analyzer.api_front`), which takes it where nothing it was made from has changed."""
+    from analyzer import api_front
+    from analyzer.cache import canonical
     from analyzer.source.preprocess import preprocess, preprocess_file
-    from analyzer.syntax.parse import parse
 
     limits = options.budget
-    with metered(Meter("preprocess", limits.preprocess)):
-        if text is None:
-            pre = preprocess_file(path, **preprocess_options(options))
-        else:
-            pre = preprocess(text, path, **preprocess_options(options))
+    key = (path, os.getcwd(), text, canonical(preprocess_options(options)), limits)
+    front = api_front.taken(key)
+    if front is not None:
+        pre = front.pre
+    else:
+        with metered(Meter("preprocess", limits.preprocess)):
+            if text is None:
+                pre = preprocess_file(path, **preprocess_options(options))
+            else:
+                pre = preprocess(text, path, **preprocess_options(options))
     report.linemap = pre.linemap
     diagnostics.extend(pre.diagnostics)
     if comments is not None:  # for the suppression comments, applied once everything is resolved
         comments.extend(pre.comments)
-    with metered(Meter("parse", limits.parse)):
-        parsed = parse(pre.text)
-    with metered(Meter("lower", limits.lower)):
-        module = lower(parsed.unit, pre.text, path, elsewhere=launched_elsewhere(options.program))
-    kept, host = split_host(parsed.diagnostics + module.diagnostics, parsed.unit, parsed.skipped, module, pre.text)
-    diagnostics.extend(kept)
+    elsewhere = launched_elsewhere(options.program)
+    if front is None or front.elsewhere != elsewhere:  # (other files launch other template instances)
+        front = api_front.parsed_and_lowered(pre, None if front is None else front.parsed, path, elsewhere, limits)
+    if hand_on:
+        api_front.hand_on(key, front)
+    diagnostics.extend(front.kept)
     if options.show_host:  # shown, never an error: the exit status depends on device code only
-        diagnostics.extend(records.replace(d, severity=Severity.WARNING) for d in host)
-    return pre, parsed, module
+        diagnostics.extend(records.replace(d, severity=Severity.WARNING) for d in front.host)
+    return pre, front.parsed, front.module
 
 
 def launched_elsewhere(program: ProgramContext | None) -> dict[str, list[tuple[str, ...]]]:

@@ -17,14 +17,16 @@ macros first. So a run of several files goes in four steps:
    diagnostics), so that it is reported once, at its own path.
 
 The result does not depend on `-j`: surveys and reports are taken in the run's order. Cost:
-each file is read twice (survey, check), and launches are indexed by kernel name, so finding a
+each file is read twice (survey, check), though in one process the check takes what the survey
+preprocessed, parsed and lowered where nothing it was made from has changed (`api_front`), and launches are indexed by kernel name, so finding a
 file's context takes time in proportion to the launches of its kernels, not to the number of
 files. A run of one file is checked as `api.check_paths` checks it, with no survey.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, cast
 
 from analyzer import records
@@ -57,9 +59,9 @@ class Survey:
     launches: tuple[tuple[tuple[str, int] | None, Any], ...] = ()  # (definition launched or None, HostLaunch)
 
 
-def survey(path: str, options: Options) -> Survey:
+def survey(path: str, options: Options, hand_on: bool = False) -> Survey:
     """The survey of one file; a file that cannot be read or lowered tells nothing (its check
-    reports why)."""
+    reports why). `hand_on`: keep its front end for the check in this process (`api_front`)."""
     identity = file_identity(path)
     if path.endswith(".ptx"):
         return Survey(identity)
@@ -69,7 +71,7 @@ def survey(path: str, options: Options) -> Survey:
 
     def compute() -> Survey:
         try:
-            found, missing[0] = _surveyed(path, options, identity)
+            found, missing[0] = _surveyed(path, options, identity, hand_on)
         except Exception:  # noqa: BLE001 - the check of the file reports what went wrong
             return Survey(identity)
         return found
@@ -88,7 +90,7 @@ def _known_survey(path: str, options: Options) -> Survey | None:
     return cast(Survey | None, probe("survey", path, options))
 
 
-def _surveyed(path: str, options: Options, identity: str) -> tuple[Survey, list[str] | None]:
+def _surveyed(path: str, options: Options, identity: str, hand_on: bool) -> tuple[Survey, list[str] | None]:
     """The survey of one file, and where the includes it did not find were looked for
     (`LineMap.absent`: an entry holds while they are still missing; None: not cached).
     Raises what the stages raise."""
@@ -98,7 +100,7 @@ def _surveyed(path: str, options: Options, identity: str) -> tuple[Survey, list[
 
     report = FileReport(path)
     diagnostics: list[Any] = []
-    module = lowered(path, options, report, diagnostics)[2]
+    module = lowered(path, options, report, diagnostics, hand_on=hand_on)[2]
     includes = frozenset(file_identity(f.path) for f in report.linemap.files) - {identity}
     try:
         with metered(Meter("analysis", options.budget.analysis)):
@@ -127,9 +129,10 @@ def check_program(
     """Check every file under `paths` as one program: `api.check_paths`'s reports, with launches
     across files and each included file reported once, at its own path (see the module). Each
     file is hashed once for the results cache (`cache.one_run`)."""
+    from analyzer.api_front import handing_on
     from analyzer.cache import one_run
 
-    with one_run():
+    with one_run(), handing_on():
         return _checked_program(plan_files(paths, options, options_for), jobs, progress)
 
 
@@ -140,7 +143,46 @@ def _checked_program(
     todo = [i for i, (_, problem, _) in enumerate(plan) if problem is None]
     if len(todo) <= 1:
         return run_plan(plan, jobs, progress)
-    surveys = dict(zip(todo, _surveys([(plan[i][0], plan[i][2]) for i in todo], jobs)))
+    with _pool(jobs, len(todo)) as pool:
+        return _planned_program(plan, todo, jobs, progress, pool)
+
+
+@contextlib.contextmanager
+def _pool(jobs: int, files: int) -> Iterator[Callable[[], Any] | None]:
+    """The worker processes of a run with several jobs, for the surveys and then the checks
+    (None with one job): a check that lands in the worker that surveyed its file takes the
+    survey's front end (`api_front`; its workers keep them, `api_front.keep_in_worker`). What
+    it yields starts the pool when first called (a run the results cache answers starts none)."""
+    if jobs <= 1:
+        yield None
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    from analyzer.api_front import keep_in_worker
+
+    started: list[ProcessPoolExecutor] = []
+
+    def pool() -> ProcessPoolExecutor:
+        if not started:
+            started.append(ProcessPoolExecutor(max_workers=min(jobs, files), initializer=keep_in_worker))
+        return started[0]
+
+    try:
+        yield pool
+    finally:
+        for running in started:
+            running.shutdown()
+
+
+def _planned_program(
+    plan: list[tuple[str, str | None, Options]],
+    todo: list[int],
+    jobs: int,
+    progress: Callable[[int, int], None] | None,
+    pool: Callable[[], Any] | None,
+) -> list[FileReport]:
+    """`_checked_program` of the files `todo` of a plan, several of them, in `pool()` (None: here)."""
+    surveys = dict(zip(todo, _surveys([(plan[i][0], plan[i][2]) for i in todo], jobs, pool)))
     owners = _owners(surveys)
     contexts = _contexts(surveys, owners)
     reports: dict[int, FileReport] = {
@@ -148,7 +190,7 @@ def _checked_program(
     }
     work = [i for i in todo if i not in owners]
     runs = [(plan[i][0], records.replace(plan[i][2], program=contexts.get(i))) for i in work]
-    for done, (i, report) in enumerate(run_files(runs, jobs, work), 1):
+    for done, (i, report) in enumerate(run_files(runs, jobs, work, pool), 1):
         reports[i] = report
         if progress is not None:
             progress(done, len(work))
@@ -160,29 +202,27 @@ def _checked_program(
     return [reports[i] for i in range(len(plan))]
 
 
-def _surveys(work: list[tuple[str, Options]], jobs: int) -> list[Survey]:
+def _surveys(work: list[tuple[str, Options]], jobs: int, shared: Callable[[], Any] | None) -> list[Survey]:
     """The survey of each file, in order: those the results cache holds read here, the others
-    here with one job, else in a pool (no pool when the cache holds every survey; a survey that
-    fails to come back is redone here)."""
-    if jobs <= 1:
-        return [survey(path, opts) for path, opts in work]
+    here with one job, else in `shared()`, the run's pool (not when the cache holds every survey; a survey that
+    fails to come back is redone here). Each keeps its front end for the check (`api_front`)."""
+    if jobs <= 1:  # the checks run here too: they take what the surveys preprocessed and lowered
+        return [survey(path, opts, hand_on=True) for path, opts in work]
     known = [_known_survey(path, opts) for path, opts in work]
     missing = [i for i, found in enumerate(known) if found is None]
     if len(missing) <= 1:
         return [found if found is not None else survey(*work[i]) for i, found in enumerate(known)]
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(max_workers=min(jobs, len(missing))) as pool:
-        futures = {i: pool.submit(survey, *work[i]) for i in missing}
-        try:
-            for i, future in futures.items():
-                try:
-                    known[i] = future.result()
-                except Exception:  # noqa: BLE001 - BrokenProcessPool, a pickling error: redo it here
-                    known[i] = survey(*work[i])
-        except BaseException:  # Ctrl-C: do not wait for the queued files
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    pool = cast(Callable[[], Any], shared)()
+    futures = {i: pool.submit(survey, *work[i], True) for i in missing}
+    try:
+        for i, future in futures.items():
+            try:
+                known[i] = future.result()
+            except Exception:  # noqa: BLE001 - BrokenProcessPool, a pickling error: redo it here
+                known[i] = survey(*work[i])
+    except BaseException:  # Ctrl-C: do not wait for the queued files
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
     return cast(list[Survey], known)
 
 

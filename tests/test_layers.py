@@ -78,6 +78,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "analyzer.inputs",
             "analyzer.cache",
             "analyzer.api",
+            "analyzer.api_front",
             "analyzer.api_ptx",
             "analyzer.api_sim",
             "analyzer.program",

@@ -1,0 +1,164 @@
+"""The front end of a file (preprocess, parse, lower) made for its survey, handed on to its check.
+
+Why: a run of several files reads each file twice in one process (with `-j 1`), to survey it
+(`analyzer.program`: its includes and launches) and to check it, and both preprocess, parse
+and lower the same text the same way. Measured 2026-11-25 on the 20 cuda-samples files of
+issue 16's `nvcc` row: preprocessing and lowering the second time were about 0.06 s + 0.05 s
+a small file.
+
+Never stale: an entry is keyed by everything `api.lowered` reads besides the files (the path,
+the working folder, the text standing for the file, the preprocessor's options, the stages'
+budgets), and holds the hash of every file the preprocessor read (the file itself included)
+and the paths where an include was looked for in vain (`LineMap.absent`): it is handed on only
+while each file still hashes the same and each of those paths is still missing. The program's
+facts the lowering reads (`api.launched_elsewhere`) are held with the module: where the check's
+differ, the check lowers again from the same preprocessed and parsed text.
+
+Never shared: an entry is handed on once and then forgotten (the survey reads the module, the
+host launches, and drops it; nothing after lowering writes to a module: the analyses, rules,
+launch search and simulator build records of their own), and entries are kept only inside
+`handing_on` (`program.check_program`), so an editor or a test never meets one. A stage cut
+short by its budget raises, and nothing is kept: the check then meets the same limit.
+Memory: at most `MEMO_CHARS` characters of preprocessed text are kept (about 60 MB); past
+that, a survey keeps nothing, so that the first files of a long run are still handed on (in a
+run, every survey comes before the first check).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from analyzer.budget import Budget, Meter, metered
+from analyzer.records import record
+
+__all__ = ["MEMO_CHARS", "FrontEnd", "hand_on", "handing_on", "keep_in_worker", "parsed_and_lowered", "taken"]
+
+MEMO_CHARS = 4_000_000
+
+
+@record(frozen=False, slots=False)
+class FrontEnd:
+    """What `api.lowered` made of one file: the preprocessed text, the parse, the module, and
+    the stages' diagnostics after `ir.host_code.split_host` (`kept`, and `host`: shown with
+    `--show-host`), with the facts of the program the module was lowered with."""
+
+    pre: Any  # source.preprocess.Preprocessed
+    parsed: Any  # syntax.parse.ParseResult
+    module: Any  # ir.nodes.Module
+    kept: tuple[Any, ...]
+    host: tuple[Any, ...]
+    elsewhere: dict[str, list[tuple[str, ...]]]  # api.launched_elsewhere: what the module was lowered with
+
+
+@record(frozen=False, slots=False)
+class _Entry:
+    front: FrontEnd
+    digests: tuple[tuple[str, str | None], ...]  # (path, hash of its bytes; None: must still be missing)
+
+
+#: The front ends kept for the checks to come (None: not in a `handing_on` run: nothing kept).
+_kept: dict[tuple[Any, ...], _Entry] | None = None
+_chars = 0
+
+
+@contextlib.contextmanager
+def handing_on() -> Iterator[None]:
+    """Within it, surveys keep their front ends for the checks; on leaving, what is left is
+    dropped. Runs nest: an inner one shares the outer one's entries."""
+    global _kept, _chars
+    outer = _kept
+    if outer is None:
+        _kept, _chars = {}, 0
+    try:
+        yield
+    finally:
+        if outer is None:
+            _kept, _chars = None, 0
+
+
+def keep_in_worker() -> None:
+    """A worker process's start (`program`'s pool): it keeps what its surveys make for the checks
+    it runs, until it ends (forked or spawned, it does not inherit a run of its parent's)."""
+    global _kept, _chars
+    _kept, _chars = {}, 0
+
+
+def hand_on(key: tuple[Any, ...], front: FrontEnd) -> None:
+    """Keep `front`, made under `key`, for the check of the same file (inside `handing_on`)."""
+    global _chars
+    if _kept is None or _chars + len(front.pre.text) > MEMO_CHARS:
+        return
+    digests = _digests(front.pre.linemap)
+    if digests is None:
+        return
+    _kept[key] = _Entry(front, digests)
+    _chars += len(front.pre.text)
+
+
+def taken(key: tuple[Any, ...]) -> FrontEnd | None:
+    """The front end kept under `key`, once, where every file it was made from is as it was;
+    else None."""
+    global _chars
+    if not _kept:
+        return None
+    entry = _kept.pop(key, None)
+    if entry is None:
+        return None
+    _chars -= len(entry.front.pre.text)
+    if not all(_as_it_was(path, digest) for path, digest in entry.digests):
+        return None
+    return entry.front
+
+
+def _as_it_was(path: str, digest: str | None) -> bool:
+    """Whether a file read still hashes to `digest`, or a path looked for in vain (None) is still missing."""
+    return not os.path.exists(path) if digest is None else _digest(path) == digest
+
+
+def parsed_and_lowered(
+    pre: Any, parsed: Any, path: str, elsewhere: dict[str, list[tuple[str, ...]]], limits: Budget
+) -> FrontEnd:
+    """parse (where `parsed` is None) and lower a preprocessed text, each under its budget, with
+    the template instances other files launch (`elsewhere`). Raises what the stages raise."""
+    from analyzer.ir.host_code import split_host
+    from analyzer.ir.lower import lower
+    from analyzer.syntax.parse import parse
+
+    if parsed is None:
+        with metered(Meter("parse", limits.parse)):
+            parsed = parse(pre.text)
+    with metered(Meter("lower", limits.lower)):
+        module = lower(parsed.unit, pre.text, path, elsewhere=elsewhere)
+    kept, host = split_host(parsed.diagnostics + module.diagnostics, parsed.unit, parsed.skipped, module, pre.text)
+    return FrontEnd(pre, parsed, module, tuple(kept), tuple(host), elsewhere)
+
+
+def _digests(linemap: Any) -> tuple[tuple[str, str | None], ...] | None:
+    """The hash of each file a preprocessed text was read from, and None for each path an
+    include was looked for in vain; None when one of those paths exists now, or a file read
+    cannot be read again (nothing to check an entry against)."""
+    out: list[tuple[str, str | None]] = []
+    for path in dict.fromkeys(f.path for f in linemap.files):
+        digest = _digest(path)
+        if digest is None:
+            return None
+        out.append((path, digest))
+    for path in dict.fromkeys(linemap.absent):
+        if os.path.exists(path):
+            return None
+        out.append((path, None))
+    return tuple(out)
+
+
+def _digest(path: str) -> str | None:
+    """The hash of a file's bytes, read now (not the run's, `cache.file_digest`: a file edited
+    between the survey and the check must not be handed on); None when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
