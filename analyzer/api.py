@@ -14,7 +14,7 @@ the other files are still analysed.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from typing import Any, TypeVar, cast
 
@@ -478,7 +478,9 @@ def _run_pipeline(
     meter = _analyze_kernels(path, module, pre.text, arch, options, report, diagnostics, header)
     if not report.kernels:
         return
-    reanalysis = None if places_only else _padding_reanalysis(path, pre, parsed, arch, options)
+    from analyzer.api_padding import padding_reanalysis
+
+    reanalysis = None if places_only else padding_reanalysis(path, pre, parsed, arch, options)
     with metered(meter):  # the padding fixes' reanalyses spend what the kernels left
         findings = rule_findings(report.kernels, arch, reanalysis, options, path, diagnostics)
     if options.verify:
@@ -628,41 +630,6 @@ def _kernels_left(kernels: list[Any], meter: Meter, report: FileReport) -> Diagn
     )
     what = f"{len(kernels)} kernel{'s' if len(kernels) > 1 else ''} not analysed: {names}"
     return exceeded(BudgetExceeded(meter.stage, meter.limit), what, kernels[0].name_span)
-
-
-def _padding_reanalysis(
-    path: str, pre: Any, parsed: Any, arch: Architecture, options: Options
-) -> Callable[[Any], Callable[[Mapping[str, int]], Any]]:
-    """The rules' `reanalyze(analysis)(padding)`: the kernel lowered again with the padded
-    arrays wider and analysed for the same launch (only the padded arrays' accesses: the
-    rules compare no others), or None when that cannot be done. Each padding is lowered once."""
-    from analyzer.analysis.kernel import analyze_kernel
-    from analyzer.ir.lower import lower
-
-    padded_modules: dict[tuple, Any] = {}
-
-    def reanalyze_factory(analysis: Any) -> Callable[[Mapping[str, int]], Any]:
-        def reanalyze(padding: Mapping[str, int]) -> Any:
-            try:
-                key = tuple(sorted(padding.items()))
-                padded = padded_modules.get(key)
-                if padded is None:
-                    elsewhere = launched_elsewhere(options.program)
-                    padded = lower(parsed.unit, pre.text, path, padding=dict(padding), elsewhere=elsewhere)
-                    padded_modules[key] = padded
-                name = analysis.kernel.display_name
-                twin = next((k for k in padded.kernels if k.display_name == name), None)
-                if twin is None:
-                    return None
-                return analyze_kernel(
-                    padded, twin, analysis.launch, arch, params=options.params or None, arrays=padding
-                )
-            except (Exception, RecursionError):  # noqa: BLE001 - a fix we cannot verify
-                return None
-
-        return reanalyze
-
-    return reanalyze_factory
 
 
 def rule_findings(

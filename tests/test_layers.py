@@ -80,6 +80,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "analyzer.api",
             "analyzer.api_front",
             "analyzer.api_ptx",
+            "analyzer.api_padding",
             "analyzer.api_sim",
             "analyzer.program",
         ),
