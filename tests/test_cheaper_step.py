@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import budget, cli
-from analyzer.analysis import costing, groups, scenarios, starts
+from analyzer import cli
+from analyzer.analysis import scenarios, starts
 from analyzer.analysis import symbolic as S
+from walk_checks import checked, forget_walk_tables
 
 PROGRAM = """\
 __global__ void counters(float *a, int n, int w) {
@@ -59,17 +60,7 @@ def plain_masks_symbols(mask, lane_masks, where, launch):
 
 def forget(monkeypatch=None) -> None:
     """Every table of the walk emptied (and, with `monkeypatch`, the short ways switched off)."""
-    for table in (
-        scenarios._LANE_MEMO,
-        scenarios._WARP_MEMO,
-        scenarios._DECIDED,
-        scenarios._LANE_TERMS,
-        scenarios._SHIFTS,
-        costing._WALKS,
-        groups._GROUPS,
-        starts._SPLITS,
-    ):
-        table.clear()
+    forget_walk_tables()
     if monkeypatch is not None:
         monkeypatch.setattr(starts, "indexed_monomials", lambda monomials, names: None)
         monkeypatch.setattr(scenarios, "_masks_symbols", plain_masks_symbols)
@@ -79,23 +70,6 @@ def forget(monkeypatch=None) -> None:
             "_constant_values",
             lambda exprs: tuple(None if e is None or not e.is_const else e.value for e in exprs),
         )
-
-
-def checked(tmp_path: Path, monkeypatch, name: str, *args: str) -> tuple[str, list[int]]:
-    """The JSON report of a check, and the analysis steps each kernel spent."""
-    spent: list[int] = []
-    settle = budget.Meter.settle
-
-    def counted(meter, part, allowed):
-        if meter.stage == "analysis":
-            spent.append(allowed - max(part.left, 0))
-        return settle(meter, part, allowed)
-
-    monkeypatch.setattr(budget.Meter, "settle", counted)
-    out = tmp_path / name
-    cli.main(["check", "--no-cache", "--isolated", "-q", "-j", "1", "--format", "json", "-o", str(out), *args])
-    monkeypatch.setattr(budget.Meter, "settle", settle)
-    return out.read_text(), spent
 
 
 @pytest.mark.parametrize("launch", LAUNCHES)

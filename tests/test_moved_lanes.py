@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import budget, cli
-from analyzer.analysis import costing, groups, scenarios, starts
+from analyzer import cli
+from analyzer.analysis import costing, groups, scenarios
+from walk_checks import checked, forget_walk_tables
 
 PROGRAM = """\
 __global__ void clamped_rows(float *a, const float *b, int n) {
@@ -54,40 +55,13 @@ LAUNCHES = [
 
 def forget(monkeypatch=None) -> None:
     """Every table of the walk emptied (and, with `monkeypatch`, the short cuts switched off)."""
-    for table in (
-        scenarios._LANE_MEMO,
-        scenarios._WARP_MEMO,
-        scenarios._DECIDED,
-        scenarios._LANE_TERMS,
-        scenarios._SHIFTS,
-        costing._WALKS,
-        groups._GROUPS,
-        starts._SPLITS,
-    ):
-        table.clear()
+    forget_walk_tables()
     if monkeypatch is not None:
         monkeypatch.setattr(scenarios, "_lane_shifts", lambda e: None)
         monkeypatch.setattr(scenarios, "lane_difference", lambda e, ref: e - ref)
         monkeypatch.setattr(costing, "moved_lanes", lambda lanes, move, to: None)
         monkeypatch.setattr(groups, "_GROUPS", {})
         monkeypatch.setattr(costing, "counted_alike", lambda scenario, plan: object())  # none alike
-
-
-def checked(tmp_path: Path, monkeypatch, name: str, *args: str) -> tuple[str, list[int]]:
-    """The JSON report of a check, and the analysis steps each kernel spent."""
-    spent: list[int] = []
-    settle = budget.Meter.settle
-
-    def counted(meter, part, allowed):
-        if meter.stage == "analysis":
-            spent.append(allowed - max(part.left, 0))
-        return settle(meter, part, allowed)
-
-    monkeypatch.setattr(budget.Meter, "settle", counted)
-    out = tmp_path / name
-    cli.main(["check", "--no-cache", "--isolated", "-q", "-j", "1", "--format", "json", "-o", str(out), *args])
-    monkeypatch.setattr(budget.Meter, "settle", settle)
-    return out.read_text(), spent
 
 
 @pytest.mark.parametrize("launch", LAUNCHES)

@@ -27,6 +27,19 @@ def two_memories() -> list[tuple[Memory, int, int]]:
     return out
 
 
+def fast_and_slow(where: str, lanes: list[int]) -> tuple[Memory, Memory, np.ndarray]:
+    """Two memories alike, their contents made as after a first load of each buffer, the second
+    held to the general way; and the lanes' addresses in the `where` buffer ("fixed", "grown",
+    or "both": the first lane in the fixed one, the second in the growable one)."""
+    (fast, fixed, grown), (slow, *_) = two_memories()
+    bases = {"fixed": [fixed] * len(lanes), "grown": [grown] * len(lanes), "both": [fixed, grown]}[where]
+    addrs = np.array([b + lane for b, lane in zip(bases, lanes)], np.int64)
+    for memory in (fast, slow):
+        memory.read(np.array([fixed, grown], np.int64), np.dtype(np.int32))
+    slow._whole_values = lambda *args: None  # the general way only
+    return fast, slow, addrs
+
+
 @pytest.mark.parametrize(
     ("where", "lanes", "short"),
     [
@@ -40,12 +53,7 @@ def two_memories() -> list[tuple[Memory, int, int]]:
     ],
 )
 def test_a_load_of_whole_values_in_one_buffer_takes_the_short_way_and_reads_the_same(where, lanes, short):
-    (fast, fixed, grown), (slow, *_) = two_memories()
-    bases = {"fixed": [fixed] * len(lanes), "grown": [grown] * len(lanes), "both": [fixed, grown]}[where]
-    addrs = np.array([b + lane for b, lane in zip(bases, lanes)], np.int64)
-    for memory in (fast, slow):
-        memory.read(np.array([fixed, grown], np.int64), np.dtype(np.int32))  # contents made, as after a first load
-    slow._whole_values = lambda *args: None  # the general way only
+    fast, slow, addrs = fast_and_slow(where, lanes)
     assert (fast._whole_values(addrs, 4) is not None) is short
     got, want = fast.read(addrs, np.dtype(np.int32)), slow.read(addrs, np.dtype(np.int32))
     assert got.tolist() == want.tolist()
@@ -74,13 +82,8 @@ def test_iota_contents_read_the_short_way_are_each_ints_index():
     ],
 )
 def test_a_store_of_whole_values_in_one_buffer_takes_the_short_way_and_writes_the_same(where, lanes, short):
-    (fast, fixed, grown), (slow, *_) = two_memories()
-    bases = {"fixed": [fixed] * len(lanes), "grown": [grown] * len(lanes), "both": [fixed, grown]}[where]
-    addrs = np.array([b + lane for b, lane in zip(bases, lanes)], np.int64)
+    fast, slow, addrs = fast_and_slow(where, lanes)
     values = np.arange(1000, 1000 + len(lanes)).astype(np.float64)  # converted to int on the way
-    for memory in (fast, slow):
-        memory.read(np.array([fixed, grown], np.int64), np.dtype(np.int32))  # contents made, as after a first load
-    slow._whole_values = lambda *args: None  # the general way only
     assert (fast._whole_values(addrs, 4) is not None) is short
     fast.write(addrs, values, np.dtype(np.int32))
     slow.write(addrs, values, np.dtype(np.int32))

@@ -1,0 +1,43 @@
+"""Helpers of the tests that compare the cost walk's short ways with its plain ways
+(`test_moved_lanes`, `test_cheaper_step`): the walk's remembered tables emptied, and a check
+run in this process with the analysis steps each kernel spent, so that a short way can be held
+to the same report, byte for byte, and the same steps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyzer import budget, cli
+from analyzer.analysis import costing, groups, scenarios, starts
+
+
+def forget_walk_tables() -> None:
+    """Every remembered table of the cost walk emptied."""
+    for table in (
+        scenarios._LANE_MEMO,
+        scenarios._WARP_MEMO,
+        scenarios._DECIDED,
+        scenarios._LANE_TERMS,
+        scenarios._SHIFTS,
+        costing._WALKS,
+        groups._GROUPS,
+        starts._SPLITS,
+    ):
+        table.clear()
+
+
+def checked(tmp_path: Path, monkeypatch, name: str, *args: str) -> tuple[str, list[int]]:
+    """The JSON report of a check, and the analysis steps each kernel spent."""
+    spent: list[int] = []
+    settle = budget.Meter.settle
+
+    def counted(meter, part, allowed):
+        if meter.stage == "analysis":
+            spent.append(allowed - max(part.left, 0))
+        return settle(meter, part, allowed)
+
+    monkeypatch.setattr(budget.Meter, "settle", counted)
+    out = tmp_path / name
+    cli.main(["check", "--no-cache", "--isolated", "-q", "-j", "1", "--format", "json", "-o", str(out), *args])
+    monkeypatch.setattr(budget.Meter, "settle", settle)
+    return out.read_text(), spent
