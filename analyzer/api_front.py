@@ -27,13 +27,13 @@ run, every survey comes before the first check).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 from collections.abc import Iterator
 from typing import Any
 
 from analyzer.budget import Budget, Meter, metered
 from analyzer.records import record
+from analyzer.source.files import file_sha256
 
 __all__ = ["MEMO_CHARS", "FrontEnd", "hand_on", "handing_on", "keep_in_worker", "parsed_and_lowered", "taken"]
 
@@ -116,7 +116,7 @@ def taken(key: tuple[Any, ...]) -> FrontEnd | None:
 
 def _as_it_was(path: str, digest: str | None) -> bool:
     """Whether a file read still hashes to `digest`, or a path looked for in vain (None) is still missing."""
-    return not os.path.exists(path) if digest is None else _digest(path) == digest
+    return not os.path.exists(path) if digest is None else file_sha256(path) == digest
 
 
 def parsed_and_lowered(
@@ -143,7 +143,8 @@ def _digests(linemap: Any) -> tuple[tuple[str, str | None], ...] | None:
     cannot be read again (nothing to check an entry against)."""
     out: list[tuple[str, str | None]] = []
     for path in dict.fromkeys(f.path for f in linemap.files):
-        digest = _digest(path)
+        digest = file_sha256(path)  # read now, not the run's (`cache.file_digest`): a file edited
+        # between the survey and the check must not be handed on
         if digest is None:
             return None
         out.append((path, digest))
@@ -152,13 +153,3 @@ def _digests(linemap: Any) -> tuple[tuple[str, str | None], ...] | None:
             return None
         out.append((path, None))
     return tuple(out)
-
-
-def _digest(path: str) -> str | None:
-    """The hash of a file's bytes, read now (not the run's, `cache.file_digest`: a file edited
-    between the survey and the check must not be handed on); None when it cannot be read."""
-    try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
-    except OSError:
-        return None

@@ -39,6 +39,7 @@ from typing import Any, TypeVar, cast
 
 from analyzer.pickling import pickle_mappingproxy
 from analyzer.records import record
+from analyzer.source.files import file_sha256
 
 __all__ = [
     "CACHE_DIR_ENV",
@@ -106,11 +107,7 @@ def file_digest(path: str) -> str | None:
 
 
 def _hashed(path: str) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
-    except OSError:
-        return None
+    return file_sha256(path)
 
 
 @functools.lru_cache(maxsize=1)

@@ -8,6 +8,7 @@ groups open in it (`OpenConditional`), and what include-guard detection has seen
 
 from __future__ import annotations
 
+import hashlib
 import os
 from bisect import bisect_right
 
@@ -33,6 +34,15 @@ _TEXT_CONTROLS = frozenset(b"\t\n\r\f\v\b\x1b")
 
 class FileRefused(OSError):
     """A file that is there but is not read as CUDA text: too large, or binary. `str()` says why."""
+
+
+def file_sha256(path: str) -> str | None:
+    """The SHA-256 of a file's bytes, read now; None when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
 
 
 def read_text_file(path: str) -> str | None:
