@@ -17,7 +17,7 @@ import pytest
 from analyzer import cli
 from analyzer.analysis import scenarios, starts
 from analyzer.analysis import symbolic as S
-from walk_checks import checked, forget_walk_tables
+from walk_checks import forget_walk_tables, with_and_without
 
 PROGRAM = """\
 __global__ void counters(float *a, int n, int w) {
@@ -74,15 +74,8 @@ def forget(monkeypatch=None) -> None:
 
 @pytest.mark.parametrize("launch", LAUNCHES)
 def test_the_cheaper_step_gives_the_plain_steps_report_and_steps(tmp_path, monkeypatch, launch):
-    (tmp_path / "k.cu").write_text(PROGRAM)
-    monkeypatch.chdir(tmp_path)
-    forget()
-    checked(tmp_path, monkeypatch, "warm.json", *launch, "k.cu")  # numbers met once (`S.const`) for both
-    forget()
-    fast, fast_steps = checked(tmp_path, monkeypatch, "fast.json", *launch, "k.cu")
+    (fast, fast_steps), (plain, plain_steps) = with_and_without(tmp_path, monkeypatch, PROGRAM, launch, forget)
     assert '"accesses"' in fast and len(fast_steps) == 2
-    forget(monkeypatch)
-    plain, plain_steps = checked(tmp_path, monkeypatch, "plain.json", *launch, "k.cu")
     assert fast == plain
     assert fast_steps == plain_steps
 

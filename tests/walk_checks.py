@@ -41,3 +41,18 @@ def checked(tmp_path: Path, monkeypatch, name: str, *args: str) -> tuple[str, li
     cli.main(["check", "--no-cache", "--isolated", "-q", "-j", "1", "--format", "json", "-o", str(out), *args])
     monkeypatch.setattr(budget.Meter, "settle", settle)
     return out.read_text(), spent
+
+
+def with_and_without(tmp_path: Path, monkeypatch, program: str, launch: tuple[str, ...], forget) -> tuple:
+    """`program` checked for `launch` with the short ways and then without them (`forget(monkeypatch)`
+    switches them off; `forget()` only empties the tables): (report, steps) of each. A first check,
+    not compared, makes the numbers both meet once (`S.const`)."""
+    (tmp_path / "k.cu").write_text(program)
+    monkeypatch.chdir(tmp_path)
+    forget()
+    checked(tmp_path, monkeypatch, "warm.json", *launch, "k.cu")
+    forget()
+    fast = checked(tmp_path, monkeypatch, "fast.json", *launch, "k.cu")
+    forget(monkeypatch)
+    plain = checked(tmp_path, monkeypatch, "plain.json", *launch, "k.cu")
+    return fast, plain
