@@ -17,22 +17,25 @@ from typing import Any
 
 from analyzer import budget
 from analyzer.analysis import symbolic as S
-from analyzer.analysis.memo import MEMO_LIMIT, replayed
+from analyzer.analysis.memo import MEMO_LIMIT, remember, replayed
 from analyzer.analysis.values import LoopCtx, LoopKind, Value, lane_dependent
 from analyzer.arch import Architecture
 from analyzer.ir import builtins
 from analyzer.ir import nodes as N
+from analyzer.records import record
 
 __all__ = [
     "MAX_TRIP",
     "MAX_UNROLL",
     "Inductions",
+    "LoopShape",
     "accesses_in",
     "inductions",
     "iterations",
     "lane_dependent_in_loop",
     "mentions",
     "next_value",
+    "shape",
     "step",
     "trip_count",
     "unroll_inductions",
@@ -50,6 +53,34 @@ Inductions = dict[N.Variable, tuple[str, N.Expr]]
 
 
 # ----------------------------------------------------------------------------- what a loop writes
+@record
+class LoopShape:
+    """What the interpreter asks of a loop's statements each time it reaches the loop: the
+    variables its body and step write, its inductions, and the inductions it is unrolled by
+    (`unroll_inductions`). They depend on the statements alone."""
+
+    writes: dict[int, N.Variable]
+    inductions: Inductions
+    unroll: Inductions | None
+
+
+#: `shape`'s answers, by the loop's id (the loop kept with its shape, so that the id stays its).
+#: The loops nested in an unrolled one are reached once per trip: tf32TensorCoreGemm.cu reached
+#: loops 9,530 times and took 2.1 s of its 4.1 s in working out their shapes again.
+_SHAPES: dict[int, tuple[N.Loop, LoopShape]] = {}
+
+
+def shape(loop: N.Loop) -> LoopShape:
+    """The `LoopShape` of `loop`, worked out once (they spend no budget steps)."""
+    seen = _SHAPES.get(id(loop))
+    if seen is not None and seen[0] is loop:
+        return seen[1]
+    writes = written(loop.body + loop.step)
+    found = LoopShape(writes, inductions(loop.step + loop.body, writes), unroll_inductions(loop))
+    remember(_SHAPES, id(loop), (loop, found))
+    return found
+
+
 def written(stmts: list[N.Stmt]) -> dict[int, N.Variable]:
     """The variables that statements assign (or that a skipped statement may), by uid."""
     out: dict[int, N.Variable] = {}

@@ -187,6 +187,7 @@ class Unknown(Term):
     origin: Origin
     lane_varying: bool
     _ids = itertools.count()
+    made: ClassVar[int] = 0  # how many `unknown()` has made: see `fresh_values`
 
     def __eq__(self, other):
         return self is other or (other.__class__ is Unknown and other.uid == self.uid)
@@ -671,7 +672,15 @@ def unknown(text: str, origin: Origin, lane_varying: bool = False) -> Expr:
     """A fresh unknown value from `origin`; ``str()`` shows ``text`` (after "per-lane " when
     it may differ between the lanes of a warp).  Never equal to another Unknown."""
     tag = f"{LANE_VARYING_PREFIX}{text}" if lane_varying else str(text)
+    Unknown.made += 1
     return new_expr({(_raw_unknown(tag, next(Unknown._ids), origin, lane_varying),): 1})
+
+
+def fresh_values() -> tuple[int, int]:
+    """How many unknowns were made, and constants and symbols remembered (`const`, `sym`), so
+    far: a computation that made no unknown makes the same values again, and one that made n
+    constants remembered spends n steps fewer again (`analysis.pure` asks, before and after)."""
+    return Unknown.made, len(_CONSTS) + len(_SYMS)
 
 
 def as_expr(x) -> Expr:

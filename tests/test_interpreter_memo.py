@@ -1,0 +1,157 @@
+"""The interpreter's remembered values give what working them out gives: a pure expression's
+value remembered by the values of the variables it reads (`analysis.pure.ValueMemo`), and a
+loop's shape worked out once (`loops.shape`). Small programs written for the test (unrolled
+loops around pure arithmetic, pointer offsets and casts; floats, uninitialised variables and
+divisions by zero, which make fresh unknowns; struct values, which are not remembered) give
+the same report, byte for byte, and the same steps per kernel, with the memo and without it;
+and a small budget runs out where it did."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analyzer import budget, cli
+from analyzer.analysis import interpret, loops, pure
+from analyzer.analysis import symbolic as S
+from analyzer.analysis.symbolic import expressions
+from analyzer.ir import nodes as N
+from walk_checks import forget_walk_tables, with_and_without
+
+PROGRAM = """\
+struct Pair { int a; int b; };
+
+__global__ void unrolled(float *out, const float *in, int n) {
+    __shared__ float tile[64][65];
+    int base = threadIdx.y * 64 + threadIdx.x;
+    for (int k = 0; k < 4; k++) {
+        int pos = (base + k * 5) & 63;
+        for (int j = 0; j < 3; j++) {
+            int q;
+            int z = n / (j - 1);
+            float f = 1.5f * k;
+            tile[pos][j * 2 + k] = in[base + j * n + pos];
+            out[(int)f + z + q + pos] = tile[threadIdx.x][(pos + j) % 64];
+            base = base + 1;
+        }
+    }
+}
+
+__global__ void structs(float *out, int n) {
+    const float *p = out + threadIdx.x * 2;
+    for (int k = 0; k < 6; k++) {
+        Pair s;
+        s.a = k * 3 + n;
+        s.b = s.a + threadIdx.x;
+        out[s.b + s.a] = p[k + (s.a - n)];
+        p = p + 3;
+    }
+}
+"""
+
+LAUNCHES = [
+    ("--block", "32,2", "--grid", "4"),
+    ("--block", "64"),
+]
+
+
+def forget(monkeypatch=None) -> None:
+    """Every remembered table emptied (and, with `monkeypatch`, the memo switched off)."""
+    forget_walk_tables()
+    loops._SHAPES.clear()
+    pure._READS.clear()
+    if monkeypatch is not None:
+        monkeypatch.setattr(interpret.Interpreter, "remembered", frozenset())
+        monkeypatch.setattr(loops, "shape", plain_shape)
+
+
+def plain_shape(loop: N.Loop) -> loops.LoopShape:
+    """`loops.shape` worked out each time."""
+    writes = loops.written(loop.body + loop.step)
+    return loops.LoopShape(writes, loops.inductions(loop.step + loop.body, writes), loops.unroll_inductions(loop))
+
+
+@pytest.mark.parametrize("launch", LAUNCHES)
+def test_remembered_values_give_the_plain_report_and_steps(tmp_path, monkeypatch, launch):
+    (fast, fast_steps), (plain, plain_steps) = with_and_without(tmp_path, monkeypatch, PROGRAM, launch, forget)
+    assert '"accesses"' in fast and len(fast_steps) == 2
+    assert fast == plain
+    assert fast_steps == plain_steps
+
+
+@pytest.mark.parametrize("analysis", [3_000, 20_000, 60_000])
+def test_a_small_budget_runs_out_where_it_did_without_the_memo(tmp_path, monkeypatch, analysis):
+    (tmp_path / "k.cu").write_text(PROGRAM)
+    (tmp_path / "warplint.toml").write_text(f"[budget]\nanalysis = {analysis}\n")
+    monkeypatch.chdir(tmp_path)
+    args = ["check", "--no-cache", "-q", "-j", "1", "--format", "json", "--block", "32,2"]
+    forget()
+    cli.main([*args, "-o", "warm.json", "k.cu"])
+    forget()
+    cli.main([*args, "-o", "fast.json", "k.cu"])
+    forget(monkeypatch)
+    cli.main([*args, "-o", "plain.json", "k.cu"])
+    assert Path("fast.json").read_text() == Path("plain.json").read_text()
+
+
+def test_a_value_given_again_spends_the_steps_of_working_it_out():
+    memo = pure.ValueMemo()
+    e = object()  # the memo keys by the expression's identity
+    x = S.sym("x")
+    assert x * 3 + 1 == S.const(1) + S.sym("x") * 3  # the constants met once (`S.const` remembers them)
+    env: dict[int, object] = {1: x}
+    made: list[int] = []
+
+    def work():
+        budget.spend(5)
+        made.append(1)
+        return x * 3 + 1
+
+    meter = budget.Meter("analysis", 1_000)
+    with budget.metered(meter):
+        first = memo.value(e, (1,), env, work)
+        spent_first = 1_000 - meter.left
+        again = memo.value(e, (1,), {1: S.sym("x") + 0}, work)  # an equal value, not the same one
+    assert again is first and made == [1]
+    assert spent_first == 5 + 2 and 1_000 - meter.left == 2 * spent_first  # 2 expressions built
+
+
+def test_a_constant_built_the_first_time_is_not_spent_for_again():
+    memo, e = pure.ValueMemo(), object()
+    fresh = next(n for n in range(4096, 0, -1) if n not in expressions._CONSTS)
+    meter = budget.Meter("analysis", 1_000)
+    with budget.metered(meter):
+        memo.value(e, (), {}, lambda: S.const(fresh))
+        first = 1_000 - meter.left
+        memo.value(e, (), {}, lambda: S.const(fresh))
+        again = 1_000 - meter.left - first
+        S.const(fresh)  # what working it out again spends
+        plain = 1_000 - meter.left - first - again
+    assert (first, again, plain) == (1, 0, 0)
+
+
+def test_an_evaluation_that_makes_an_unknown_is_not_remembered():
+    memo, e = pure.ValueMemo(), object()
+    calls: list[S.Expr] = []
+
+    def work():
+        calls.append(S.unknown("float", S.Origin.FLOAT))
+        return calls[-1]
+
+    first = memo.value(e, (), {}, work)
+    second = memo.value(e, (), {}, work)
+    assert len(calls) == 2 and first != second
+
+
+def test_a_struct_value_is_worked_out_each_time():
+    memo, e = pure.ValueMemo(), object()
+    calls: list[int] = []
+
+    def work():
+        calls.append(1)
+        return S.const(4)
+
+    memo.value(e, (3,), {3: {"a": S.const(1)}}, work)
+    memo.value(e, (3,), {3: {"a": S.const(1)}}, work)
+    assert calls == [1, 1]
