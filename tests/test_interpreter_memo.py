@@ -17,6 +17,8 @@ from analyzer.analysis import interpret, loops, pure
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.symbolic import expressions
 from analyzer.ir import nodes as N
+from analyzer.ir.lower import lower
+from analyzer.syntax.parse import parse
 from walk_checks import forget_walk_tables, with_and_without
 
 PROGRAM = """\
@@ -68,8 +70,10 @@ def forget(monkeypatch=None) -> None:
 
 def plain_shape(loop: N.Loop) -> loops.LoopShape:
     """`loops.shape` worked out each time."""
-    writes = loops.written(loop.body + loop.step)
-    return loops.LoopShape(writes, loops.inductions(loop.step + loop.body, writes), loops.unroll_inductions(loop))
+    stmts = loop.body + loop.step
+    writes = loops.written(stmts)
+    found = loops.inductions(loop.step + loop.body, writes)
+    return loops.LoopShape(writes, found, loops.unroll_inductions(loop), loops.assignments(stmts))
 
 
 @pytest.mark.parametrize("launch", LAUNCHES)
@@ -155,3 +159,37 @@ def test_a_struct_value_is_worked_out_each_time():
     memo.value(e, (3,), {3: {"a": S.const(1)}}, work)
     memo.value(e, (3,), {3: {"a": S.const(1)}}, work)
     assert calls == [1, 1]
+
+
+LOOP = """\
+__global__ void k(int *a, int n) {
+    int pos = threadIdx.x;
+    int q = 0;
+    int r = 0;
+    int u = 0;
+    int w = 0;
+    for (int i = 0; i < n; i++) {
+        pos = (pos + 1) % 32;
+        q = q + n;
+        r = a[u + pos];
+        u = atomicAdd(&a[0], 1);
+        w = q * 2;
+    }
+}
+"""
+
+
+def test_a_loops_assignments_say_what_makes_them_lane_dependent():
+    module = lower(parse(LOOP).unit, LOOP, "test.cu")
+    loop = next(s for s in N.walk_statements(module.kernels[0].body) if isinstance(s, N.Loop))
+    shape = loops.shape(loop)
+    names = {v.name: uid for uid, v in shape.writes.items()} | {p.name: p.uid for p in module.kernels[0].params}
+    read = {a.uid: (a.varying, sorted(a.reads)) for a in shape.assigned}
+    assert read[names["pos"]] == (False, [names["pos"]])
+    assert read[names["r"]] == (False, sorted([names["a"], names["u"], names["pos"]]))
+    assert read[names["u"]] == (True, [])  # an atomic's old value
+    assert read[names["q"]] == (False, sorted([names["q"], names["n"]]))
+    assert read[names["w"]] == (False, [names["q"]])
+    env = {names["pos"]: S.sym("threadIdx.x")}
+    dependent = loops.lane_dependent_in_loop(shape.assigned, shape.writes, env)
+    assert dependent == {names["pos"], names["r"], names["u"]}

@@ -17,7 +17,7 @@ from typing import Any
 
 from analyzer import budget
 from analyzer.analysis import symbolic as S
-from analyzer.analysis.memo import MEMO_LIMIT, remember, replayed
+from analyzer.analysis.memo import MEMO_LIMIT, per_node, replayed
 from analyzer.analysis.values import LoopCtx, LoopKind, Value, lane_dependent
 from analyzer.arch import Architecture
 from analyzer.ir import builtins
@@ -27,9 +27,11 @@ from analyzer.records import record
 __all__ = [
     "MAX_TRIP",
     "MAX_UNROLL",
+    "Assignment",
     "Inductions",
     "LoopShape",
     "accesses_in",
+    "assignments",
     "inductions",
     "iterations",
     "lane_dependent_in_loop",
@@ -62,6 +64,7 @@ class LoopShape:
     writes: dict[int, N.Variable]
     inductions: Inductions
     unroll: Inductions | None
+    assigned: tuple[Assignment, ...]  # its body's and step's `assignments`
 
 
 #: `shape`'s answers, by the loop's id (the loop kept with its shape, so that the id stays its).
@@ -71,14 +74,14 @@ _SHAPES: dict[int, tuple[N.Loop, LoopShape]] = {}
 
 
 def shape(loop: N.Loop) -> LoopShape:
-    """The `LoopShape` of `loop`, worked out once (they spend no budget steps)."""
-    seen = _SHAPES.get(id(loop))
-    if seen is not None and seen[0] is loop:
-        return seen[1]
-    writes = written(loop.body + loop.step)
-    found = LoopShape(writes, inductions(loop.step + loop.body, writes), unroll_inductions(loop))
-    remember(_SHAPES, id(loop), (loop, found))
-    return found
+    """The `LoopShape` of `loop`, worked out once (it spends no budget steps)."""
+    return per_node(_SHAPES, loop, _shape)
+
+
+def _shape(loop: N.Loop) -> LoopShape:
+    stmts = loop.body + loop.step
+    writes = written(stmts)
+    return LoopShape(writes, inductions(loop.step + loop.body, writes), unroll_inductions(loop), assignments(stmts))
 
 
 def written(stmts: list[N.Stmt]) -> dict[int, N.Variable]:
@@ -156,45 +159,68 @@ def mentions(e: N.Expr, writes: dict[int, N.Variable]) -> bool:
     return False
 
 
-def lane_dependent_in_loop(stmts: list[N.Stmt], writes: dict[int, N.Variable], env: dict[int, Value]) -> set[int]:
-    """The variables written in a loop whose values may differ between lanes: lane-dependent
-    before the loop, or assigned from something lane-dependent in it (to a fixed point).
-    A statement that was skipped counts as lane-dependent for what it writes."""
-    dependent = {uid for uid in writes if lane_dependent(env.get(uid))}
-    assigns: list[tuple[int, N.Expr | None]] = []
+@record
+class Assignment:
+    """An assignment in a loop as `lane_dependent_in_loop` reads it: the variable it writes,
+    whether its value may differ between lanes whatever the variables hold (it reads threadIdx
+    or an atomic's old value, or a skipped statement writes it), and the variables it reads
+    (in the addresses of its loads too), by uid."""
+
+    uid: int
+    varying: bool
+    reads: tuple[int, ...]
+
+
+def assignments(stmts: list[N.Stmt]) -> tuple[Assignment, ...]:
+    """The assignments of `stmts`, at any depth, in order (a skipped statement's writes too)."""
+    out: list[Assignment] = []
     for st in N.walk_statements(stmts):
         if isinstance(st, N.Assign):
-            assigns.append((st.var.uid, st.value))
+            out.append(_assignment(st.var.uid, st.value))
         elif isinstance(st, N.Skipped):
-            assigns.extend((v.uid, None) for v in st.writes)
+            out.extend(Assignment(v.uid, True, ()) for v in st.writes)
+    return tuple(out)
 
-    def depends(e: N.Expr | None) -> bool:
-        if e is None:
-            return True
-        stack: list[Any] = [e]
-        while stack:
-            x = stack.pop()
-            if isinstance(x, N.Builtin):
-                if builtins.BUILTINS[x.name].lane_varying:  # threadIdx
-                    return True
-            elif isinstance(x, N.VarRef):
-                uid = x.var.uid
-                if uid in dependent or (uid not in writes and lane_dependent(env.get(uid))):
-                    return True
-            elif isinstance(x, N.Load):
-                stack.append(x.access.address)
-            elif isinstance(x, N.Call) and builtins.call_result_varies(x.name):  # an atomic's old value
-                return True
-            stack.extend(N.sub_expressions(x))
-        return False
+
+def _assignment(uid: int, value: N.Expr) -> Assignment:
+    varying = False
+    reads: list[int] = []
+    stack: list[Any] = [value]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, N.Builtin):
+            varying = varying or builtins.BUILTINS[x.name].lane_varying  # threadIdx
+        elif isinstance(x, N.VarRef):
+            reads.append(x.var.uid)
+        elif isinstance(x, N.Load):
+            stack.append(x.access.address)
+        elif isinstance(x, N.Call) and builtins.call_result_varies(x.name):  # an atomic's old value
+            varying = True
+        stack.extend(N.sub_expressions(x))
+    return Assignment(uid, varying, tuple(dict.fromkeys(reads)))
+
+
+def lane_dependent_in_loop(
+    assigned: tuple[Assignment, ...], writes: dict[int, N.Variable], env: dict[int, Value]
+) -> set[int]:
+    """The variables written in a loop whose values may differ between lanes: lane-dependent
+    before the loop, or assigned from something lane-dependent in it (to a fixed point), of
+    the loop's `assignments`. A statement that was skipped counts as lane-dependent for what
+    it writes."""
+    dependent = {uid for uid in writes if lane_dependent(env.get(uid))}
+
+    def depends(a: Assignment) -> bool:
+        return a.varying or any(
+            uid in dependent or (uid not in writes and lane_dependent(env.get(uid))) for uid in a.reads
+        )
 
     changed = True
     while changed:
         changed = False
-        budget.spend(len(assigns))  # a round over the loop's assignments (analyzer.budget)
-        for uid, value in assigns:
-            if uid not in dependent and depends(value):
-                dependent.add(uid)
+        budget.spend(len(assigned))  # a round over the loop's assignments (analyzer.budget)
+        for a in assigned:
+            if a.uid not in dependent and depends(a):
+                dependent.add(a.uid)
                 changed = True
     return dependent
 

@@ -14,9 +14,10 @@ from typing import Any, TypeVar
 
 from analyzer import budget
 
-__all__ = ["MEMO_LIMIT", "remember", "replayed"]
+__all__ = ["MEMO_LIMIT", "per_node", "remember", "replayed"]
 
 T = TypeVar("T")
+Node = TypeVar("Node")
 
 MEMO_LIMIT = 200_000
 
@@ -40,4 +41,15 @@ def replayed(memo: dict, key: Any, compute: Callable[[], T]) -> T:
     before = meter.left if meter is not None else 0
     value = compute()
     remember(memo, key, (value, 0 if meter is None else before - meter.left))
+    return value
+
+
+def per_node(memo: dict, node: Node, compute: Callable[[Node], T]) -> T:
+    """`compute(node)`, remembered by the node's identity, for what depends on an IR node alone
+    and spends no budget steps; the node is kept with its answer, so that its id stays its own."""
+    seen = memo.get(id(node))
+    if seen is not None and seen[0] is node:
+        return seen[1]
+    value = compute(node)
+    remember(memo, id(node), (node, value))
     return value

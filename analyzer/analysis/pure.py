@@ -25,7 +25,7 @@ from typing import Any
 
 from analyzer import budget
 from analyzer.analysis import symbolic as S
-from analyzer.analysis.memo import remember
+from analyzer.analysis.memo import per_node, remember
 from analyzer.analysis.values import Ptr, Value
 from analyzer.ir import nodes as N
 
@@ -43,12 +43,7 @@ _READS: dict[int, tuple[N.Expr, tuple[int, ...] | None]] = {}
 def pure_reads(e: N.Expr) -> tuple[int, ...] | None:
     """The variables (by uid, each once) that the value of `e` depends on, if `e` is pure:
     made of `PURE_NODES` over variables, constants and built-in variables. None otherwise."""
-    seen = _READS.get(id(e))
-    if seen is not None and seen[0] is e:
-        return seen[1]
-    reads = _reads_of(e)
-    remember(_READS, id(e), (e, reads))
-    return reads
+    return per_node(_READS, e, _reads_of)
 
 
 def _reads_of(e: N.Expr) -> tuple[int, ...] | None:
