@@ -1,15 +1,19 @@
 """Scenario symbols that change nothing a scenario charges (`neutral.neutral`) are grouped as
 symbols that move the warp by 0 bytes, and the requests the accesses of a kernel charge alike
-are worked out once (`costing.shared_outcomes`): small programs written for the test (a
+are worked out once (`costing.shared_outcomes`), as are the lanes of the warps of an access
+that agree on what decides them (`costing.lanes_token`): small programs written for the test (a
 grid-stride loop whose counter sits in divisions by an unknown, as Mandelbrot_cuda.cu's, a
 counter that picks one unknown or another, a counter in a term that becomes a number) give
 the same report, byte for byte, and the same steps per kernel, with the short cuts and
-without them; and the check says which symbols are neutral."""
+without them; and the check says which symbols are neutral. The first lane's address
+worked out in numbers (`starts.numeric_shape`) gives the shape, constant and steps its
+substitution gives."""
 
 from __future__ import annotations
 
 import pytest
 
+from analyzer import budget
 from analyzer.analysis import costing, groups, neutral, starts
 from analyzer.analysis import symbolic as S
 from walk_checks import forget_walk_tables, with_and_without
@@ -49,6 +53,8 @@ def forget(monkeypatch=None) -> None:
     if monkeypatch is not None:
         monkeypatch.setattr(groups, "neutral", lambda plan, i, values, facts: False)
         monkeypatch.setattr(costing, "shared_outcomes", lambda site, arch: {})
+        monkeypatch.setattr(starts, "numeric_shape", lambda *args: None)
+        monkeypatch.setattr(costing, "lanes_token", lambda plan, summary: None)
 
 
 @pytest.mark.parametrize("launch", LAUNCHES)
@@ -105,3 +111,49 @@ def test_a_term_that_becomes_a_number_or_a_sum_is_not_neutral():
 
 def test_a_term_that_also_reads_another_assigned_symbol_is_not_neutral():
     assert not is_neutral(S.floordiv(B + G * K, W) * 4)
+
+
+def substituted_and_numeric(ref: S.Expr, combo: tuple[int, ...], names: tuple[str, ...] = NAMES) -> tuple:
+    """What the substitution and the numbers give for `ref` at `combo`: (shape, rest, steps) each."""
+    split = starts.split_ref(ref, names)
+    assert split.indexed is not None
+    shift = split.constant + starts.indexed_value(split.indexed, combo)
+    found = []
+    for way in ("warm", "substituted", "numeric"):  # the numbers met once first (`S.const`)
+        forget_walk_tables()
+        starts._ATOMS.clear()
+        meter = budget.Meter("analysis", 1_000_000)
+        with budget.metered(meter):
+            if way == "numeric":
+                done = starts.numeric_shape(split, names, combo, 128, None, {})
+            else:
+                done = starts.substituted_shape(ref, dict(zip(names, combo)), shift, 128, None)
+        assert done is not None and done[2] == 1_000_000 - meter.left
+        found.append(done)
+    return tuple(found[1:])
+
+
+@pytest.mark.parametrize("combo", [(0, 1), (3, 7), (5, 0), (2, 64)])
+def test_the_address_in_numbers_gives_the_substitutions_shape_constant_and_steps(combo):
+    block = B + G * K
+    refs = [
+        W * S.floordiv(block, GW) * 64 + S.mod(block, GW) * 64 + W * 8 + 4,
+        S.select(S.compare("<", K, 3), N, M) * W + N * 2 + K * 4,  # n's monomials meet where k < 3
+        S.select(S.compare("<", K, 2), S.const(6), M) * 4 + S.floordiv(B, W + 1) * 16,  # a term becomes a number
+    ]
+    for ref in refs:
+        substituted, numeric = substituted_and_numeric(ref, combo)
+        assert numeric == substituted
+
+
+def test_the_shape_in_numbers_is_worked_out_for_each_scenario():
+    substituted, numeric = substituted_and_numeric(W * S.floordiv(B + G * K, GW) * 64 + S.mod(B, GW) * 16 + 8, (1, 3))
+    assert numeric == substituted == (starts.Shape(False, 16, 16, None), 0, numeric[2])
+    assert numeric[2] == 5  # the substitution, the term (its argument substituted and built, itself built), the result
+
+
+def test_no_numbers_where_a_term_becomes_a_sum_or_the_address_may_be_a_number():
+    split = starts.split_ref(S.select(S.compare("<", K, 3), N + M, M) * 4 + B, NAMES)
+    assert starts.numeric_shape(split, NAMES, (1, 2), 128, None, {}) is None
+    split = starts.split_ref(S.logical_and(S.compare("<", K, 3), S.compare("<", N, 4)) * 4 + W * 2, NAMES)
+    assert starts.numeric_shape(split, NAMES, (5, 2), 128, None, {}) is None  # k >= 3: 0, whatever n is

@@ -68,6 +68,7 @@ def test_grouped_scenarios_and_substituted_monomials_change_no_report(tmp_path, 
     assert '"accesses"' in fast
     monkeypatch.setattr(costing, "scenario_groups", lambda plan, period, facts=None: None)
     monkeypatch.setattr(starts, "substituted_terms", lambda ref, env: None)
+    monkeypatch.setattr(starts, "numeric_shape", lambda *args: None)
     costing._WALKS.clear()
     plain = report(tmp_path, "plain.json", *launch, "k.cu")
     assert fast == plain

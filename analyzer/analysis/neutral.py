@@ -17,19 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from analyzer import budget
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import remember
 from analyzer.analysis.scenarios import WarpPlan
-from analyzer.analysis.starts import substituted_atom
+from analyzer.analysis.starts import substituted_alone
 from analyzer.analysis.symbolic.expressions import Symbol
 from analyzer.analysis.verdict import Monomial, SymbolFacts, stated_gcd, typical_gcd
 
 __all__ = ["lanes_read", "neutral"]
-
-#: The steps a check may take without counting them (`substituted_alone`): more than any one
-#: substitution takes.
-_UNCOUNTED = 1 << 60
 
 
 def lanes_read(plan: WarpPlan) -> frozenset[str]:
@@ -149,13 +144,3 @@ def _evaluates(atom: S.Atom, env: dict[str, int]) -> bool:
     except (ArithmeticError, ValueError, LookupError):
         return False
     return True
-
-
-def substituted_alone(atom: S.Atom, env: dict[str, int]) -> tuple[S.Expr, int]:
-    """`starts.substituted_atom(atom, env)` and the steps it takes, without spending them
-    (the check comes ahead of the walk): remembered where the walk will ask for it, with
-    those steps, so that the walk spends them then."""
-    meter = budget.Meter("analysis", _UNCOUNTED)
-    with budget.metered(meter):
-        done = substituted_atom(atom, env)
-    return done, _UNCOUNTED - meter.left
