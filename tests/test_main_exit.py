@@ -29,3 +29,13 @@ def test_exit_zero_gives_status_zero_with_the_same_output(tmp_path):
 def test_a_usage_error_exits_as_before(tmp_path):
     done = run(tmp_path, "--no-such-option")
     assert done.returncode == 2 and "--no-such-option" in done.stderr
+
+
+def test_a_profiler_still_writes_its_profile(tmp_path):
+    (tmp_path / "k.cu").write_text(KERNEL)
+    command = [sys.executable, "-m", "cProfile", "-o", "run.prof", "-m", "analyzer", "check", "-q", "--exit-zero"]
+    done = subprocess.run(
+        [*command, "--no-cache", "--isolated", "k.cu"], cwd=tmp_path, capture_output=True, check=False
+    )
+    assert done.returncode == 0
+    assert (tmp_path / "run.prof").stat().st_size > 0
