@@ -43,8 +43,8 @@ def lanes_read(plan: WarpPlan) -> frozenset[str]:
 
 
 #: Whether a symbol is neutral in a first lane's address, by (address, names, the symbol's
-#: place, its values): the warps of a block and the accesses of a kernel share their
-#: addresses' opaque terms.
+#: place, its values): the template instances of a kernel share their addresses
+#: (Mandelbrot_cuda.cu: 360 plans asked, 49 worked out).
 _NEUTRAL: dict[tuple, bool] = {}
 
 
