@@ -66,8 +66,9 @@ def test_grouped_scenarios_and_substituted_monomials_change_no_report(tmp_path, 
     costing._WALKS.clear()
     fast = report(tmp_path, "fast.json", *launch, "k.cu")
     assert '"accesses"' in fast
-    monkeypatch.setattr(costing, "scenario_groups", lambda plan, period: None)
+    monkeypatch.setattr(costing, "scenario_groups", lambda plan, period, facts=None: None)
     monkeypatch.setattr(starts, "substituted_terms", lambda ref, env: None)
+    monkeypatch.setattr(starts, "numeric_shape", lambda *args: None)
     costing._WALKS.clear()
     plain = report(tmp_path, "plain.json", *launch, "k.cu")
     assert fast == plain
@@ -78,8 +79,8 @@ def test_the_program_has_scenarios_to_group(tmp_path, monkeypatch):
     seen: list[tuple[int, int]] = []
     scenario_groups = groups.scenario_groups
 
-    def counting(plan: WarpPlan, period: int):
-        found = scenario_groups(plan, period)
+    def counting(plan: WarpPlan, period: int, facts=None):
+        found = scenario_groups(plan, period, facts)
         if found is not None:
             seen.append((len(found), sum(g.times for g in found)))
         return found

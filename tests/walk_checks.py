@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzer import budget, cli
-from analyzer.analysis import costing, groups, scenarios, starts
+from analyzer.analysis import costing, groups, neutral, scenarios, starts
 
 
 def forget_walk_tables() -> None:
@@ -20,7 +20,9 @@ def forget_walk_tables() -> None:
         scenarios._LANE_TERMS,
         scenarios._SHIFTS,
         costing._WALKS,
+        costing._OUTCOMES,
         groups._GROUPS,
+        neutral._NEUTRAL,
         starts._SPLITS,
     ):
         table.clear()

@@ -23,7 +23,9 @@ from collections.abc import Sequence
 
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import remember
+from analyzer.analysis.neutral import lanes_read, neutral
 from analyzer.analysis.scenarios import MAX_SCENARIOS, WarpPlan
+from analyzer.analysis.verdict import SymbolFacts
 from analyzer.records import record
 
 __all__ = ["Group", "scenario_groups"]
@@ -47,7 +49,7 @@ class Group:
 Share = tuple[int, bool, bool]
 
 
-def scenario_groups(plan: WarpPlan, period: int) -> tuple[Group, ...] | None:
+def scenario_groups(plan: WarpPlan, period: int, facts: SymbolFacts | None = None) -> tuple[Group, ...] | None:
     """The groups of the plan's scenarios in the order the walk meets them (`scenarios`),
     where some symbol only moves the warp (see the module); None where none does, or the
     scenarios are cut short (`MAX_SCENARIOS`) other than at whole values of the first symbol."""
@@ -56,7 +58,7 @@ def scenario_groups(plan: WarpPlan, period: int) -> tuple[Group, ...] | None:
     values = _walked_values(plan.values)
     if values is None:
         return None
-    moves = _moving_coefficients(plan)
+    moves = _moving_coefficients(plan, values, facts)
     if not moves:
         return None
     key = (
@@ -120,27 +122,29 @@ def _walked_values(values: tuple[Sequence[int], ...]) -> list[Sequence[int]] | N
     return [values[0][: MAX_SCENARIOS // inner], *values[1:]]
 
 
-def _moving_coefficients(plan: WarpPlan) -> dict[int, int]:
+def _moving_coefficients(plan: WarpPlan, values: list[Sequence[int]], facts: SymbolFacts | None) -> dict[int, int]:
     """The symbols of the scenario (by their place in `names`) that only move the warp: no
-    lane expression but the first lane's address reads them, and there each is a plain
-    term, `coefficient * name`; with that coefficient. Not the one sampled unknown whose
-    cost per value the summary keeps (`one_unknown_at`)."""
-    read: set[str] = set()
-    for e in plan.lane_exprs[:-1]:  # the lanes' distances, masks and loop conditions
-        if e is not None:
-            read |= e.free_symbols
+    lane expression that a scenario makes a number but the first lane's address reads them
+    (`lanes_read`), and there each is a plain term, `coefficient * name`; with that
+    coefficient. And those that do not move it (coefficient 0, `neutral`). Not the one
+    sampled unknown whose cost per value the summary keeps (`one_unknown_at`)."""
+    read = lanes_read(plan)
     linear: dict[str, int] = {}
+    in_terms: set[str] = set()  # read by the address other than as a plain term
     for monomial, coefficient in plan.ref.terms():
-        names = {n for atom in monomial for n in atom.free}
         if len(monomial) == 1 and isinstance(monomial[0], S.Symbol):
             linear[monomial[0].name] = coefficient
         else:
-            read |= names
-    return {
-        i: linear[name]
-        for i, name in enumerate(plan.names)
-        if name in linear and name not in read and i != plan.one_unknown_at
-    }
+            in_terms.update(n for atom in monomial for n in atom.free)
+    moves: dict[int, int] = {}
+    for i, name in enumerate(plan.names):
+        if name in read or i == plan.one_unknown_at:
+            continue
+        if name in linear and name not in in_terms:
+            moves[i] = linear[name]
+        elif name not in linear and neutral(plan, i, values[i], facts):
+            moves[i] = 0
+    return moves
 
 
 def _shares(plan: WarpPlan, i: int, values: Sequence[int], coefficient: int, period: int) -> list[Share]:

@@ -29,10 +29,12 @@ from analyzer.records import record
 __all__ = [
     "Shape",
     "Starts",
+    "Template",
     "remembered_starts",
     "shape_of",
     "start_residues",
     "starts_of",
+    "substituted_alone",
 ]
 
 #: The first lane's possible starts within the address period, and those a typical verdict considers.
@@ -253,7 +255,10 @@ def remembered_starts(
     key = ("substituted", split.token, assigned)
     seen = memo.get(key)
     if seen is None:
-        seen = memo[key] = substituted_shape(plan.ref, env, shift, period, site.facts)
+        seen = numeric_shape(split, plan.names, combo, period, site.facts, memo)
+        if seen is None:
+            seen = substituted_shape(plan.ref, env, shift, period, site.facts)
+        memo[key] = seen
     else:
         budget.spend(seen[2])
     shape, rest, steps = seen
@@ -355,3 +360,155 @@ def substituted_atom(atom: S.Atom, env: dict[str, int]) -> S.Expr:
     remembered one spends again the steps it took (analyzer.budget)."""
     key = (atom, tuple(sorted((n, v) for n, v in env.items() if n in atom.free)))
     return replayed(_ATOMS, key, lambda: atom.subs(env))  # type: ignore[attr-defined]
+
+
+#: The steps a check may take without counting them (`substituted_alone`): more than any one
+#: substitution takes.
+_UNCOUNTED = 1 << 60
+
+
+def substituted_alone(atom: S.Atom, env: dict[str, int]) -> tuple[S.Expr, int]:
+    """`substituted_atom(atom, env)` and the steps it takes, without spending them (worked
+    out ahead of the walk): remembered where the walk will ask for it, with those steps."""
+    meter = budget.Meter("analysis", _UNCOUNTED)
+    with budget.metered(meter):
+        done = substituted_atom(atom, env)
+    return done, _UNCOUNTED - meter.left
+
+
+# ----------------------------------------------------------------------------- in numbers
+_VALUE, _NUMBER = 0, 1  # a factor: a scenario's value (by its place), or a term's number
+
+
+@record
+class Template:
+    """The monomials of a first-lane address that are no number in a scenario
+    (`SplitRef.others`) with the values of the symbols their opaque terms read put in: what
+    `substituted_terms` works out, left as numbers to multiply by the scenario's other values.
+    Each monomial is (coefficient, factors, skeleton): a factor (`_VALUE`, place, 0)
+    multiplies by a scenario's value, (`_NUMBER`, number, steps) by what a term became, whose
+    substitution took `steps`; the skeleton numbers what is left of the monomial but numbers
+    (monomials of one skeleton add up)."""
+
+    monomials: tuple[tuple[int, tuple[tuple[int, int, int], ...], int], ...]
+    typical: tuple[int, ...]  # each skeleton's typical multiple (`verdict.typical_gcd`)
+    stated: tuple[int, ...] | None  # its stated multiple (`verdict.stated_gcd`); None: no divisors stated
+    constant: int  # the skeleton that is no monomial, -1 where none is
+
+
+def numeric_shape(
+    split: SplitRef, names: tuple[str, ...], combo: tuple[int, ...], period: int, facts: SymbolFacts | None, memo: dict
+) -> tuple[Shape, int, int] | None:
+    """`substituted_shape` for a scenario, from the `Template` of the scenarios that agree on
+    the symbols the opaque terms of `split.others` read (remembered in `memo`, one access's),
+    spending the steps the substitution takes; None where no template holds: the assigned
+    monomials are not plain (`SplitRef.indexed`), a term becomes a sum, or the address may
+    evaluate to a number (`substituted_shape` then decides). Mandelbrot_cuda.cu: 2,880
+    substitutions, 45 templates."""
+    if split.indexed is None or not names:
+        return None
+    places = memo.get(("places", split.token))
+    if places is None:
+        places = memo["places", split.token] = _term_places(split.others, names)
+    key = ("template", split.token, tuple([combo[i] for i in places]))
+    template: Template | bool | None = memo.get(key)
+    if template is None:  # (False: none holds)
+        template = memo[key] = _template(split.others, names, {names[i]: combo[i] for i in places}, facts) or False
+    if not isinstance(template, Template):
+        return None
+    shape, rest, steps = template_shape(template, combo, period)
+    budget.spend(steps)
+    return shape, rest, steps
+
+
+def _term_places(monomials: tuple[Monomial, ...], names: tuple[str, ...]) -> tuple[int, ...]:
+    """Where in `names` the symbols that the opaque terms of `monomials` read are."""
+    read = {n for monomial, _ in monomials for atom in monomial if atom.__class__ is not Symbol for n in atom.free}
+    return tuple(i for i, name in enumerate(names) if name in read)
+
+
+def _template(
+    monomials: tuple[Monomial, ...], names: tuple[str, ...], env: dict[str, int], facts: SymbolFacts | None
+) -> Template | None:
+    """The `Template` of `monomials` at `env` (the values of the symbols their opaque terms
+    read); None where a term becomes a sum, or no term certainly fails to evaluate."""
+    place = {name: i for i, name in enumerate(names)}
+    skeletons: dict[tuple[S.Atom, ...], int] = {}
+    out = []
+    fails = False  # some atom has no value in any scenario: the address is never a number
+    for monomial, coefficient in monomials:
+        factors: list[tuple[int, int, int]] = []
+        kept: list[S.Atom] = []
+        for atom in monomial:
+            if atom.__class__ is Symbol:
+                at = place.get(atom.name)
+                if at is None:
+                    kept.append(atom)
+                    fails = True
+                else:
+                    factors.append((_VALUE, at, 0))
+                continue
+            fails = fails or not _has_value(atom, env)
+            if atom.free.isdisjoint(env):
+                kept.append(atom)
+                continue
+            e, steps = substituted_alone(atom, env)
+            if not e.is_const and len(e.terms()) != 1:
+                return None
+            ((vm, vk),) = e.terms() if not e.is_const else (((), e.value),)
+            factors.append((_NUMBER, vk, steps))
+            kept.extend(vm)
+        skeleton = tuple(sorted(kept, key=_atom_key))
+        out.append((coefficient, tuple(factors), skeletons.setdefault(skeleton, len(skeletons))))
+    if not fails:
+        return None
+    found = tuple(skeletons)
+    stated = None
+    if facts is not None and facts.divisors:
+        stated = tuple(stated_gcd(((m, 1),), 0, facts) or 1 for m in found)  # modulo 0: the multiple itself
+    return Template(tuple(out), tuple(typical_gcd(((m, 1),), 0, facts) for m in found), stated, skeletons.get((), -1))
+
+
+def _has_value(atom: S.Atom, env: dict[str, int]) -> bool:
+    """`atom` evaluates at `env` (a term that reads a symbol `env` does not bind may not)."""
+    try:
+        atom.evaluate(env)  # type: ignore[attr-defined]
+    except (ArithmeticError, ValueError, LookupError):
+        return False
+    return True
+
+
+def template_shape(template: Template, combo: tuple[int, ...], period: int) -> tuple[Shape, int, int]:
+    """What `substituted_shape` gives for the scenario `combo` from its `Template`: the
+    monomials multiplied out in numbers (a monomial stops at a zero factor, its later terms
+    not substituted, as `substituted_terms` does), added by skeleton, and the shape of the sum."""
+    steps = 2  # the substitution and its result (`substituted_terms`)
+    sums = [0] * len(template.typical)
+    for coefficient, factors, skeleton in template.monomials:
+        c = coefficient
+        for kind, a, spent in factors:
+            if kind == _VALUE:
+                c *= combo[a]
+            else:
+                steps += spent
+                c *= a
+            if not c:
+                break
+        if c:
+            sums[skeleton] += c
+    rest = sums[template.constant] if template.constant >= 0 else 0
+    g = typical = stated = 0
+    constrained = False
+    for i, c in enumerate(sums):
+        if c and i != template.constant:
+            g = math.gcd(g, c)
+            typical = math.gcd(typical, abs(c) * template.typical[i])
+            if template.stated is not None:
+                constrained = constrained or template.stated[i] > 1
+                stated = math.gcd(stated, abs(c) * template.stated[i])
+    if not g:
+        return Shape(True, period, period, None), rest, steps
+    shape = Shape(
+        False, math.gcd(g, period), math.gcd(typical, period), math.gcd(stated, period) if constrained else None
+    )
+    return shape, rest, steps
