@@ -1,5 +1,5 @@
-"""`python -m analyzer` ends without tearing the interpreter down (`analyzer/__main__.py`):
-what it prints and its exit status are those of `cli.main`."""
+"""`python -m analyzer` and the `warplint` command end without tearing the interpreter down
+(`cli.entry`): what they print and their exit status are those of `cli.main`."""
 
 from __future__ import annotations
 
@@ -9,10 +9,30 @@ import sys
 KERNEL = "__global__ void k(float *a) { a[threadIdx.x * 32] = 0.0f; }\n"
 
 
-def run(tmp_path, *args: str) -> subprocess.CompletedProcess:
+#: `python -m analyzer`, and the `warplint` command's entry point as the installed script calls it
+WAYS = (
+    [sys.executable, "-m", "analyzer"],
+    [sys.executable, "-c", "import sys; from analyzer.cli import entry; entry()"],
+)
+
+
+def run(tmp_path, *args: str, way: int = 0) -> subprocess.CompletedProcess:
     (tmp_path / "k.cu").write_text(KERNEL)
-    command = [sys.executable, "-m", "analyzer", "check", "--no-cache", "--isolated", "--block", "32", *args, "k.cu"]
+    command = [*WAYS[way], "check", "--no-cache", "--isolated", "--block", "32", *args, "k.cu"]
     return subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, check=False)
+
+
+def test_the_command_entry_point_is_the_fast_exit():
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert project["project"]["scripts"]["warplint"] == "analyzer.cli:entry"
+
+
+def test_the_entry_point_prints_and_exits_as_python_m(tmp_path):
+    by_module, by_entry = run(tmp_path, "--format", "concise"), run(tmp_path, "--format", "concise", way=1)
+    assert (by_entry.returncode, by_entry.stdout, by_entry.stderr) == (1, by_module.stdout, by_module.stderr)
 
 
 def test_a_finding_is_printed_in_full_and_the_status_is_one(tmp_path):
