@@ -19,6 +19,7 @@ def forget_walk_tables() -> None:
         scenarios._DECIDED,
         scenarios._LANE_TERMS,
         scenarios._SHIFTS,
+        scenarios._READ_LANES,
         costing._WALKS,
         costing._OUTCOMES,
         groups._GROUPS,

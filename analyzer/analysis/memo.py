@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from analyzer import budget
 
-__all__ = ["MEMO_LIMIT", "per_node", "remember", "replayed"]
+__all__ = ["MEMO_LIMIT", "ClearCounted", "per_node", "remember", "replayed"]
 
 T = TypeVar("T")
 Node = TypeVar("Node")
@@ -53,3 +53,18 @@ def per_node(memo: dict, node: Node, compute: Callable[[Node], T]) -> T:
     value = compute(node)
     remember(memo, id(node), (node, value))
     return value
+
+
+class ClearCounted(dict):
+    """A memo table that counts how often it was emptied (`clears`), so that a table built on
+    its entries can tell that they are gone (`scenarios._READ_LANES`)."""
+
+    __slots__ = ("clears",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clears = 0
+
+    def clear(self) -> None:
+        self.clears += 1
+        super().clear()
