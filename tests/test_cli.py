@@ -362,6 +362,22 @@ def test_importing_the_cli_imports_nothing_heavy(tmp_path):
     assert "HEAVY []" in result.stdout
 
 
+def test_checking_a_file_without_the_cache_imports_neither_subprocess_nor_tempfile(tmp_path):
+    write(tmp_path / "copy.cu", CLEAN_KERNEL)
+    probe = textwrap.dedent("""\
+        import sys
+        from analyzer import cli
+        assert cli.main(["check", "-q", "--no-cache", "copy.cu"]) == 0
+        print("LOADED", sorted(m for m in ("subprocess", "tempfile") if m in sys.modules))
+    """)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert "LOADED []" in result.stdout
+
+
 # ----------------------------------------------------------------------------- the whole pipeline
 
 
