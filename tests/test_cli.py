@@ -496,6 +496,20 @@ def test_binary_detection(probe, binary):
     assert api.looks_binary(probe) is binary
 
 
+def test_binary_detection_counts_the_non_text_bytes_as_a_count_byte_by_byte_does():
+    def plain(probe: bytes, utf8: bool) -> bool:  # the count as the rule says it
+        controls = b"\t\n\r\f\v\b\x1b"
+        odd = sum(1 for b in probe if (b < 0x20 and b not in controls) or b == 0x7F or (b >= 0x80 and not utf8))
+        return odd > 0.30 * len(probe)
+
+    for byte in range(1, 256):
+        for text in (b"int x;", b"int x = 1; // a longer line of text\n"):
+            probe = bytes([byte]) * 3 + text
+            utf8 = byte < 0x80
+            assert api.looks_binary(probe) is plain(probe, utf8), (byte, text)
+    assert api.looks_binary("é€".encode() * 40) is plain("é€".encode() * 40, True) is False
+
+
 def test_folders_are_searched_in_order_and_each_file_counts_once(tmp_path):
     write(tmp_path / "b.cu", "")
     write(tmp_path / "a" / "z.cuh", "")
