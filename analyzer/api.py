@@ -509,9 +509,11 @@ def _analyze_kernels(
     keeps the launches analysed before (WL940 says what was cut short), and once the budget is
     spent the kernels left are named in one WL940. Returns the meter, for the rules' reanalyses."""
     from analyzer.analysis.launch import LaunchIndex
+    from analyzer.api_front import taken_launches
 
     meter = Meter("analysis", options.budget.analysis)
-    launches = LaunchIndex(module)  # the host code is run once for every kernel of the module
+    # the host code is run once for every kernel of the module, or not at all where the survey ran it
+    launches = LaunchIndex(module, taken_launches(module))
     elsewhere = options.program.elsewhere if options.program is not None else frozenset()
     kernels = [k for k in module.kernels if not elsewhere or kernel_definition(report, k)[0] not in elsewhere]
     for i, kernel in enumerate(kernels):

@@ -12,7 +12,10 @@ budgets), and holds the hash of every file the preprocessor read (the file itsel
 and the paths where an include was looked for in vain (`LineMap.absent`): it is handed on only
 while each file still hashes the same and each of those paths is still missing. The program's
 facts the lowering reads (`api.launched_elsewhere`) are held with the module: where the check's
-differ, the check lowers again from the same preprocessed and parsed text.
+differ, the check lowers again from the same preprocessed and parsed text. The host launches
+the survey found in the module travel with it (`hand_on_launches`, `taken_launches`): the check
+takes them where it analyses that same module, charging the steps they took
+(`analysis.launch.KnownLaunches`).
 
 Never shared: an entry is handed on once and then forgotten (the survey reads the module, the
 host launches, and drops it; nothing after lowering writes to a module: the analyses, rules,
@@ -35,7 +38,17 @@ from analyzer.budget import Budget, Meter, metered
 from analyzer.records import record
 from analyzer.source.files import file_sha256
 
-__all__ = ["MEMO_CHARS", "FrontEnd", "hand_on", "handing_on", "keep_in_worker", "parsed_and_lowered", "taken"]
+__all__ = [
+    "MEMO_CHARS",
+    "FrontEnd",
+    "hand_on",
+    "hand_on_launches",
+    "handing_on",
+    "keep_in_worker",
+    "parsed_and_lowered",
+    "taken",
+    "taken_launches",
+]
 
 MEMO_CHARS = 4_000_000
 
@@ -52,6 +65,7 @@ class FrontEnd:
     kept: tuple[Any, ...]
     host: tuple[Any, ...]
     elsewhere: dict[str, list[tuple[str, ...]]]  # api.launched_elsewhere: what the module was lowered with
+    launches: Any = None  # analysis.launch.KnownLaunches: the module's host launches, once the survey ran them
 
 
 @record(frozen=False, slots=False)
@@ -63,13 +77,15 @@ class _Entry:
 #: The front ends kept for the checks to come (None: not in a `handing_on` run: nothing kept).
 _kept: dict[tuple[Any, ...], _Entry] | None = None
 _chars = 0
+#: The front end taken last, until its check asks for its host launches (`taken_launches`).
+_last_taken: FrontEnd | None = None
 
 
 @contextlib.contextmanager
 def handing_on() -> Iterator[None]:
     """Within it, surveys keep their front ends for the checks; on leaving, what is left is
     dropped. Runs nest: an inner one shares the outer one's entries."""
-    global _kept, _chars
+    global _kept, _chars, _last_taken
     outer = _kept
     if outer is None:
         _kept, _chars = {}, 0
@@ -77,14 +93,14 @@ def handing_on() -> Iterator[None]:
         yield
     finally:
         if outer is None:
-            _kept, _chars = None, 0
+            _kept, _chars, _last_taken = None, 0, None
 
 
 def keep_in_worker() -> None:
     """A worker process's start (`program`'s pool): it keeps what its surveys make for the checks
     it runs, until it ends (forked or spawned, it does not inherit a run of its parent's)."""
-    global _kept, _chars
-    _kept, _chars = {}, 0
+    global _kept, _chars, _last_taken
+    _kept, _chars, _last_taken = {}, 0, None
 
 
 def hand_on(key: tuple[Any, ...], front: FrontEnd) -> None:
@@ -102,7 +118,7 @@ def hand_on(key: tuple[Any, ...], front: FrontEnd) -> None:
 def taken(key: tuple[Any, ...]) -> FrontEnd | None:
     """The front end kept under `key`, once, where every file it was made from is as it was;
     else None."""
-    global _chars
+    global _chars, _last_taken
     if not _kept:
         return None
     entry = _kept.pop(key, None)
@@ -111,7 +127,25 @@ def taken(key: tuple[Any, ...]) -> FrontEnd | None:
     _chars -= len(entry.front.pre.text)
     if not all(_as_it_was(path, digest) for path, digest in entry.digests):
         return None
+    _last_taken = entry.front
     return entry.front
+
+
+def hand_on_launches(module: Any, launches: Any) -> None:
+    """Keep the host launches a survey found in `module` (`analysis.launch.KnownLaunches`) with
+    its front end, where that was kept (`hand_on`: the front end handed on last)."""
+    if _kept:
+        front = next(reversed(_kept.values())).front
+        if front.module is module:
+            front.launches = launches
+
+
+def taken_launches(module: Any) -> Any:
+    """The host launches kept with the front end taken last, once, where `module` is its module
+    (the check did not lower the file again); else None."""
+    global _last_taken
+    front, _last_taken = _last_taken, None
+    return front.launches if front is not None and front.module is module else None
 
 
 def _as_it_was(path: str, digest: str | None) -> bool:

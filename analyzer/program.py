@@ -94,7 +94,8 @@ def _surveyed(path: str, options: Options, identity: str, hand_on: bool) -> tupl
     """The survey of one file, and where the includes it did not find were looked for
     (`LineMap.absent`: an entry holds while they are still missing; None: not cached).
     Raises what the stages raise."""
-    from analyzer.analysis.launch import base_name, host_launches, launches_kernel
+    from analyzer.analysis.launch import KnownLaunches, base_name, host_launches, launches_kernel
+    from analyzer.api_front import hand_on_launches
     from analyzer.budget import BudgetExceeded, Meter, metered
     from analyzer.report import display_path
 
@@ -102,9 +103,12 @@ def _surveyed(path: str, options: Options, identity: str, hand_on: bool) -> tupl
     diagnostics: list[Any] = []
     module = lowered(path, options, report, diagnostics, hand_on=hand_on)[2]
     includes = frozenset(file_identity(f.path) for f in report.linemap.files) - {identity}
+    meter = Meter("analysis", options.budget.analysis)
     try:
-        with metered(Meter("analysis", options.budget.analysis)):
+        with metered(meter):
             launches = host_launches(module)
+        if hand_on:
+            hand_on_launches(module, KnownLaunches(launches, meter.limit - meter.left))
     except BudgetExceeded:
         launches = []
     found = []

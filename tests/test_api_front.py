@@ -152,3 +152,67 @@ def test_a_fix_verified_without_its_rechecks_paddings_is_the_same_fix(tmp_path, 
     monkeypatch.setattr(api, "_checked", lambda path, options, text, places_only=False: real(path, options, text))
     assert quick == fixes()
     assert any(edits for _, _, edits in quick)  # a padding fix verified
+
+
+def host_runs(monkeypatch) -> list[object]:
+    """The modules whose host code is run from now on (`analysis.launch.host_launches`)."""
+    from analyzer.analysis import launch
+
+    runs: list[object] = []
+    real = launch.host_launches
+    monkeypatch.setattr(launch, "host_launches", lambda module: runs.append(module) or real(module))
+    return runs
+
+
+def test_the_check_takes_the_surveys_host_launches_once(tmp_path, monkeypatch):
+    write(tmp_path, {"k.h": HEADER, "k.cu": KERNEL})
+    options = Options()
+    runs = host_runs(monkeypatch)
+    with api_front.handing_on():
+        surveyed(tmp_path / "k.cu", options)
+        first = check_file(str(tmp_path / "k.cu"), options)
+        assert len(runs) == 1  # the survey's run only
+        second = check_file(str(tmp_path / "k.cu"), options)
+    assert len(runs) == 2  # the second check ran the host code: handed on once, then forgotten
+    assert api_front._last_taken is None
+    assert as_json(first) == as_json(second) == as_json(check_file(str(tmp_path / "k.cu"), options))
+
+
+HOSTED = (
+    "__global__ void strided(float *x)\n{\n    x[threadIdx.x * 4] = 0;\n}\n"
+    "int main() { float *x; int n = 8; n = n * 2; if (n > 4) n = n * 2; strided<<<1, n>>>(x); }\n"
+)
+
+
+def known_and_plain(budget_steps: int) -> tuple[tuple[object, int], tuple[object, int]]:
+    """The launches of HOSTED's kernel and the steps left of `budget_steps`, (handed on, run
+    again); a run cut short gives the exception's type in place of the launches."""
+    from analyzer.analysis.launch import KnownLaunches, LaunchIndex, host_launches
+    from analyzer.budget import BudgetExceeded, Meter, metered
+
+    module = lowered("k.cu", Options(), FileReport("k.cu"), [], text=HOSTED)[2]
+    survey = Meter("analysis", 10_000)
+    with metered(survey):
+        known = KnownLaunches(host_launches(module), survey.limit - survey.left)
+    out = []
+    for index in (LaunchIndex(module, known), LaunchIndex(module)):
+        meter = Meter("analysis", budget_steps)
+        with metered(meter):
+            try:
+                found: object = [(x.kernel, str(x.block)) for x in index.of(module.kernels[0])]
+            except BudgetExceeded as err:
+                found = type(err)
+        out.append((found, meter.left))
+    return out[0], out[1]
+
+
+def test_host_launches_handed_on_charge_the_steps_of_running_the_host_code():
+    known, plain = known_and_plain(10_000)
+    assert known == plain == ([("strided", "32")], 10_000 - 5)  # five host statements run
+
+
+def test_host_launches_handed_on_to_a_meter_without_their_steps_are_cut_short_as_before():
+    from analyzer.budget import BudgetExceeded
+
+    assert known_and_plain(4) == ((BudgetExceeded, -1), (BudgetExceeded, -1))
+    assert known_and_plain(5) == (([("strided", "32")], 0), ([("strided", "32")], 0))

@@ -362,6 +362,22 @@ def test_importing_the_cli_imports_nothing_heavy(tmp_path):
     assert "HEAVY []" in result.stdout
 
 
+def test_checking_a_file_without_the_cache_imports_neither_subprocess_nor_tempfile(tmp_path):
+    write(tmp_path / "copy.cu", CLEAN_KERNEL)
+    probe = textwrap.dedent("""\
+        import sys
+        from analyzer import cli
+        assert cli.main(["check", "-q", "--no-cache", "copy.cu"]) == 0
+        print("LOADED", sorted(m for m in ("subprocess", "tempfile") if m in sys.modules))
+    """)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert "LOADED []" in result.stdout
+
+
 # ----------------------------------------------------------------------------- the whole pipeline
 
 
@@ -478,6 +494,20 @@ def test_rules_lists_every_rule(tmp_path):
 )
 def test_binary_detection(probe, binary):
     assert api.looks_binary(probe) is binary
+
+
+def test_binary_detection_counts_the_non_text_bytes_as_a_count_byte_by_byte_does():
+    def plain(probe: bytes, utf8: bool) -> bool:  # the count as the rule says it
+        controls = b"\t\n\r\f\v\b\x1b"
+        odd = sum(1 for b in probe if (b < 0x20 and b not in controls) or b == 0x7F or (b >= 0x80 and not utf8))
+        return odd > 0.30 * len(probe)
+
+    for byte in range(1, 256):
+        for text in (b"int x;", b"int x = 1; // a longer line of text\n"):
+            probe = bytes([byte]) * 3 + text
+            utf8 = byte < 0x80
+            assert api.looks_binary(probe) is plain(probe, utf8), (byte, text)
+    assert api.looks_binary("é€".encode() * 40) is plain("é€".encode() * 40, True) is False
 
 
 def test_folders_are_searched_in_order_and_each_file_counts_once(tmp_path):

@@ -252,3 +252,36 @@ def test_the_lexers_fast_path_over_white_space_is_exactly_the_ws_terminal():
         if name != "WS":
             starts = re.compile(pattern)
             assert not any(starts.match(c + "x1 ") for c in lalr._SPACE_CHARS), name
+
+
+def test_the_first_character_scanners_match_as_the_whole_scanner_at_every_offset():
+    from analyzer.syntax.lalr import Lexer
+
+    lexer = Lexer(cuda_tables(), compile_after=0)  # each character's own scanner at once
+    texts = [*TRICKY, "a <<= b >>= c <<< d >>> e && f || g -> h ... 1.5e3f 0x1p3 'c' \"s\" // c\n/* c */ #x\n"]
+    texts += [p.read_text() for p in SAMPLES[:10]]
+    checked = 0
+    for text in texts:
+        for pos in range(len(text)):
+            fast = lexer._first_char_scanner(text[pos])(text, pos)
+            whole = lexer._all(text, pos)
+            assert (fast and (fast.lastgroup, fast.end())) == (whole and (whole.lastgroup, whole.end())), text[pos:]
+            checked += 1
+    assert checked > 10_000
+    assert lexer._by_first[";"] is not lexer._all and lexer._by_first["a"] is lexer._all
+
+
+def test_a_characters_own_scanner_is_compiled_only_after_many_tokens_start_with_it():
+    from analyzer.syntax.lalr import Lexer
+
+    lexer = Lexer(cuda_tables(), compile_after=2)
+    scanners = [lexer._first_char_scanner(";") for _ in range(3)]
+    assert scanners[:2] == [lexer._all, lexer._all] and scanners[2] is not lexer._all
+    assert lexer._by_first == {";": scanners[2]}
+
+
+def test_a_literal_terminal_is_told_from_a_pattern():
+    from analyzer.syntax.lalr import _literal
+
+    assert [_literal(p) for p in ("<<=", r"\->", r"\.\.\.", r"\&\&", ";")] == ["<<=", "->", "...", "&&", ";"]
+    assert [_literal(p) for p in ("#[^\n]*", r"(::)?[A-Za-z_]\w*", "", r"\d")] == [None, None, None, None]

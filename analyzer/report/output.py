@@ -15,7 +15,6 @@ import contextlib
 import os
 import stat
 import sys
-import tempfile
 
 __all__ = ["encoded", "write_file", "write_stdout"]
 
@@ -58,6 +57,8 @@ def write_file(path: str, data: bytes) -> None:
             handle.write(data)
         return
     folder = os.path.dirname(target) or "."
+    import tempfile  # here: a report written to standard output needs none (start-up, `cache._temporary_file`)
+
     handle_fd, temporary = tempfile.mkstemp(dir=folder, prefix=".warplint-", suffix=".tmp")
     try:
         with os.fdopen(handle_fd, "wb") as handle:

@@ -30,6 +30,12 @@ BINARY_PROBE_BYTES = 8192  # how much of a file is inspected to tell text from b
 BINARY_RATIO = 0.30  # more non-text bytes than this in the probe: binary
 
 _TEXT_CONTROLS = frozenset(b"\t\n\r\f\v\b\x1b")
+# the bytes that are text whatever the encoding, and with them the bytes >= 0x80 of a UTF-8
+# probe: `bytes.translate` deletes them and what is left is counted. Measured 2026-11-26 with
+# timeit on an 8 kB probe (helper_cuda.h): 0.40 ms counted byte by byte in Python -> 7 us; the
+# 18 small cuda-samples files of issue 16 read 56 files in one process
+_TEXT_BYTES = bytes(b for b in range(0x80) if not (b < 0x20 and b not in _TEXT_CONTROLS) and b != 0x7F)
+_UTF8_TEXT_BYTES = _TEXT_BYTES + bytes(range(0x80, 0x100))
 
 
 class FileRefused(OSError):
@@ -84,7 +90,7 @@ def looks_binary(probe: bytes) -> bool:
         utf8 = True
     except UnicodeDecodeError as err:
         utf8 = err.start >= len(probe) - 3 and err.reason == "unexpected end of data"
-    odd = sum(1 for b in probe if (b < 0x20 and b not in _TEXT_CONTROLS) or b == 0x7F or (b >= 0x80 and not utf8))
+    odd = len(probe.translate(None, _UTF8_TEXT_BYTES if utf8 else _TEXT_BYTES))
     return odd > BINARY_RATIO * len(probe)
 
 
