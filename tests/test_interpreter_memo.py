@@ -193,3 +193,21 @@ def test_a_loops_assignments_say_what_makes_them_lane_dependent():
     env = {names["pos"]: S.sym("threadIdx.x")}
     dependent = loops.lane_dependent_in_loop(shape.assigned, shape.writes, env)
     assert dependent == {names["pos"], names["r"], names["u"]}
+
+
+def test_an_index_nested_as_deep_as_lowering_takes_is_analysed_without_overflowing_the_stack(tmp_path):
+    # `threadIdx.x + 1 + ... + 1`, 481 additions deep (one more is WL903, nested too deeply):
+    # the memo's look-up of what an expression reads and its evaluation add no frames a level
+    # (a fuzzed input of this shape was a RecursionError, WL900)
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "k.cu").write_text("__global__ void k(float *p) { p[threadIdx.x" + " + 1" * 481 + "] = 1; }\n")
+    command = [sys.executable, "-m", "analyzer", "check", "--no-cache", "--isolated", "--format", "json"]
+    done = subprocess.run([*command, "--block", "32", "k.cu"], cwd=tmp_path, capture_output=True, text=True)
+    report = json.loads(done.stdout)["files"][0]
+    access = report["kernels"][0]["accesses"][0]
+    assert (done.returncode, report["errors"]) == (1, [])
+    assert (access["line"], access["column"], access["per_request"], access["ideal_per_request"]) == (1, 31, 5, 4)
+    assert [f["code"] for f in report["findings"]] == ["WL201"]

@@ -153,13 +153,17 @@ class Interpreter(Visitor):
         expression's remembered (`analysis.pure`)."""
         if e.__class__ in self.remembered:
             reads = pure_reads(e)
-            if reads is not None:
-                return self.memo.value(e, reads, env, lambda: self.evaluated(e, env, ctx))
-        budget.spend()  # an expression evaluated (analyzer.budget)
-        return self.visits[e.__class__](self, e, env, ctx)
-
-    def evaluated(self, e: N.Expr, env: dict[int, Value], ctx: Ctx) -> Value:
-        """The value of `e` worked out (`eval` without the memo)."""
+            key = None if reads is None else self.memo.key(e, reads, env)
+            if key is not None:  # `ValueMemo.value` written out: one frame a level of nesting
+                seen = self.memo.values.get(key)
+                if seen is not None:
+                    budget.spend(seen[1])
+                    return seen[0]
+                mark = self.memo.mark()
+                budget.spend()  # an expression evaluated (analyzer.budget)
+                value = self.visits[e.__class__](self, e, env, ctx)
+                self.memo.keep(key, value, mark)
+                return value
         budget.spend()  # an expression evaluated (analyzer.budget)
         return self.visits[e.__class__](self, e, env, ctx)
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from analyzer import budget
 from analyzer.analysis import symbolic as S
-from analyzer.analysis.memo import per_node, remember
+from analyzer.analysis.memo import remember
 from analyzer.analysis.values import Ptr, Value
 from analyzer.ir import nodes as N
 
@@ -43,10 +43,40 @@ _READS: dict[int, tuple[N.Expr, tuple[int, ...] | None]] = {}
 def pure_reads(e: N.Expr) -> tuple[int, ...] | None:
     """The variables (by uid, each once) that the value of `e` depends on, if `e` is pure:
     made of `PURE_NODES` over variables, constants and built-in variables. None otherwise."""
-    return per_node(_READS, e, _reads_of)
+    seen = _READS.get(id(e))
+    if seen is not None and seen[0] is e:
+        return seen[1]
+    return _worked_out(e)
 
 
-def _reads_of(e: N.Expr) -> tuple[int, ...] | None:
+def _worked_out(e: N.Expr) -> tuple[int, ...] | None:
+    """`pure_reads(e)` for an expression not remembered, and for each expression below it,
+    worked out from the leaves up without recursion: an expression nested thousands deep
+    (`i + 1 + 1 + ...`, which the interpreter evaluates) must not overflow Python's stack."""
+    done: dict[int, tuple[int, ...] | None] = {}
+    todo = [e]
+    while todo:
+        node = todo[-1]
+        if id(node) in done:
+            todo.pop()
+            continue
+        seen = _READS.get(id(node))
+        if seen is not None and seen[0] is node:
+            done[id(node)] = seen[1]
+            todo.pop()
+            continue
+        below = [sub for sub in N.sub_expressions(node) if id(sub) not in done] if node.__class__ in PURE_NODES else []
+        if below:
+            todo.extend(below)
+            continue
+        todo.pop()
+        reads = done[id(node)] = _reads_of(node, done)
+        remember(_READS, id(node), (node, reads))
+    return done[id(e)]
+
+
+def _reads_of(e: N.Expr, done: dict[int, tuple[int, ...] | None]) -> tuple[int, ...] | None:
+    """`pure_reads(e)`, those of the expressions below it being in `done`."""
     if isinstance(e, N.VarRef):
         return (e.var.uid,)
     if isinstance(e, _PURE_LEAVES):
@@ -55,7 +85,7 @@ def _reads_of(e: N.Expr) -> tuple[int, ...] | None:
         return None
     uids: list[int] = []
     for sub in N.sub_expressions(e):
-        reads = pure_reads(sub)
+        reads = done[id(sub)]
         if reads is None:
             return None
         uids.extend(reads)
@@ -76,21 +106,43 @@ class ValueMemo:
 
     def value(self, e: N.Expr, reads: tuple[int, ...], env: dict[int, Value], work: Callable[[], Value]) -> Value:
         """The value of the pure expression `e` (reading `reads`) in `env`: remembered, or
-        `work()` (which evaluates it) and remembered when it made no unknown."""
-        key: tuple[Any, ...] = (id(e), *[env.get(uid, _ABSENT) for uid in reads])
-        try:
-            seen = self.values.get(key)
-        except TypeError:  # a struct's fields (a dict) among the values: not remembered
+        `work()` (which evaluates it) and remembered when it made no unknown. (The interpreter
+        writes these steps out in its `eval`, which recurses: a frame less a level.)"""
+        key = self.key(e, reads, env)
+        if key is None:
             return work()
+        seen = self.values.get(key)
         if seen is not None:
             budget.spend(seen[1])
             return seen[0]
-        meter = budget.current()
-        before = 0 if meter is None else meter.left
-        made, kept = S.fresh_values()
+        mark = self.mark()
         value = work()
+        self.keep(key, value, mark)
+        return value
+
+    @staticmethod
+    def key(e: N.Expr, reads: tuple[int, ...], env: dict[int, Value]) -> tuple | None:
+        """What `e`'s value in `env` is remembered by; None where it cannot be (a struct's
+        fields, a dict, among the values read)."""
+        key: tuple[Any, ...] = (id(e), *[env.get(uid, _ABSENT) for uid in reads])
+        try:
+            hash(key)
+        except TypeError:
+            return None
+        return key
+
+    @staticmethod
+    def mark() -> tuple[budget.Meter | None, int, int, int]:
+        """Where the budget and the symbolic layer's counts stand before an evaluation (`keep`)."""
+        meter = budget.current()
+        made, kept = S.fresh_values()
+        return meter, 0 if meter is None else meter.left, made, kept
+
+    def keep(self, key: tuple, value: Value, mark: tuple[budget.Meter | None, int, int, int]) -> None:
+        """Remember `value`, worked out since `mark`, with the steps it spent less the constants
+        and symbols it first remembered (`S.fresh_values`), unless it made an unknown."""
+        meter, before, made, kept = mark
         made_after, kept_after = S.fresh_values()
         if made_after == made and (value is None or isinstance(value, (S.Expr, Ptr))):
             steps = 0 if meter is None else before - meter.left - (kept_after - kept)
             remember(self.values, key, (value, steps))
-        return value
