@@ -7,7 +7,7 @@ module: what another module needs is public there. `LAYERS` below is the order, 
 last, as it stands in the code:
 
 - foundation: the package itself (`__version__`), `records` (the record classes),
-  `gc_pause` and `grammar_files`. They import nothing of warplint's.
+  `gc_pause`, `roomy_stack` and `grammar_files`. They import nothing of warplint's.
 - data: what every stage reads or makes and none computes: `diagnostics` (Span,
   Location, Diagnostic), `arch` (the hardware as a table), `findings` (what rules report),
   `launch_limits` (CUDA's launch limits, checked by the command line and the configuration),
@@ -55,7 +55,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "analyzer"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "foundation",
-        ("analyzer", "analyzer.records", "analyzer.gc_pause", "analyzer.grammar_files", "analyzer.pickling"),
+        (
+            "analyzer",
+            "analyzer.records",
+            "analyzer.gc_pause",
+            "analyzer.roomy_stack",
+            "analyzer.grammar_files",
+            "analyzer.pickling",
+        ),
     ),
     (
         "data",

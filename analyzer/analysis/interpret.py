@@ -43,6 +43,7 @@ from analyzer.ir.builtins import BuiltinKind
 from analyzer.ir.nodes import AccessOp, OpaqueKind, Space
 from analyzer.ir.visit import Visitor
 from analyzer.records import record
+from analyzer.roomy_stack import roomy_stack
 
 __all__ = ["Ctx", "Flow", "Interpreter"]
 
@@ -431,6 +432,7 @@ class Interpreter(Visitor):
         return covered[0][2] if covered and reach >= size and min(c[0] for c in covered) <= 0 else None
 
     # ------------------------------------------------------------------ statements
+    @roomy_stack  # the recursion below maps and unmaps frame-stack blocks otherwise (roomy_stack)
     def run_kernel(self, kernel: N.Function) -> None:
         env: dict[int, Value] = {}
         for p in kernel.params:

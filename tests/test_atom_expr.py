@@ -1,0 +1,36 @@
+"""`expressions.atom_expr`: the expression of one atom, with its free symbols, depth and sort key
+given from the atom, equal to what the plain expression works out from its dict."""
+
+from __future__ import annotations
+
+from analyzer.analysis import symbolic as S
+from analyzer.analysis.symbolic import Origin
+from analyzer.analysis.symbolic.expressions import Symbol, atom_expr, new_expr, single_atom
+
+
+def _worked_out(e: S.Expr) -> tuple:
+    plain = new_expr(dict(e._p))  # the same dict, nothing remembered
+    return plain.free_symbols, plain.depth, plain.skey, hash(plain)
+
+
+def test_a_term_of_a_term_gives_what_the_dict_gives():
+    x = S.sym("x")
+    inner = S.compare("<", x, S.unknown("a", Origin.LOADED))
+    outer = S.logical_and(inner, S.compare("!=", S.sym("y") * 4, 3))
+    for e in (inner, outer):
+        assert (e.free_symbols, e.depth, e.skey, hash(e)) == _worked_out(e)
+    assert outer.free_symbols == frozenset({"x", "y"})
+    assert (inner.depth, outer.depth) == (1, 2)
+
+
+def test_an_unknown_gives_what_the_dict_gives():
+    u = S.unknown("v", Origin.FLOAT, lane_varying=True)
+    atom = single_atom(u)
+    assert (u.free_symbols, u.depth, u.skey) == (frozenset(), 0, (((atom.key,), 1),))
+    assert (u.free_symbols, u.depth, u.skey, hash(u)) == _worked_out(u)
+
+
+def test_a_symbol_made_into_an_expression_equals_sym():
+    e = atom_expr(Symbol("z"))
+    assert e == S.sym("z")
+    assert (e.free_symbols, e.depth, e.skey) == (frozenset({"z"}), 0, (((Symbol("z").key,), 1),))
