@@ -20,6 +20,8 @@ where its frames are kept.
 from __future__ import annotations
 
 import functools
+import sys
+import threading
 import types
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -39,11 +41,45 @@ def _call(function: Callable, args: tuple, kwargs: dict[str, Any]) -> Any:
 _roomy_call = types.FunctionType(_call.__code__.replace(co_stacksize=ROOMY_SLOTS), globals(), "_roomy_call")
 
 
+#: Python frames allowed beyond the recursion limit while a roomy function runs. Why: lowering
+#: takes any nesting that stays under the limit (deeper is WL903, `ir.lower`), and the kernel
+#: interpreter then needs two frames a level of it, from a deeper start: an index of 481
+#: additions (`i + 1 + ... + 1`), the deepest lowered, overflowed by a few frames (WL900).
+EXTRA_FRAMES = 2000
+
+_frames_lock = threading.Lock()
+_inside = 0  # roomy calls running, in every thread
+_limit_before = 0  # the recursion limit before the first of them
+
+
+def _more_frames(extra: int) -> None:
+    global _inside, _limit_before
+    with _frames_lock:
+        if _inside == 0:
+            _limit_before = sys.getrecursionlimit()
+            sys.setrecursionlimit(_limit_before + extra)
+        _inside += 1
+
+
+def _frames_as_before() -> None:
+    global _inside
+    with _frames_lock:
+        _inside -= 1
+        if _inside == 0:
+            sys.setrecursionlimit(_limit_before)
+
+
 def roomy_stack(function: F) -> F:
-    """`function`, called from a frame that gives its callees a large block of frame stack."""
+    """`function`, called from a frame that gives its callees a large block of frame stack,
+    with room for `EXTRA_FRAMES` more Python frames while it runs (the limit is put back after:
+    lowering must meet the same limit in every run)."""
 
     @functools.wraps(function)
     def roomy(*args, **kwargs):
-        return _roomy_call(function, args, kwargs)
+        _more_frames(EXTRA_FRAMES)
+        try:
+            return _roomy_call(function, args, kwargs)
+        finally:
+            _frames_as_before()
 
     return roomy  # type: ignore[return-value]

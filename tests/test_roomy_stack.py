@@ -31,3 +31,15 @@ def test_the_roomy_frame_asks_for_half_a_mebibyte_of_value_stack():
 
     assert ROOMY_SLOTS == 65536
     assert module._roomy_call.__code__.co_stacksize == ROOMY_SLOTS
+
+
+def test_a_roomy_call_has_more_frames_while_it_runs_and_the_limit_is_put_back():
+    import sys
+
+    from analyzer import roomy_stack as module
+
+    before = sys.getrecursionlimit()
+    inside = roomy_stack(lambda: sys.getrecursionlimit())()
+    nested = roomy_stack(lambda: roomy_stack(lambda: sys.getrecursionlimit())())()
+    assert inside == nested == before + module.EXTRA_FRAMES
+    assert sys.getrecursionlimit() == before
