@@ -611,3 +611,17 @@ def test_expressions_that_differ_only_in_numbers_share_one_compilation_and_keep_
     assert first.compiled == second.compiled == (True, True, False)
     with pytest.raises(ZeroDivisionError):
         compile_values([floordiv(x, k - 2)], ["k", "threadIdx.x"])(2, 1)
+
+
+def test_each_number_is_a_parameter_of_its_own_so_equal_numbers_make_no_new_source():
+    from analyzer.analysis.symbolic import compiled
+
+    x, k = sym("threadIdx.x"), sym("k")
+    compiled._COMPILED.clear()
+    # the same shape; in the second, the bound equals the coefficient (numbers named by value
+    # would have shared a parameter there, and written a second source)
+    first = compile_values([compare("<=", x * 4, k + 7), x * 4 + 3], ["k", "threadIdx.x"])
+    second = compile_values([compare("<=", x * 4, k + 4), x * 4 + 4], ["k", "threadIdx.x"])
+    assert len(compiled._COMPILED) == 1
+    assert first(1, 2) == (1, 11) and first(0, 2) == (0, 11)
+    assert second(0, 1) == (1, 8) and second(0, 2) == (0, 12)

@@ -10,13 +10,33 @@ and accesses that have that shape.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 from analyzer.analysis.memo import remember
 
-__all__ = ["lane_picker"]
+__all__ = ["lane_picker", "lane_slots"]
 
 _PICKERS: dict[tuple, tuple] = {}
+
+
+#: (where each lane's mask is, -1: none; where each lane's walked loop conditions are)
+Slots = tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]
+
+
+@functools.lru_cache(maxsize=1024)
+def lane_slots(masked: tuple[bool, ...], walked: int) -> Slots:
+    """Where each lane's mask and walked loop conditions are in a warp's lane expressions
+    (`WarpPlan.lane_exprs`: the lanes' distances, then their masks, then each walked loop's
+    conditions lane by lane), for lanes with a mask where `masked` says so. Remembered by the
+    shape and shared by the plans that have it (read only): a plan wrote 32 tuples of
+    positions, and the picker's key hashed them (reduction_kernel.cu: 8,374 plans, a few shapes)."""
+    n_lanes = len(masked)
+    mask_at = tuple([n_lanes + j if m else -1 for j, m in enumerate(masked)])
+    if not walked:
+        return mask_at, ((),) * n_lanes
+    conds_at = tuple([tuple([2 * n_lanes + i * n_lanes + j for i in range(walked)]) for j in range(n_lanes)])
+    return mask_at, conds_at
 
 
 def lane_picker(

@@ -24,7 +24,7 @@ from analyzer import budget
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.loops import iterations, trip_count
 from analyzer.analysis.memo import ClearCounted, remember
-from analyzer.analysis.pickers import lane_picker
+from analyzer.analysis.pickers import lane_picker, lane_slots
 from analyzer.analysis.results import LaunchConfig
 from analyzer.analysis.values import (
     THREAD_SET,
@@ -92,8 +92,8 @@ class WarpPlan:
     count: int  # scenarios before `MAX_SCENARIOS` cuts them
     exact_walk: bool  # every counter's values are its real ones, and none was cut
     lane_exprs: tuple[S.Expr | None, ...]  # diffs, then masks, then walked conditions, then ref
-    mask_at: list[int]  # where in `lane_exprs` each lane's mask is; -1: none
-    conds_at: list[tuple[int, ...]]  # where each lane's walked loop conditions are
+    mask_at: tuple[int, ...]  # where in `lane_exprs` each lane's mask is; -1: none (`lane_slots`)
+    conds_at: tuple[tuple[int, ...], ...]  # where each lane's walked loop conditions are
     present: list[int]  # the lanes the warp has
     one_unknown_at: int  # where a scenario holds the one sampled symbol's value; -1 unless one
     # the values of each of `names` that a typical verdict considers (`verdict.py`); None: all
@@ -209,6 +209,7 @@ def plan_warp(site: Site, lanes: tuple[Lane, ...], where: Where) -> WarpPlan | N
     masks_vary = not masks_free.isdisjoint(varying) or any(
         e is not None and e.free_symbols & varying for e in lane_exprs[2 * n_lanes : -1]
     )
+    mask_at, conds_at = lane_slots(tuple([m is not None for m in lane_masks]), len(walk))
     plan = WarpPlan(
         ref,
         diffs,
@@ -220,10 +221,8 @@ def plan_warp(site: Site, lanes: tuple[Lane, ...], where: Where) -> WarpPlan | N
         count,
         exact_walk and count <= MAX_SCENARIOS,
         lane_exprs,
-        mask_at=[n_lanes + j if lane_masks[j] is not None else -1 for j in range(n_lanes)],
-        conds_at=[tuple([2 * n_lanes + i_w * n_lanes + j for i_w in range(len(walk))]) for j in range(n_lanes)]
-        if walk
-        else [()] * n_lanes,
+        mask_at,
+        conds_at,
         present=[j for j, d in enumerate(diffs) if d is not None],
         one_unknown_at=len(walk) + len(blocks) if len(sampled) == 1 else -1,
         typical=(None,) * (len(walk) + len(blocks)) + typical,
