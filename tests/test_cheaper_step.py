@@ -10,14 +10,11 @@ them; and a small budget runs out where it did."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from analyzer import cli
 from analyzer.analysis import scenarios, starts
 from analyzer.analysis import symbolic as S
-from walk_checks import forget_walk_tables, with_and_without
+from walk_checks import budget_cut_alike, forget_walk_tables, with_and_without
 
 PROGRAM = """\
 __global__ void counters(float *a, int n, int w) {
@@ -82,17 +79,9 @@ def test_the_cheaper_step_gives_the_plain_steps_report_and_steps(tmp_path, monke
 
 @pytest.mark.parametrize("analysis", [5_000, 30_000, 90_000])
 def test_a_small_budget_runs_out_where_the_plain_step_ran_out(tmp_path, monkeypatch, analysis):
-    (tmp_path / "k.cu").write_text(PROGRAM)
-    (tmp_path / "warplint.toml").write_text(f"[budget]\nanalysis = {analysis}\n")
-    monkeypatch.chdir(tmp_path)
-    args = ["check", "--no-cache", "-q", "-j", "1", "--format", "json", "--block", "32,4", "--grid", "3,2"]
-    forget()
-    cli.main([*args, "-o", "warm.json", "k.cu"])
-    forget()
-    cli.main([*args, "-o", "fast.json", "k.cu"])
-    forget(monkeypatch)
-    cli.main([*args, "-o", "plain.json", "k.cu"])
-    assert Path("fast.json").read_text() == Path("plain.json").read_text()
+    launch = ("--block", "32,4", "--grid", "3,2")
+    fast, plain = budget_cut_alike(tmp_path, monkeypatch, PROGRAM, analysis, launch, forget)
+    assert fast == plain
 
 
 def test_monomials_summed_by_place_equal_those_summed_by_name():

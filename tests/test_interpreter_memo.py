@@ -8,18 +8,16 @@ and a small budget runs out where it did."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from analyzer import budget, cli
+from analyzer import budget
 from analyzer.analysis import interpret, loops, pure
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.symbolic import expressions
 from analyzer.ir import nodes as N
 from analyzer.ir.lower import lower
 from analyzer.syntax.parse import parse
-from walk_checks import forget_walk_tables, with_and_without
+from walk_checks import budget_cut_alike, forget_walk_tables, with_and_without
 
 PROGRAM = """\
 struct Pair { int a; int b; };
@@ -86,17 +84,9 @@ def test_remembered_values_give_the_plain_report_and_steps(tmp_path, monkeypatch
 
 @pytest.mark.parametrize("analysis", [3_000, 20_000, 60_000])
 def test_a_small_budget_runs_out_where_it_did_without_the_memo(tmp_path, monkeypatch, analysis):
-    (tmp_path / "k.cu").write_text(PROGRAM)
-    (tmp_path / "warplint.toml").write_text(f"[budget]\nanalysis = {analysis}\n")
-    monkeypatch.chdir(tmp_path)
-    args = ["check", "--no-cache", "-q", "-j", "1", "--format", "json", "--block", "32,2"]
-    forget()
-    cli.main([*args, "-o", "warm.json", "k.cu"])
-    forget()
-    cli.main([*args, "-o", "fast.json", "k.cu"])
-    forget(monkeypatch)
-    cli.main([*args, "-o", "plain.json", "k.cu"])
-    assert Path("fast.json").read_text() == Path("plain.json").read_text()
+    launch = ("--block", "32,2")
+    fast, plain = budget_cut_alike(tmp_path, monkeypatch, PROGRAM, analysis, launch, forget)
+    assert fast == plain
 
 
 def test_a_value_given_again_spends_the_steps_of_working_it_out():

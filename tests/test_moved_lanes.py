@@ -11,13 +11,10 @@ byte for byte, and the same steps per kernel, with the short cuts and without th
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from analyzer import cli
 from analyzer.analysis import costing, groups, scenarios
-from walk_checks import forget_walk_tables, with_and_without
+from walk_checks import budget_cut_alike, forget_walk_tables, with_and_without
 
 PROGRAM = """\
 __global__ void clamped_rows(float *a, const float *b, int n) {
@@ -90,14 +87,6 @@ def test_lanes_that_agree_on_the_rows_are_substituted_once(monkeypatch):
 
 @pytest.mark.parametrize("analysis", [20_000, 60_000, 150_000])
 def test_a_small_budget_runs_out_where_the_plain_walk_ran_out(tmp_path, monkeypatch, analysis):
-    (tmp_path / "k.cu").write_text(PROGRAM)
-    (tmp_path / "warplint.toml").write_text(f"[budget]\nanalysis = {analysis}\n")
-    monkeypatch.chdir(tmp_path)
-    args = ["check", "--no-cache", "-q", "-j", "1", "--format", "json", "--block", "16,8", "--grid", "5,2"]
-    forget()
-    cli.main([*args, "-o", "warm.json", "k.cu"])
-    forget()
-    cli.main([*args, "-o", "fast.json", "k.cu"])
-    forget(monkeypatch)
-    cli.main([*args, "-o", "plain.json", "k.cu"])
-    assert Path("fast.json").read_text() == Path("plain.json").read_text()
+    launch = ("--block", "16,8", "--grid", "5,2")
+    fast, plain = budget_cut_alike(tmp_path, monkeypatch, PROGRAM, analysis, launch, forget)
+    assert fast == plain

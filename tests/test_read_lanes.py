@@ -8,15 +8,13 @@ where it did; and the table is emptied with the opaque terms' table it stands on
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from analyzer import budget, cli
+from analyzer import budget
 from analyzer.analysis import scenarios
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import ClearCounted
-from walk_checks import forget_walk_tables, with_and_without
+from walk_checks import budget_cut_alike, forget_walk_tables, with_and_without
 
 PROGRAM = """\
 __global__ void guarded(float *a, const float *b, int n) {
@@ -68,18 +66,9 @@ def test_lanes_put_in_once_for_the_warps_give_the_plain_report_and_steps(tmp_pat
 
 @pytest.mark.parametrize("analysis", [4_000, 9_000, 12_000])
 def test_a_small_budget_runs_out_where_the_lanes_put_in_one_by_one_ran_out(tmp_path, monkeypatch, analysis):
-    (tmp_path / "k.cu").write_text(PROGRAM)
-    (tmp_path / "warplint.toml").write_text(f"[budget]\nanalysis = {analysis}\n")
-    monkeypatch.chdir(tmp_path)
-    args = ["check", "--no-cache", "-q", "-j", "1", "--format", "json", "--block", "32,4", "--grid", "3"]
-    forget()
-    cli.main([*args, "-o", "warm.json", "k.cu"])
-    forget()
-    cli.main([*args, "-o", "fast.json", "k.cu"])
-    forget(monkeypatch)
-    cli.main([*args, "-o", "plain.json", "k.cu"])
-    fast = Path("fast.json").read_text()
-    assert fast == Path("plain.json").read_text()
+    launch = ("--block", "32,4", "--grid", "3")
+    fast, plain = budget_cut_alike(tmp_path, monkeypatch, PROGRAM, analysis, launch, forget)
+    assert fast == plain
     assert "WL940" in fast
 
 

@@ -59,3 +59,22 @@ def with_and_without(tmp_path: Path, monkeypatch, program: str, launch: tuple[st
     forget(monkeypatch)
     plain = checked(tmp_path, monkeypatch, "plain.json", *launch, "k.cu")
     return fast, plain
+
+
+def budget_cut_alike(
+    tmp_path: Path, monkeypatch, program: str, analysis: int, launch: tuple[str, ...], forget
+) -> tuple:
+    """`program` checked for `launch` under an analysis budget of `analysis` steps, with the
+    short ways and then without them (as `with_and_without`): the two JSON reports, which must
+    be the same where a short way spends the steps the plain way spends."""
+    (tmp_path / "k.cu").write_text(program)
+    (tmp_path / "warplint.toml").write_text(f"[budget]\nanalysis = {analysis}\n")
+    monkeypatch.chdir(tmp_path)
+    args = ["check", "--no-cache", "-q", "-j", "1", "--format", "json", *launch]
+    forget()
+    cli.main([*args, "-o", "warm.json", "k.cu"])
+    forget()
+    cli.main([*args, "-o", "fast.json", "k.cu"])
+    forget(monkeypatch)
+    cli.main([*args, "-o", "plain.json", "k.cu"])
+    return Path("fast.json").read_text(), Path("plain.json").read_text()
