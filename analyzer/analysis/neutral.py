@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import remember
 from analyzer.analysis.scenarios import WarpPlan
-from analyzer.analysis.starts import substituted_alone
+from analyzer.analysis.starts import atom_key, evaluates, substituted_alone
 from analyzer.analysis.symbolic.expressions import Symbol
 from analyzer.analysis.verdict import Monomial, SymbolFacts, stated_gcd, typical_gcd
 
@@ -65,7 +65,7 @@ def neutral(plan: WarpPlan, i: int, values: Sequence[int], facts: SymbolFacts | 
 def _neutral_in(ref: S.Expr, names: tuple[str, ...], i: int, values: Sequence[int], facts: SymbolFacts | None) -> bool:
     """`neutral`, worked out on the first lane's address `ref`: every opaque term of it that
     reads an assigned symbol reads this one alone, and at each value stays one monomial of
-    the same coefficient that reads no other, whose address is no number (`_evaluates`), in
+    the same coefficient that reads no other, whose address is no number (`starts.evaluates`), in
     as many steps; the monomials stay apart, and their typical and stated steps stay."""
     name = names[i]
     bound = frozenset(names)
@@ -109,7 +109,7 @@ def _signature(ref: S.Expr, bound: frozenset[str], name: str, value: int, facts:
             if atom.free.isdisjoint(bound):
                 atoms.append(atom)
             elif atom.__class__ is not Symbol:  # a term that reads `name` (`_neutral_in`)
-                if _evaluates(atom, env):  # the address may be a number (`starts.substituted_shape`)
+                if evaluates(atom, env):  # the address may be a number (`starts.substituted_shape`)
                     return None
                 e, spent = substituted_alone(atom, env)
                 if e.is_const or len(e.terms()) != 1:
@@ -118,7 +118,7 @@ def _signature(ref: S.Expr, bound: frozenset[str], name: str, value: int, facts:
                 factor *= vk
                 atoms.extend(vm)
                 steps.append(spent)
-        skeleton = tuple(sorted(atoms, key=_atom_key))
+        skeleton = tuple(sorted(atoms, key=atom_key))
         kept.append(skeleton)
         shares.append((factor, _steps_of(skeleton, facts), tuple(steps)))
     if len(set(kept)) != len(kept):
@@ -131,16 +131,3 @@ def _steps_of(monomial: tuple[S.Atom, ...], facts: SymbolFacts | None) -> tuple[
     the monomial alone with coefficient 1: modulo 0, the gcd is the multiple itself)."""
     term: tuple[Monomial, ...] = ((monomial, 1),)
     return typical_gcd(term, 0, facts), stated_gcd(term, 0, facts)
-
-
-def _atom_key(atom: S.Atom) -> tuple:
-    return atom.key
-
-
-def _evaluates(atom: S.Atom, env: dict[str, int]) -> bool:
-    """`atom` has a value at `env` (a condition may leave a symbol it does not bind unread)."""
-    try:
-        atom.evaluate(env)  # type: ignore[attr-defined]
-    except (ArithmeticError, ValueError, LookupError):
-        return False
-    return True

@@ -30,6 +30,8 @@ __all__ = [
     "Shape",
     "Starts",
     "Template",
+    "atom_key",
+    "evaluates",
     "remembered_starts",
     "shape_of",
     "start_residues",
@@ -281,7 +283,7 @@ def substituted_shape(
     meter = budget.current()
     before = meter.left if meter is not None else 0
     terms = None
-    if env and not _evaluates(ref, env):
+    if env and not evaluates(ref, env):
         terms = substituted_terms(ref, env)
     if terms is None:
         ref_v = evaluated(ref, env) if env else ref
@@ -292,11 +294,11 @@ def substituted_shape(
     return terms_shape(terms, period, facts), constant - shift, steps
 
 
-def _evaluates(e: S.Expr, env: dict[str, int]) -> bool:
-    """`e` has a value under `env` (`evaluated` would give a number: a condition may leave
-    a symbol it does not bind unread)."""
+def evaluates(e: S.Expr | S.Atom, env: dict[str, int]) -> bool:
+    """`e`, an expression or one of its terms, has a value under `env` (`evaluated` would give
+    a number: a condition may leave a symbol it does not bind unread)."""
     try:
-        e.evaluate(env)
+        e.evaluate(env)  # type: ignore[union-attr]
     except (ArithmeticError, ValueError, LookupError):
         return False
     return True
@@ -340,14 +342,14 @@ def substituted_terms(ref: S.Expr, env: dict[str, int]) -> tuple[Monomial, ...] 
         if not coefficient:
             continue
         if resort and len(kept) > 1:
-            kept.sort(key=_atom_key)
+            kept.sort(key=atom_key)
         key = tuple(kept)
         out[key] = out.get(key, 0) + coefficient
     budget.spend()  # the result built (as `Expr.subs`)
     return tuple((m, c) for m, c in out.items() if c)
 
 
-def _atom_key(atom: S.Atom) -> tuple:
+def atom_key(atom: S.Atom) -> tuple:
     return atom.key
 
 
@@ -448,7 +450,7 @@ def _template(
                 else:
                     factors.append((_VALUE, at, 0))
                 continue
-            fails = fails or not _has_value(atom, env)
+            fails = fails or not evaluates(atom, env)
             if atom.free.isdisjoint(env):
                 kept.append(atom)
                 continue
@@ -458,7 +460,7 @@ def _template(
             ((vm, vk),) = e.terms() if not e.is_const else (((), e.value),)
             factors.append((_NUMBER, vk, steps))
             kept.extend(vm)
-        skeleton = tuple(sorted(kept, key=_atom_key))
+        skeleton = tuple(sorted(kept, key=atom_key))
         out.append((coefficient, tuple(factors), skeletons.setdefault(skeleton, len(skeletons))))
     if not fails:
         return None
@@ -467,15 +469,6 @@ def _template(
     if facts is not None and facts.divisors:
         stated = tuple(stated_gcd(((m, 1),), 0, facts) or 1 for m in found)  # modulo 0: the multiple itself
     return Template(tuple(out), tuple(typical_gcd(((m, 1),), 0, facts) for m in found), stated, skeletons.get((), -1))
-
-
-def _has_value(atom: S.Atom, env: dict[str, int]) -> bool:
-    """`atom` evaluates at `env` (a term that reads a symbol `env` does not bind may not)."""
-    try:
-        atom.evaluate(env)  # type: ignore[attr-defined]
-    except (ArithmeticError, ValueError, LookupError):
-        return False
-    return True
 
 
 def template_shape(template: Template, combo: tuple[int, ...], period: int) -> tuple[Shape, int, int]:
