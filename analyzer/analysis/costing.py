@@ -294,16 +294,25 @@ def charge_scenarios(site: Site, plan: WarpPlan, summary: Summary, arch: Archite
             if first.lanes is not None and first.lanes.ref_value is not None and first.lanes.rel is not None:
                 lanes_by_kept[group.kept] = (first, group.move)
         again += first.steps * (group.times - 1)
-        key = counted_alike(first, plan)
-        alike = at.get(key)
-        if alike is None:
-            first.times = group.times
-            at[key] = first
-            charged.append(first)
-        else:
-            alike.times += group.times
+        count_alike(first, group.times, plan, at, charged)
     budget.spend(again)
     return tuple(charged)
+
+
+def count_alike(
+    scenario: ScenarioCharge, times: int, plan: WarpPlan, at: dict[tuple, ScenarioCharge], charged: list[ScenarioCharge]
+) -> None:
+    """Add `scenario`, standing for `times` scenarios, to `charged`; or, where a summary counts
+    it alike (`counted_alike`) with a charge met before (in `at`, by that key), to that one's
+    `times` (a charge is made per scenario, and only its walk counts it)."""
+    key = counted_alike(scenario, plan)
+    alike = at.get(key)
+    if alike is None:
+        scenario.times = times
+        at[key] = scenario
+        charged.append(scenario)
+    else:
+        alike.times += times
 
 
 #: What stands for a lane expression that no scenario makes a number (`lanes_token`).
@@ -346,24 +355,12 @@ def charged_one_by_one(site: Site, plan: WarpPlan, summary: Summary, arch: Archi
     the scenarios that a summary counts alike (`counted_alike`) given as one, with how many
     they are, where the first of them was met (Mandelbrot_cuda.cu: 512 scenarios a warp, 64
     charges)."""
-    at: dict[tuple, int] = {}  # where in `charged` the scenarios counted alike are
+    at: dict[tuple, ScenarioCharge] = {}  # the first charge of the scenarios counted alike
     charged: list[ScenarioCharge] = []
-    times: list[int] = []
     shared = lanes_token(plan, summary)
     for combo in plan.scenarios():
-        scenario = charge_scenario(site, plan, combo, summary, arch, shared=shared)
-        key = counted_alike(scenario, plan)
-        i = at.get(key)
-        if i is None:
-            at[key] = len(charged)
-            charged.append(scenario)
-            times.append(1)
-        else:
-            times[i] += 1
-    return tuple(
-        c if n == 1 else ScenarioCharge(c.combo, c.undecided_mask, c.outcome, c.active, n, c.steps)
-        for c, n in zip(charged, times)
-    )
+        count_alike(charge_scenario(site, plan, combo, summary, arch, shared=shared), 1, plan, at, charged)
+    return tuple(charged)
 
 
 def counted_alike(scenario: ScenarioCharge, plan: WarpPlan) -> tuple:
@@ -571,7 +568,8 @@ def charge_moved(
         return charge_scenario(site, plan, combo, summary, arch)
     budget.spend(1)  # a request costed, as in `charge_scenario`
     steps = 0 if budget.current() is None else 1
-    residues = ((first.lanes.ref_value + to - move) % site.address_period,)
+    assert lanes.ref_value is not None
+    residues = (lanes.ref_value % site.address_period,)
     outcome = outcome_of(first.lanes.rel, residues, residues, site, summary, arch)
     return ScenarioCharge(combo, lanes.undecided_mask, outcome, first.active, steps=steps, lanes=lanes)
 
