@@ -14,7 +14,7 @@ import pytest
 
 from analyzer.analysis import scenarios, starts
 from analyzer.analysis import symbolic as S
-from walk_checks import budget_cut_alike, forget_walk_tables, with_and_without
+from walk_checks import budget_cut_alike, forget_walk_tables, same_with_and_without
 
 PROGRAM = """\
 __global__ void counters(float *a, int n, int w) {
@@ -71,10 +71,7 @@ def forget(monkeypatch=None) -> None:
 
 @pytest.mark.parametrize("launch", LAUNCHES)
 def test_the_cheaper_step_gives_the_plain_steps_report_and_steps(tmp_path, monkeypatch, launch):
-    (fast, fast_steps), (plain, plain_steps) = with_and_without(tmp_path, monkeypatch, PROGRAM, launch, forget)
-    assert '"accesses"' in fast and len(fast_steps) == 2
-    assert fast == plain
-    assert fast_steps == plain_steps
+    same_with_and_without(tmp_path, monkeypatch, PROGRAM, launch, forget, kernels=2)
 
 
 @pytest.mark.parametrize("analysis", [5_000, 30_000, 90_000])

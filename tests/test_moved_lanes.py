@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from analyzer.analysis import costing, groups, scenarios
-from walk_checks import budget_cut_alike, forget_walk_tables, with_and_without
+from walk_checks import budget_cut_alike, forget_walk_tables, same_with_and_without
 
 PROGRAM = """\
 __global__ void clamped_rows(float *a, const float *b, int n) {
@@ -63,10 +63,7 @@ def forget(monkeypatch=None) -> None:
 
 @pytest.mark.parametrize("launch", LAUNCHES)
 def test_lanes_and_scenarios_moved_give_the_plain_walks_report_and_steps(tmp_path, monkeypatch, launch):
-    (fast, fast_steps), (plain, plain_steps) = with_and_without(tmp_path, monkeypatch, PROGRAM, launch, forget)
-    assert '"accesses"' in fast and len(fast_steps) == 3
-    assert fast == plain
-    assert fast_steps == plain_steps
+    same_with_and_without(tmp_path, monkeypatch, PROGRAM, launch, forget, kernels=3)
 
 
 def test_lanes_that_agree_on_the_rows_are_substituted_once(monkeypatch):

@@ -14,7 +14,7 @@ from analyzer import budget
 from analyzer.analysis import scenarios
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import ClearCounted
-from walk_checks import budget_cut_alike, forget_walk_tables, with_and_without
+from walk_checks import budget_cut_alike, forget_walk_tables, same_with_and_without
 
 PROGRAM = """\
 __global__ void guarded(float *a, const float *b, int n) {
@@ -58,10 +58,7 @@ def forget(monkeypatch=None) -> None:
 
 @pytest.mark.parametrize("launch", LAUNCHES)
 def test_lanes_put_in_once_for_the_warps_give_the_plain_report_and_steps(tmp_path, monkeypatch, launch):
-    (fast, fast_steps), (plain, plain_steps) = with_and_without(tmp_path, monkeypatch, PROGRAM, launch, forget)
-    assert '"accesses"' in fast and len(fast_steps) == 2
-    assert fast == plain
-    assert fast_steps == plain_steps
+    same_with_and_without(tmp_path, monkeypatch, PROGRAM, launch, forget, kernels=2)
 
 
 @pytest.mark.parametrize("analysis", [4_000, 9_000, 12_000])

@@ -78,3 +78,14 @@ def budget_cut_alike(
     forget(monkeypatch)
     cli.main([*args, "-o", "plain.json", "k.cu"])
     return Path("fast.json").read_text(), Path("plain.json").read_text()
+
+
+def same_with_and_without(
+    tmp_path: Path, monkeypatch, program: str, launch: tuple[str, ...], forget, kernels: int
+) -> None:
+    """Assert that `with_and_without` gives, for `program` of `kernels` kernels with accesses,
+    the same report and the same steps per kernel with the short ways as without them."""
+    (fast, fast_steps), (plain, plain_steps) = with_and_without(tmp_path, monkeypatch, program, launch, forget)
+    assert '"accesses"' in fast and len(fast_steps) == kernels
+    assert fast == plain
+    assert fast_steps == plain_steps
