@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from analyzer import records
 from analyzer.arch import DEFAULT_ARCH, Architecture, get_arch
@@ -27,6 +27,9 @@ from analyzer.pickling import pickle_mappingproxy
 from analyzer.records import field, record
 from analyzer.source.cuda_macros import DEFAULT_TOOLKIT
 from analyzer.source.files import MAX_FILE_BYTES, looks_binary
+
+if TYPE_CHECKING:
+    from analyzer.workers import Workers
 
 __all__ = [
     "CUDA_SUFFIXES",
@@ -221,52 +224,38 @@ def problem_report(path: str, problem: str) -> FileReport:
 
 
 def run_files(
-    work: list[tuple[str, Options]], jobs: int, slots: list[int], shared: Callable[[], Any] | None = None
+    work: list[tuple[str, Options]],
+    jobs: int,
+    slots: list[int],
+    shared: Workers | None = None,
+    homes: Sequence[int | None] | None = None,
 ) -> Iterable[tuple[int, FileReport]]:
     """(slot, report) for each file as it finishes: in this process with one job or
-    one file, else in a pool of worker processes (`shared()`, where the caller has one: it
-    stays open). A worker that dies or a report that cannot travel back is redone here, so a
-    broken pool never loses a file."""
+    one file, else in worker processes (`shared`, where the caller has them: they stay open;
+    `homes[k]`, the worker file k is queued to, `analyzer.workers`). A worker that dies or a
+    report that cannot travel back is redone here, so a broken worker never loses a file."""
     if jobs > 1 and len(work) > 1:  # what the results cache holds is read here, before a pool starts
         known = [(slot, _cached_report(path, opts)) for slot, (path, opts) in zip(slots, work)]
         yield from ((slot, report) for slot, report in known if report is not None)
-        work = [w for w, (_, report) in zip(work, known) if report is None]
-        slots = [slot for slot, report in known if report is None]
+        kept = [k for k, (_, report) in enumerate(known) if report is None]
+        work, slots = [work[k] for k in kept], [slots[k] for k in kept]
+        homes = None if homes is None else [homes[k] for k in kept]
     if jobs <= 1 or len(work) <= 1:
         for slot, (path, opts) in zip(slots, work):
             yield slot, check_file(path, opts)
         return
-    from concurrent.futures import ProcessPoolExecutor, as_completed
     from contextlib import nullcontext
 
+    from analyzer.workers import Workers
+
     pickle_mappingproxy()
-    pool = shared() if shared is not None else None
-    if pool is not None and not _usable(pool):  # a worker died in the caller's earlier work
-        pool = None
-    with nullcontext(pool) if pool is not None else ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
-        futures = {
-            pool.submit(_check_in_worker, path, opts): (slot, path, opts) for slot, (path, opts) in zip(slots, work)
-        }
-        try:
-            for future in as_completed(futures):
-                slot, path, opts = futures[future]
-                try:
-                    report = future.result()
-                except Exception:  # noqa: BLE001 - BrokenProcessPool, a pickling error: redo it here
-                    report = check_file(path, opts)
-                yield slot, report
-        except BaseException:  # Ctrl-C: do not wait for the queued files
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-
-
-def _usable(pool: Any) -> bool:
-    """Whether a pool of worker processes still runs work (one of its workers may have died)."""
-    try:
-        pool.submit(int).result()
-    except Exception:  # noqa: BLE001 - BrokenProcessPool
-        return False
-    return True
+    with nullcontext(shared) if shared is not None else Workers(min(jobs, len(work))) as workers:
+        for k, _, future in workers.run([(_check_in_worker, run) for run in work], homes):
+            try:
+                report = future.result()
+            except Exception:  # noqa: BLE001 - BrokenProcessPool, a pickling error: redo it here
+                report = check_file(*work[k])
+            yield slots[k], report
 
 
 def _cached_report(path: str, options: Options) -> FileReport | None:

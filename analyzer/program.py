@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from analyzer import records
 from analyzer.api import (
@@ -45,6 +45,9 @@ from analyzer.api import (
 )
 from analyzer.ir import nodes as N
 from analyzer.records import record
+
+if TYPE_CHECKING:
+    from analyzer.workers import Workers
 
 __all__ = ["Survey", "check_program", "survey"]
 
@@ -152,30 +155,19 @@ def _checked_program(
 
 
 @contextlib.contextmanager
-def _pool(jobs: int, files: int) -> Iterator[Callable[[], Any] | None]:
+def _pool(jobs: int, files: int) -> Iterator[Workers | None]:
     """The worker processes of a run with several jobs, for the surveys and then the checks
-    (None with one job): a check that lands in the worker that surveyed its file takes the
-    survey's front end (`api_front`; its workers keep them, `api_front.keep_in_worker`). What
-    it yields starts the pool when first called (a run the results cache answers starts none)."""
+    (None with one job), each started when first fed (a run the results cache answers starts
+    none): a file's check is queued to the worker that surveyed it, which takes the survey's
+    front end (`api_front`; its workers keep them, `api_front.keep_in_worker`)."""
     if jobs <= 1:
         yield None
         return
-    from concurrent.futures import ProcessPoolExecutor
-
     from analyzer.api_front import keep_in_worker
+    from analyzer.workers import Workers
 
-    started: list[ProcessPoolExecutor] = []
-
-    def pool() -> ProcessPoolExecutor:
-        if not started:
-            started.append(ProcessPoolExecutor(max_workers=min(jobs, files), initializer=keep_in_worker))
-        return started[0]
-
-    try:
-        yield pool
-    finally:
-        for running in started:
-            running.shutdown()
+    with Workers(min(jobs, files), initializer=keep_in_worker) as workers:
+        yield workers
 
 
 def _planned_program(
@@ -183,10 +175,12 @@ def _planned_program(
     todo: list[int],
     jobs: int,
     progress: Callable[[int, int], None] | None,
-    pool: Callable[[], Any] | None,
+    pool: Workers | None,
 ) -> list[FileReport]:
-    """`_checked_program` of the files `todo` of a plan, several of them, in `pool()` (None: here)."""
-    surveys = dict(zip(todo, _surveys([(plan[i][0], plan[i][2]) for i in todo], jobs, pool)))
+    """`_checked_program` of the files `todo` of a plan, several of them, in `pool` (None: here)."""
+    homes: dict[int, int] = {}  # the worker that surveyed each file (by its place in `todo`)
+    surveys = dict(zip(todo, _surveys([(plan[i][0], plan[i][2]) for i in todo], jobs, pool, homes)))
+    home_of = {todo[k]: worker for k, worker in homes.items()}
     owners = _owners(surveys)
     contexts = _contexts(surveys, owners)
     reports: dict[int, FileReport] = {
@@ -194,7 +188,7 @@ def _planned_program(
     }
     work = [i for i in todo if i not in owners]
     runs = [(plan[i][0], records.replace(plan[i][2], program=contexts.get(i))) for i in work]
-    for done, (i, report) in enumerate(run_files(runs, jobs, work, pool), 1):
+    for done, (i, report) in enumerate(run_files(runs, jobs, work, pool, [home_of.get(i) for i in work]), 1):
         reports[i] = report
         if progress is not None:
             progress(done, len(work))
@@ -206,27 +200,29 @@ def _planned_program(
     return [reports[i] for i in range(len(plan))]
 
 
-def _surveys(work: list[tuple[str, Options]], jobs: int, shared: Callable[[], Any] | None) -> list[Survey]:
+def _surveys(
+    work: list[tuple[str, Options]], jobs: int, pool: Workers | None, homes: dict[int, int] | None = None
+) -> list[Survey]:
     """The survey of each file, in order: those the results cache holds read here, the others
-    here with one job, else in `shared()`, the run's pool (not when the cache holds every survey; a survey that
-    fails to come back is redone here). Each keeps its front end for the check (`api_front`)."""
+    here with one job, else in `pool`, the run's workers (not when the cache holds every survey;
+    a survey that fails to come back is redone here), where `homes` gets the worker of each
+    (by its index in `work`). Each keeps its front end for the check (`api_front`)."""
     if jobs <= 1:  # the checks run here too: they take what the surveys preprocessed and lowered
         return [survey(path, opts, hand_on=True) for path, opts in work]
     known = [_known_survey(path, opts) for path, opts in work]
     missing = [i for i, found in enumerate(known) if found is None]
-    if len(missing) <= 1:
+    if len(missing) <= 1 or pool is None:
         return [found if found is not None else survey(*work[i]) for i, found in enumerate(known)]
-    pool = cast(Callable[[], Any], shared)()
-    futures = {i: pool.submit(survey, *work[i], True) for i in missing}
-    try:
-        for i, future in futures.items():
-            try:
-                known[i] = future.result()
-            except Exception:  # noqa: BLE001 - BrokenProcessPool, a pickling error: redo it here
-                known[i] = survey(*work[i])
-    except BaseException:  # Ctrl-C: do not wait for the queued files
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
+    tasks = [(survey, (*work[i], True)) for i in missing]
+    for t, worker, future in pool.run(tasks):
+        i = missing[t]
+        try:
+            known[i] = future.result()
+        except Exception:  # noqa: BLE001 - BrokenProcessPool, a pickling error: redo it here
+            known[i] = survey(*work[i])
+            continue
+        if homes is not None:
+            homes[i] = worker
     return cast(list[Survey], known)
 
 

@@ -29,7 +29,7 @@ last, as it stands in the code:
   above and compute none.
 - api: chains the stages for one file (`check_file`, `simulate_file`); `program` runs the
   files of one run as one program (a survey of every file first, then each file with what the
-  others launch and include), calling `api`.
+  others launch and include), calling `api`; `workers` feeds a run's worker processes.
 - config, server, cli: the configuration files (which build `api.Options`; `toml_positions` finds
   a key's line and column for their errors) and `build`, the
   compiler flags and compilation databases they take too, the language server (which calls
@@ -83,6 +83,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "analyzer.walk",
             "analyzer.inputs",
+            "analyzer.workers",
             "analyzer.cache",
             "analyzer.api",
             "analyzer.api_front",
