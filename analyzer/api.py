@@ -498,7 +498,7 @@ def _analyze_kernels(
     keeps the launches analysed before (WL940 says what was cut short), and once the budget is
     spent the kernels left are named in one WL940. Returns the meter, for the rules' reanalyses."""
     from analyzer.analysis.launch import LaunchIndex
-    from analyzer.api_front import taken_launches
+    from analyzer.api_front import keep_launches, taken_launches
 
     meter = Meter("analysis", options.budget.analysis)
     # the host code is run once for every kernel of the module, or not at all where the survey ran it
@@ -514,6 +514,7 @@ def _analyze_kernels(
         with metered(part):
             _analyze_kernel(path, module, kernel, source, arch, options, report, diagnostics, header, launches)
         meter.settle(part, allowed)
+    keep_launches(module, launches.found)  # for the language server's next text (api_front.LastFront)
     return meter
 
 

@@ -11,9 +11,10 @@ everything as usual while the collector is paused.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 F = TypeVar("F", bound=Callable)
@@ -33,6 +34,27 @@ def gc_paused(function: F) -> F:
             gc.enable()
 
     return paused  # type: ignore[return-value]
+
+
+@contextlib.contextmanager
+def gc_paused_here() -> Iterator[None]:
+    """The block run with the cyclic collector off, as `gc_paused` runs a function.
+
+    The language server analyses each text of a document so (`server.analyse_document`): an
+    edit's analysis leaves no reference cycles (measured 2026-11-28, reduction_kernel.cu in the
+    server, four edits: `gc.collect()` after each found 0 objects to free), yet the collections
+    its allocations set off scanned the heap that the previous analyses and the memo keep:
+    0.05-0.08 s of an edit's 0.5-0.8 s CPU, and a full collection one edit in four, 0.25-0.3 s
+    (in the server, where the fixes' verification had grown the heap: the edit's analysis
+    0.58 s CPU, 0.29 s in a process that only analysed)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 MIDDLE_COLLECTION_EVERY = 1000  # young collections between two of the middle generation (Python's default: 10)

@@ -479,6 +479,7 @@ def analyse_document(
     analysis the previous text already has are not analysed again."""
     from analyzer.api import check_source
     from analyzer.config import ConfigError
+    from analyzer.gc_pause import gc_paused_here
     from analyzer.places import merge_reports
 
     try:
@@ -488,7 +489,7 @@ def analyse_document(
     if memo is None or options.verify:  # --verify runs the simulator on the analyses: left as it is
         report = check_source(path, text, records.replace(options, fixes=False))
     else:
-        with memo.analysing():
+        with memo.analysing(), gc_paused_here():
             report = check_source(path, text, records.replace(options, fixes=False))
     report = merge_reports([report])[0]  # one diagnostic per place and rule, as `check` prints
     return Analysed(report, text, document_diagnostics(report, text, uri), options)

@@ -200,6 +200,7 @@ class LaunchIndex:
         self.module = module
         self._index: dict[LaunchKey, list[HostLaunch]] | None = None
         self._known = known
+        self.found: KnownLaunches | None = None  # the launches and the steps they took, once run here
 
     def of(self, kernel: N.Function) -> list[HostLaunch]:
         """The host launches of the module that launch `kernel` (`launches_kernel`), in order."""
@@ -217,7 +218,12 @@ class LaunchIndex:
             if meter is None or meter.left >= known.steps:
                 budget.spend(known.steps)
                 return known.launches
-        return host_launches(self.module)
+        meter = budget.current()
+        before = meter.left if meter is not None else 0
+        launches = host_launches(self.module)
+        if meter is not None:
+            self.found = KnownLaunches(launches, before - meter.left)
+        return launches
 
 
 @record(slots=False)
