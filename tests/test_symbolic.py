@@ -337,6 +337,22 @@ def test_an_unknown_keeps_its_origin_and_lane_variance_as_fields_and_prints_as_b
     ]
 
 
+def test_unknowns_reads_a_shared_argument_once_and_meets_each_unknown_first_where_it_did():
+    # an argument shared by several terms (the same object), as the offsets of mergeSort.cu's
+    # data-dependent accesses share theirs: a plain depth-first walk met it once per term
+    loaded = unknown("value of key", Origin.LOADED, lane_varying=True)
+    carried = unknown("modified in loop", Origin.LOOP_CARRIED)
+    shared = floordiv(loaded + carried * 2, 3)
+    e = select(compare("<", tx, shared), shared ^ tx, mod(shared, 7)) + minimum(shared, carried)
+    # `shared` read once (a plain walk read it four times: nine unknowns, the same two first)
+    assert [u.tag for u in unknowns(e)] == ["modified in loop", "per-lane value of key", "modified in loop"]
+    nested = shared
+    for _ in range(30):  # 2**30 places to a walk that read every place
+        nested = maximum(nested, nested + 1)
+    assert [u.tag for u in unknowns(nested)] == ["per-lane value of key", "modified in loop"]
+    assert is_unknown(nested) and not is_unknown(tx * 4 + bx)
+
+
 def test_evaluating_an_unknown_raises():
     with pytest.raises(UnknownValue):
         (unknown("v", Origin.LOADED) + 1).evaluate({})

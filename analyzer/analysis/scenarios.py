@@ -22,6 +22,7 @@ from typing import Any
 
 from analyzer import budget
 from analyzer.analysis import symbolic as S
+from analyzer.analysis.lane_groups import lane_subs
 from analyzer.analysis.loops import iterations, trip_count
 from analyzer.analysis.memo import ClearCounted, remember
 from analyzer.analysis.pickers import lane_picker, lane_slots
@@ -556,7 +557,7 @@ def _substituted_at_lane(e: S.Expr, env: dict[str, int]) -> tuple[S.Expr, int]:
     """`_at_lane(e, env)` worked out (not remembered), and the steps it spent."""
     meter = budget.current()
     before = meter.left if meter is not None else 0
-    done = e.subs(S.RememberedSubs(env, _LANE_TERMS))
+    done = lane_subs(e, S.RememberedSubs(env, _LANE_TERMS))
     return done, 0 if meter is None else before - meter.left
 
 
@@ -709,7 +710,7 @@ def _at_lane(e: S.Expr, env: dict[str, int]) -> S.Expr:
     if done is not None:
         return done
     shared = S.RememberedSubs(env, _LANE_TERMS)
-    done = evaluated(e, shared) if e.free_symbols <= THREAD_SET else e.subs(shared)
+    done = evaluated(e, shared) if e.free_symbols <= THREAD_SET else lane_subs(e, shared)
     remember(_LANE_MEMO, key, done)
     return done
 
@@ -737,7 +738,7 @@ def evaluated(e: S.Expr, env: dict[str, int]) -> S.Expr:
     try:
         return S.const(e.evaluate(env))
     except (ArithmeticError, ValueError, LookupError):
-        return e.subs(env)
+        return lane_subs(e, env) if env.__class__ is S.RememberedSubs else e.subs(env)
 
 
 # ----------------------------------------------------------------------------- masks

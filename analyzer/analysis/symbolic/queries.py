@@ -46,10 +46,19 @@ def conjuncts(e: Expr) -> frozenset[Expr]:
 
 
 def unknowns(e: Expr) -> Iterator[Unknown]:
-    """Every `Unknown` in ``e`` (also inside opaque terms), each once per place it appears."""
+    """Every `Unknown` in ``e`` (also inside opaque terms), in the order of a depth-first walk,
+    once per place it appears, except that a sub-expression met again as the same object (an
+    argument shared by several terms) is read once: the first appearance of each unknown is
+    where it was. The offsets of mergeSort.cu's data-dependent accesses share their arguments
+    so much that `costing.data_dependence` read 445,510 sub-expressions where 26,012 are
+    distinct objects (profiled: 0.82 -> 0.15 s; the same unknowns first met in the same order)."""
     stack = [as_expr(e)]
+    seen: set[int] = set()
     while stack:
         x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
         for m in x._p:
             for a in m:
                 if a.__class__ is Unknown:

@@ -1,0 +1,125 @@
+"""A lane's substitution of a mask built from one opaque term, taken from a lane before it whose
+arguments' terms gave the same results.
+
+The cost walk puts each lane's thread indices into a warp's masks (`scenarios._at_lane`:
+`e.subs(S.RememberedSubs(env, memo))`). A mask such as `amLast && (tid == 0)` is one opaque
+term `t` whose arguments either read no thread index or are one opaque term `u` each
+(`tid == 0`); `RememberedSubs` remembers `u` at each lane, but `t` reads an unknown of its own
+in every template instance, so that every lane of every instance built `t` again from the
+same few results of its `u`s. What that builds, and the steps it spends but for the `u`s'
+steps, depend on those results alone: it is remembered by them (`_GROUPS`) and a lane whose
+`u`s are remembered takes it from there, spending the steps the substitution would, its own
+`u`s' included, and storing `t`'s result in the memo as the substitution would.
+
+threadFenceReduction.cu (32 x 4 x 4 blocks, 20 instances of its single-pass kernel): 10,240
+lanes of `amLast && (0 == threadIdx.x + threadIdx.y*32 + threadIdx.z*128)`, each substituted
+(about 15 us each); now those of the 19 instances after the first are taken from two groups:
+10,976 lanes of its masks from 686 groups, 6,911,685 Python calls -> 6,694,199, callgrind
+7.94 G -> 7.75 G instructions (the file alone, `check --no-cache -j 1`).
+
+A group is recorded only where the substitution made no constant, symbol or unknown that
+the tables of `symbolic` did not hold (`S.fresh_values`): a constant met for the first time
+spends a step that a second time does not, and a fresh unknown must stay distinct. Nothing
+is grouped without a meter (the steps are what a group keeps).
+"""
+
+from __future__ import annotations
+
+from analyzer import budget
+from analyzer.analysis import symbolic as S
+from analyzer.analysis.memo import remember
+from analyzer.analysis.symbolic.expressions import REMEMBERED_TERMS
+
+__all__ = ["grouped_subs", "lane_subs"]
+
+#: Per mask and names substituted: its term `t`, and the arguments of `t` that read the names,
+#: as the one term each is (index, term); None where the mask is not of that shape.
+_SHAPES: dict[tuple, tuple[S.Term, tuple[S.Term, ...]] | None] = {}
+#: By (mask, the results of its arguments' terms): `t`'s result, the steps `t` took but for
+#: its arguments' terms', the mask's result, and the steps of the substitution outside `t`.
+_GROUPS: dict[tuple, tuple[S.Expr, int, S.Expr, int]] = {}
+
+
+def _shape(e: S.Expr, names: tuple[str, ...]) -> tuple[S.Term, tuple[S.Term, ...]] | None:
+    """The term of `e` and the terms of its arguments that read `names`, where `e` is one term
+    (coefficient 1) remembered by `RememberedSubs` and each of its arguments either reads none
+    of `names` or is one term (coefficient 1); else None."""
+    t = S.single_atom(e)
+    if t is None or t.__class__ is not S.Term or t.depth > S.MAX_DEPTH // 2:
+        return None
+    reading: list[S.Term] = []
+    for a in t.args:
+        if a.free_symbols.isdisjoint(names):
+            continue
+        u = S.single_atom(a)
+        if u is None or u.__class__ is not S.Term:
+            return None
+        reading.append(u)
+    return (t, tuple(reading)) if reading else None
+
+
+def lane_subs(e: S.Expr, subs: S.RememberedSubs) -> S.Expr:
+    """`e.subs(subs)`, taken from a lane whose terms gave the same where it can (`grouped_subs`)."""
+    done = grouped_subs(e, subs)
+    return e.subs(subs) if done is None else done
+
+
+def _key(t: S.Term, subs: S.RememberedSubs) -> tuple:
+    """The key under which `RememberedSubs.term` remembers `t` (the term and the values of
+    the names it reads)."""
+    free = t.free
+    return (t, *[v if n in free else None for n, v in subs.items()])
+
+
+def grouped_subs(e: S.Expr, subs: S.RememberedSubs) -> S.Expr | None:
+    """`e.subs(subs)` with its steps and what it leaves in `subs.memo`, where `e` is of the
+    shape above, its arguments' terms are remembered at these values and `e`'s term is not,
+    and a lane before gave those terms the same results: then taken from that lane, else
+    worked out (and remembered for the next lane where it may be). None: not of this case,
+    nothing done (the caller substitutes)."""
+    meter = budget.current()
+    if meter is None or e.is_const:
+        return None
+    shape_key = (e, tuple(subs))
+    if shape_key in _SHAPES:
+        shape = _SHAPES[shape_key]
+    else:
+        shape = _shape(e, tuple(subs))
+        remember(_SHAPES, shape_key, shape)
+    if shape is None:
+        return None
+    t, reading = shape
+    memo = subs.memo
+    t_key = _key(t, subs)
+    if t_key in memo:
+        return None  # a plain look-up of `t`
+    seen = [memo.get(_key(u, subs)) for u in reading]
+    if None in seen:
+        return None  # an argument's term worked out here: its steps are its own
+    args_steps = sum(s[1] for s in seen)  # type: ignore[index]
+    group_key = (e, *[s[0] for s in seen])  # type: ignore[index]
+    group = _GROUPS.get(group_key)
+    if group is None:
+        return _recorded(e, subs, t_key, group_key, args_steps)
+    t_result, t_own, result, outside = group
+    meter.left -= 1 + t_own + args_steps  # the substitution's step and `t` with its arguments
+    if meter.left < 0:
+        raise budget.BudgetExceeded(meter.stage, meter.limit)
+    if len(memo) >= REMEMBERED_TERMS:  # as `RememberedSubs.term` stores `t`
+        memo.clear()
+    memo[t_key] = (t_result, t_own + args_steps)
+    budget.spend(outside - 1)  # building `e`'s result from `t`'s
+    return result
+
+
+def _recorded(e: S.Expr, subs: S.RememberedSubs, t_key: tuple, group_key: tuple, args_steps: int) -> S.Expr:
+    """`e.subs(subs)` worked out, and its group remembered where that made nothing new."""
+    meter = budget.current()
+    assert meter is not None
+    before, fresh = meter.left, S.fresh_values()
+    result = e.subs(subs)
+    stored = subs.memo.get(t_key)
+    if stored is not None and S.fresh_values() == fresh:
+        t_result, t_steps = stored
+        remember(_GROUPS, group_key, (t_result, t_steps - args_steps, result, before - meter.left - t_steps))
+    return result
