@@ -641,3 +641,43 @@ def test_each_number_is_a_parameter_of_its_own_so_equal_numbers_make_no_new_sour
     assert len(compiled._COMPILED) == 1
     assert first(1, 2) == (1, 11) and first(0, 2) == (0, 11)
     assert second(0, 1) == (1, 8) and second(0, 2) == (0, 12)
+
+
+def test_written_expressions_remembered_keep_their_numbers_in_the_order_of_the_source():
+    """`compiled._WRITTEN` remembers each expression's source with its numbers as fields: a
+    select writes its value before its condition, whose numbers must come in that order; the
+    values with the table warm equal those with it empty, and `evaluate`'s."""
+    from analyzer.analysis.symbolic import compiled
+
+    x, k = sym("threadIdx.x"), sym("k")
+    chosen = select(compare("<", x * 3 + 1, k + 5), mod(x * 7 + 2, k + 9), floordiv(x * 11 + 4, 6))
+    exprs = [chosen, chosen + x * 13 + 17, logical_and(compare("<=", x, 20), compare("!=", k, 2)), None]
+    names = ["k", "threadIdx.x"]
+    want = [
+        tuple(None if e is None else e.evaluate({"k": kv, "threadIdx.x": xv}) for e in exprs)
+        for kv in range(4)
+        for xv in range(32)
+    ]
+    compiled._WRITTEN.clear()
+    compiled._BY_EXPRS.clear()
+    cold = compile_values(exprs, names)
+    assert len(compiled._WRITTEN) > 0
+    compiled._BY_EXPRS.clear()
+    warm = compile_values(exprs, names)
+    assert warm is not cold
+    for f in (cold, warm):
+        assert [f(kv, xv) for kv in range(4) for xv in range(32)] == want
+        assert f.compiled == (True, True, True, False)
+
+
+def test_an_expression_not_compiled_is_remembered_as_such_and_leaves_no_number_behind():
+    from analyzer.analysis.symbolic import compiled
+
+    x, k = sym("threadIdx.x"), sym("k")
+    partly = x * 5 + unknown("a[i]", Origin.LOADED) * 3 + 2
+    compiled._WRITTEN.clear()
+    for _ in range(2):  # the table empty, then holding the expression that fails
+        compiled._BY_EXPRS.clear()
+        f = compile_values([x * 4 + 1, partly, k * 2 + 3], ["k", "threadIdx.x"])
+        assert f(3, 2) == (9, None, 9)
+        assert f.compiled == (True, False, True)

@@ -213,3 +213,26 @@ def test_typical_residues_move_sizes_by_multiples_of_32_elements():
     assert typical_residues(4 * bx, 128) == frozenset(range(0, 128, 4))  # every block runs
     facts = SimpleNamespace(values={}, ranges={}, divisors={"width": 2})
     assert typical_residues(4 * width, 128, facts) == frozenset(range(0, 128, 8))
+
+
+def test_the_block_indices_that_decide_masks_and_their_memo():
+    """`verdict.mask_blocks`: the block indices of the masks that read no other symbol but
+    loop counters, remembered by the masks' tuple (the same answer, the same object)."""
+    from analyzer.analysis.verdict import _MASK_BLOCKS, _mask_blocks, mask_blocks
+
+    bx, by, n, k = S.sym("blockIdx.x"), S.sym("blockIdx.y"), S.sym("n"), S.sym("k@1")
+    masks = (
+        None,
+        S.const(1),
+        S.compare("<", bx * 32 + 5, S.const(100)),
+        S.compare("<", by + k, S.const(7)),
+        S.compare("<", bx + n, S.const(3)),
+    )
+    assert _mask_blocks(masks) == frozenset({"blockIdx.x", "blockIdx.y"})
+    assert _mask_blocks(masks[:2] + masks[4:]) == frozenset()
+    _MASK_BLOCKS.clear()
+    first = mask_blocks(masks)
+    assert first == frozenset({"blockIdx.x", "blockIdx.y"})
+    assert mask_blocks(masks) is first and len(_MASK_BLOCKS) == 1
+    assert mask_blocks(tuple(masks)) is first  # the same tuple
+    assert mask_blocks(masks[:3]) == frozenset({"blockIdx.x"})

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzer import budget, cli
-from analyzer.analysis import costing, groups, neutral, scenarios, starts
+from analyzer.analysis import costing, groups, neutral, runs, scenarios, starts
 
 
 def forget_walk_tables() -> None:
@@ -25,6 +25,8 @@ def forget_walk_tables() -> None:
         groups._GROUPS,
         neutral._NEUTRAL,
         starts._SPLITS,
+        runs._RUNS,
+        runs._ONE_CLASS,
     ):
         table.clear()
 

@@ -44,7 +44,7 @@ from analyzer.analysis.groups import scenario_groups
 from analyzer.analysis.loops import vectorized_iterations
 from analyzer.analysis.memo import per_node, remember
 from analyzer.analysis.merge import mark_reused
-from analyzer.analysis.results import AccessCost, Collision, LaunchConfig, TypicalCost, unit_of
+from analyzer.analysis.results import AccessCost, Collision, LaunchConfig, TypicalCost, stride, unit_of
 from analyzer.analysis.scenarios import ScenarioLanes, Site, WarpPlan, plan_warp, scenario_lanes, warp_lanes
 from analyzer.analysis.starts import remembered_starts
 from analyzer.analysis.symbolic import Origin
@@ -120,6 +120,7 @@ class Summary:
     # the lanes of the scenarios of the warps that agree on what decides them (`lanes_token`)
     lanes: dict[tuple, ScenarioLanes] = field(default_factory=dict)
     lane_tokens: dict[tuple, int] = field(default_factory=dict)
+    runs: set = field(default_factory=set)  # the remembered runs whose requests it has all (`runs.py`)
 
     def begin_warp(self, plan: WarpPlan) -> None:
         if plan.sampled:
@@ -283,10 +284,15 @@ def charge_scenarios(site: Site, plan: WarpPlan, summary: Summary, arch: Archite
     # the charge of the first group with the same values of the symbols that do not only move
     # the warp, and its move: the others' lanes are its lanes moved, without evaluating them again
     lanes_by_kept: dict[tuple[int, ...], tuple[ScenarioCharge, int]] = {}
+    from analyzer.analysis.runs import moved_run, one_class  # (runs.py reads this module)
+
     shared = lanes_token(plan, summary)
     again = 0  # the steps of the scenarios each group stands for but its first (spent at the end)
-    for group in groups:
+    for n, group in enumerate(groups):
         seen = lanes_by_kept.get(group.kept)
+        if seen is not None and n == 1 and one_class(groups):  # the rest moved from the first, as a run
+            budget.spend(again + moved_run(site, plan, groups, seen[0], summary, arch, at, charged))
+            return tuple(charged)
         if seen is not None:
             first = charge_moved(site, plan, group.combo, seen, group.move, summary, arch)
         else:
@@ -750,20 +756,6 @@ def count_totals(cost: AccessCost, summary: Summary, depends: bool) -> None:
         cost.total = summary.total_lo
     else:
         cost.total_min, cost.total_max = summary.total_lo, summary.total_hi
-
-
-def stride(addresses: tuple[int | None, ...]) -> int | None:
-    """The address difference between neighbouring lanes, when it is the same for all."""
-    pts = [(i, a) for i, a in enumerate(addresses) if a is not None]
-    if len(pts) < 2:
-        return None
-    (i0, a0), (i1, a1) = pts[0], pts[1]
-    if (a1 - a0) % (i1 - i0):
-        return None
-    step = (a1 - a0) // (i1 - i0)
-    if all(a == a0 + (i - i0) * step for i, a in pts):
-        return step
-    return None
 
 
 def describe_cases(

@@ -126,6 +126,20 @@ class TypicalCost:
     collisions: tuple[Collision, ...]
 
 
+def stride(addresses: tuple[int | None, ...]) -> int | None:
+    """The address difference between neighbouring lanes, when it is the same for all."""
+    pts = [(i, a) for i, a in enumerate(addresses) if a is not None]
+    if len(pts) < 2:
+        return None
+    (i0, a0), (i1, a1) = pts[0], pts[1]
+    if (a1 - a0) % (i1 - i0):
+        return None
+    step = (a1 - a0) // (i1 - i0)
+    if all(a == a0 + (i - i0) * step for i, a in pts):
+        return step
+    return None
+
+
 @record(frozen=False, slots=False)
 class AccessCost:
     """The cost of one access site for one launch configuration."""

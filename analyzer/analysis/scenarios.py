@@ -34,7 +34,7 @@ from analyzer.analysis.values import (
     LoopKind,
     is_loop_counter,
 )
-from analyzer.analysis.verdict import Assume, SymbolFacts, is_block_index, sample_values
+from analyzer.analysis.verdict import Assume, SymbolFacts, is_block_index, mask_blocks, sample_values
 from analyzer.ir import builtins
 from analyzer.ir.builtins import BuiltinKind
 from analyzer.ir.nodes import AccessOp, Space
@@ -293,12 +293,7 @@ def _blocks_to_walk(
     grid = site.launch.grid
     if grid is None:
         return ()
-    names = {s for s in sampled if is_block_index(s)}
-    for m in lane_masks:
-        if m is not None and not m.is_const:
-            syms = {x for x in m.free_symbols if not is_loop_counter(x)}
-            if syms and all(is_block_index(x) for x in syms):
-                names |= syms
+    names = {s for s in sampled if is_block_index(s)} | mask_blocks(lane_masks)
     for monomial, coefficient in ref.terms():
         atoms = [a for a in monomial if isinstance(a, S.Symbol)]
         if len(atoms) == len(monomial) == 1 and is_block_index(atoms[0].name) and coefficient % site.address_period:

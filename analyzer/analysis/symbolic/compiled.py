@@ -10,8 +10,7 @@ share one compilation.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from analyzer.analysis.symbolic.c_ints import MAX_SHIFT, c_div, c_mod
@@ -64,46 +63,62 @@ class _NotCompilable(Exception):
     pass
 
 
-def _cc_const(c: int, consts: list[int]) -> str:
-    """The name of the parameter that holds this occurrence of the number `c` (see
-    `compile_values`). Each occurrence has its own, equal numbers too: the source then
-    depends on the expressions' shapes alone, and a number that happens to equal another in
-    one warp and not in the next makes no new source to compile (binomialOptions.cu: 125
-    sources compiled for 16 shapes, 0.25 s of compiling; 16 now, 0.03 s)."""
-    consts.append(c)
-    n = len(consts)
-    # the names written once: a plan writes hundreds (binomialOptions.cu, writing its sources: 1.14 -> 0.83 s)
-    if n > len(_NAMES):
-        _NAMES.extend(f"k{i}" for i in range(len(_NAMES), 2 * n))
-    return _NAMES[n - 1]
-
-
-_NAMES: list[str] = []  # k0, k1, ...
-
-
-def _cc_expr(e: Expr, args: Mapping[str, str], consts: list[int]) -> str:
+def _cc_expr(e: Expr, args: tuple[str, ...], consts: list[int]) -> str:
+    """The source of `e` over the symbols `args` (the `n`-th is written ``a{n}``), its numbers
+    left as ``{}`` fields and appended to `consts` in the order the fields stand in the text (see
+    `compile_values`). Each occurrence of a number is a field of its own, equal numbers too: the
+    source then depends on the expressions' shapes alone, and a number that happens to equal
+    another in one warp and not in the next makes no new source to compile (binomialOptions.cu:
+    125 sources compiled for 16 shapes, 0.25 s of compiling; 16 now, 0.03 s). Remembered by
+    the expression and `args` (`_WRITTEN`)."""
     c = e._c
     if c is not None:
-        return f"({_cc_const(c, consts)})"
-    parts = []
-    for mono, coef in e._p.items():
-        factors = [_cc_const(coef, consts)] + [_cc_atom(a, args, consts) for a in mono]
-        parts.append("*".join(factors))
-    return "(" + "+".join(parts) + ")"
+        consts.append(c)
+        return "({})"
+    key = (e, args)
+    seen = _WRITTEN.get(key)
+    if seen is None:
+        mine: list[int] = []
+        try:
+            parts = []
+            for mono, coef in e._p.items():
+                mine.append(coef)
+                parts.append("*".join(["{}"] + [_cc_atom(a, args, mine) for a in mono]))
+            seen = ("(" + "+".join(parts) + ")", tuple(mine))
+        except _NotCompilable as not_compilable:
+            seen = (None, not_compilable.args)
+        if len(_WRITTEN) >= _WRITTEN_LIMIT:
+            _WRITTEN.clear()
+        _WRITTEN[key] = seen
+    source, numbers = seen
+    if source is None:
+        raise _NotCompilable(*numbers)
+    consts.extend(numbers)
+    return source
 
 
-def _cc_atom(a: Atom, args: Mapping[str, str], consts: list[int]) -> str:
+#: Each expression's source with its numbers as fields, and the numbers, by (expression, the
+#: symbols of the source): the lanes' masks of the warps of a block and the accesses under one
+#: condition are written again and again (binomialOptions.cu: 120,399 lane expressions written
+#: in 1,975 sources, 40,810 of them different, and their terms shared more).
+_WRITTEN: dict[tuple, tuple[str | None, tuple]] = {}
+_WRITTEN_LIMIT = 50_000
+
+
+def _cc_atom(a: Atom, args: tuple[str, ...], consts: list[int]) -> str:
     if a.__class__ is Symbol:
         try:
-            return args[a.name]
-        except KeyError:
+            return f"a{args.index(a.name)}"
+        except ValueError:
             raise _NotCompilable(a.name) from None
     if a.__class__ is not Term:  # an Unknown has no value
         raise _NotCompilable(repr(a))
     op = a.op
+    if op == "select":  # written in the order of its fields: the value, the condition, the other value
+        cond, yes, no = a.args
+        then = _cc_expr(yes, args, consts)
+        return f"({then} if {_cc_expr(cond, args, consts)} else {_cc_expr(no, args, consts)})"
     xs = [_cc_expr(x, args, consts) for x in a.args]
-    if op == "select":
-        return f"({xs[1]} if {xs[0]} else {xs[2]})"
     if op == "&&":
         return f"(1 if ({xs[0]} and {xs[1]}) else 0)"
     if op == "||":
@@ -140,22 +155,28 @@ def compile_values(exprs: Sequence[Expr | None], names: Sequence[str]) -> Callab
 
 def _compiled_source(exprs: Sequence[Expr | None], names: Sequence[str]) -> Callable[..., tuple]:
     """`compile_values`, worked out: the source written, and compiled unless seen before."""
-    args = {n: f"a{i}" for i, n in enumerate(names)}
+    args = tuple(names)
+    bound = frozenset(names)
     consts: list[int] = []
     items = []
     for e in exprs:
         item = "None"
         # one that reads another symbol is not written up to where it fails (a warp's masks on
         # unknown bounds: Mandelbrot_cuda.cu's 360 plans wrote 97 expressions each)
-        if e is not None and e.free_symbols <= args.keys():
-            with contextlib.suppress(_NotCompilable):
+        if e is not None and e.free_symbols <= bound:
+            written = len(consts)
+            try:
                 item = _cc_expr(e, args, consts)
+            except _NotCompilable:
+                del consts[written:]
         items.append(item)
-    params = ", ".join(args[n] for n in names)
+    params = ", ".join(f"a{i}" for i in range(len(args)))
     # the numbers are parameters of a maker: the warps of a block and the unrolled copies of
     # a loop differ in them alone (binomialOptions.cu: 2,000 sources, a few dozen shapes)
+    if len(consts) > len(_NAMES):  # the names written once (binomialOptions.cu, writing its sources: 1.14 -> 0.83 s)
+        _NAMES.extend(f"k{i}" for i in range(len(_NAMES), 2 * len(consts)))
     numbers = ", ".join(_NAMES[: len(consts)])
-    values = ", ".join(items) + ("," if len(items) == 1 else "")
+    values = (", ".join(items) + ("," if len(items) == 1 else "")).format(*_NAMES[: len(consts)])
     source = f"lambda {numbers}: lambda {params}: ({values})"
     maker = _COMPILED.get(source)
     if maker is None:  # (the same kernel under several launches, template instances)
@@ -166,6 +187,9 @@ def _compiled_source(exprs: Sequence[Expr | None], names: Sequence[str]) -> Call
     function: Any = maker(*consts)
     function.compiled = tuple(item != "None" for item in items)
     return function
+
+
+_NAMES: list[str] = []  # k0, k1, ...
 
 
 #: Each source's maker, which given the numbers makes the function (`compile_values`).
