@@ -285,3 +285,50 @@ def test_a_literal_terminal_is_told_from_a_pattern():
 
     assert [_literal(p) for p in ("<<=", r"\->", r"\.\.\.", r"\&\&", ";")] == ["<<=", "->", "...", "&&", ";"]
     assert [_literal(p) for p in ("#[^\n]*", r"(::)?[A-Za-z_]\w*", "", r"\d")] == [None, None, None, None]
+
+
+def _plain_pass_chain(tables: T.Tables, below: int, top: int, kind: str) -> tuple[int, int]:
+    """The `?rule` reductions `kind` makes from `top` over `below`, one step at a time, as the
+    driver made them before `lalr._passed`: the state on top at the end, and the steps."""
+    steps = 0
+    while True:
+        action = tables.actions[top].get(kind)
+        if action is None or action >= 0 or tables.rules[~action].kind != T.PASS:
+            return top, steps
+        top = tables.actions[below][tables.rules[~action].origin]
+        steps += 1
+
+
+def test_a_chain_of_pass_reductions_ends_where_the_reductions_one_at_a_time_end():
+    # an operand is reduced through every precedence level of C's operators: long chains
+    text = "__global__ void k(int *a, int n) { int x = a[0]; x = n ? x + 1 : -x; a[n] = x << 2 | 1; }"
+    parser = Parser(cuda_tables())
+    postlex = CudaPostLexer()
+    postlex.text = text
+    parser.parse(text, lambda rule, children, meta, extents: rule.name, postlex.process)
+    chains = {key: _plain_pass_chain(parser.tables, *key) for key in parser._passed}
+    assert {key: end for key, (end, _) in chains.items()} == parser._passed
+    assert all(steps >= 1 for _, steps in chains.values())
+    assert max(steps for _, steps in chains.values()) == 8  # an operand read up through the precedence levels
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_a_node_of_one_child_built_in_place_is_the_node_built_through_the_stacks(text):
+    tables = cuda_tables()
+    shortcut = Parser(tables, with_extents=OPERATOR_CHAINS)
+    plain = Parser(tables, with_extents=OPERATOR_CHAINS)
+    plain._one_child = (False,) * len(tables.rules)
+
+    def tree(parser: Parser) -> Any:
+        postlex = CudaPostLexer()
+        postlex.text = text
+
+        def build(rule: T.RuleSpec, children: list[Any], meta: Meta, extents: Any) -> Any:
+            return (rule.name, tuple(_plain_driver(c) for c in children), meta.start_pos, meta.end_pos, extents)
+
+        return parser.parse(text, build, postlex.process)
+
+    assert tree(shortcut) == tree(plain)
+    one_child = [r.name for r, one in zip(tables.rules, shortcut._one_child) if one]
+    assert "identifier" in one_child and not set(one_child) & OPERATOR_CHAINS
+    assert all(r.size == 1 and r.plain and r.kind == T.CALL for r, one in zip(tables.rules, shortcut._one_child) if one)
