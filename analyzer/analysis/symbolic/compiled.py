@@ -53,6 +53,7 @@ _CC_GLOBALS = {
     "_shr": _cc_shr,
     "min": min,
     "max": max,
+    "len": len,  # (a remembered group's table, `_source`)
     "__builtins__": {},
 }
 _CC_INFIX = {"&": "&", "|": "|", "^": "^", "*": "*"}
@@ -81,18 +82,18 @@ def _cc_const(c: int, consts: list[int]) -> str:
 _NAMES: list[str] = []  # k0, k1, ...
 
 
-def _cc_expr(e: Expr, args: Mapping[str, str], consts: list[int]) -> str:
+def _cc_expr(e: Expr, args: Mapping[str, str], consts: list[int], hoist: _Hoist | None = None) -> str:
     c = e._c
     if c is not None:
         return f"({_cc_const(c, consts)})"
     parts = []
     for mono, coef in e._p.items():
-        factors = [_cc_const(coef, consts)] + [_cc_atom(a, args, consts) for a in mono]
+        factors = [_cc_const(coef, consts)] + [_cc_atom(a, args, consts, hoist) for a in mono]
         parts.append("*".join(factors))
     return "(" + "+".join(parts) + ")"
 
 
-def _cc_atom(a: Atom, args: Mapping[str, str], consts: list[int]) -> str:
+def _cc_atom(a: Atom, args: Mapping[str, str], consts: list[int], hoist: _Hoist | None = None) -> str:
     if a.__class__ is Symbol:
         try:
             return args[a.name]
@@ -100,8 +101,13 @@ def _cc_atom(a: Atom, args: Mapping[str, str], consts: list[int]) -> str:
             raise _NotCompilable(a.name) from None
     if a.__class__ is not Term:  # an Unknown has no value
         raise _NotCompilable(repr(a))
+    assert isinstance(a, Term)
+    if hoist is not None:
+        read = hoist.hoisted(a)
+        if read is not None:
+            return hoist.ref(a, read, _cc_atom(a, args, consts))
     op = a.op
-    xs = [_cc_expr(x, args, consts) for x in a.args]
+    xs = [_cc_expr(x, args, consts, hoist) for x in a.args]
     if op == "select":
         return f"({xs[1]} if {xs[0]} else {xs[2]})"
     if op == "&&":
@@ -115,6 +121,58 @@ def _cc_atom(a: Atom, args: Mapping[str, str], consts: list[int]) -> str:
     if op in _CC_CALL:
         return f"{_CC_CALL[op]}({xs[0]}, {xs[1]})"
     raise _NotCompilable(op)
+
+
+_RAISING = frozenset({"/", "%", "<<", ">>"})  # what may raise where `evaluate` would (C's undefined cases)
+
+
+class _Hoist:
+    """The groups of a function's remembered values (`_source`): for each set of the names
+    that some but not all read (their positions), the items and terms worked out once per
+    values of those names. A term is taken out of an item that reads every name where it
+    reads some of them but not all, and nothing in it can raise: taken out, it is worked out
+    even where a condition around it would have skipped it (hotspot.cu, pathfinder.cu: a
+    lane's mask is a loop counter's bounds and the block's, the latter read 4 of 5 names)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = names
+        self.groups: dict[tuple[int, ...], list[str]] = {}
+        self.taken: dict[Term, str] = {}  # each term taken out, and where its value is
+        self.safe: dict[Term, bool] = {}
+
+    def reads(self, free: frozenset[str]) -> tuple[int, ...]:
+        """The positions of the names in `free`."""
+        return tuple(i for i, n in enumerate(self.names) if n in free)
+
+    def hoisted(self, t: Term) -> tuple[int, ...] | None:
+        """What `t` reads where it is taken out of its item, else None."""
+        read = self.reads(t.free)
+        if not read or len(read) == len(self.names) or not self.can_not_raise(t):
+            return None
+        return read
+
+    def can_not_raise(self, t: Term) -> bool:
+        known = self.safe.get(t)
+        if known is None:
+            known = t.op not in _RAISING and all(
+                a.__class__ is not Term or self.can_not_raise(a) for x in t.args for m in x._p for a in m
+            )
+            self.safe[t] = known
+        return known
+
+    def ref(self, t: Term, read: tuple[int, ...], source: str) -> str:
+        """Where the value of `t` (written `source`) is, in the group of what it reads."""
+        at = self.taken.get(t)
+        if at is None:
+            at = self.add(read, source)
+            self.taken[t] = at
+        return at
+
+    def add(self, read: tuple[int, ...], source: str) -> str:
+        """Put `source` in the group of `read`; where its value is."""
+        group = self.groups.setdefault(read, [])
+        group.append(source)
+        return f"g{list(self.groups).index(read)}[{len(group) - 1}]"
 
 
 def compile_values(exprs: Sequence[Expr | None], names: Sequence[str]) -> Callable[..., tuple]:
@@ -143,29 +201,72 @@ def _compiled_source(exprs: Sequence[Expr | None], names: Sequence[str]) -> Call
     args = {n: f"a{i}" for i, n in enumerate(names)}
     consts: list[int] = []
     items = []
+    hoist = _Hoist(names)
     for e in exprs:
         item = "None"
         # one that reads another symbol is not written up to where it fails (a warp's masks on
         # unknown bounds: Mandelbrot_cuda.cu's 360 plans wrote 97 expressions each)
         if e is not None and e.free_symbols <= args.keys():
+            read = hoist.reads(e.free_symbols)
+            whole = len(read) == len(names)
             with contextlib.suppress(_NotCompilable):
-                item = _cc_expr(e, args, consts)
+                item = _cc_expr(e, args, consts, hoist if whole else None)
+                if read and not whole:
+                    item = hoist.add(read, item)
         items.append(item)
     params = ", ".join(args[n] for n in names)
     # the numbers are parameters of a maker: the warps of a block and the unrolled copies of
     # a loop differ in them alone (binomialOptions.cu: 2,000 sources, a few dozen shapes)
     numbers = ", ".join(_NAMES[: len(consts)])
-    values = ", ".join(items) + ("," if len(items) == 1 else "")
-    source = f"lambda {numbers}: lambda {params}: ({values})"
+    source = _source(items, hoist.groups, params, numbers)
     maker = _COMPILED.get(source)
     if maker is None:  # (the same kernel under several launches, template instances)
-        maker = eval(source, _CC_GLOBALS)  # noqa: S307 - source built from our own expression trees
+        maker = _made(source)
         if len(_COMPILED) >= 1000:
             _COMPILED.clear()
         _COMPILED[source] = maker
-    function: Any = maker(*consts)
+    function: Any = maker(*consts, *[{} for _ in hoist.groups])
     function.compiled = tuple(item != "None" for item in items)
     return function
+
+
+def _made(source: str) -> Callable[..., Callable[..., tuple]]:
+    """The maker that `source` (`_source`) writes: a lambda, or a function named `_maker`."""
+    if source.startswith("lambda"):
+        return eval(source, _CC_GLOBALS)  # noqa: S307 - source built from our own expression trees
+    space: dict[str, Any] = {}
+    exec(source, _CC_GLOBALS, space)  # noqa: S102 - source built from our own expression trees
+    return space["_maker"]
+
+
+#: The values a remembered group (`_source`) keeps, at most, before it starts afresh.
+GROUP_VALUES = 4096
+
+
+def _source(items: list[str], groups: dict[tuple[int, ...], list[str]], params: str, numbers: str) -> str:
+    """The maker's source of the function returning `items`, taking a table of remembered
+    values for each of `groups` after the numbers (`_Hoist`). A walk assigns every combination
+    of the names, so the value of what reads some of them but not all comes again for every
+    value of the others (hotspot.cu: a warp's 33 address expressions read 4 of the 5 names,
+    worked out for each of 8 values of the fifth, a loop's counter; with the terms taken out
+    of the masks, `_Hoist`, the whole check under callgrind: 15.12 G instructions before,
+    9.95 G after; analysis of hotspot.cu and pathfinder.cu 1.98 -> 1.42 s and 2.25 -> 1.51 s
+    of CPU, `benchmarks/analysis_steps.py`). Without groups, the plain lambda."""
+    values = ", ".join(items) + ("," if len(items) == 1 else "")
+    if not groups:
+        return f"lambda {numbers}: lambda {params}: ({values})"
+    body = []
+    for g, (read, group) in enumerate(groups.items()):
+        key = "(" + ", ".join(f"a{i}" for i in read) + ",)"
+        body += [
+            f"  g{g} = t{g}.get({key})",
+            f"  if g{g} is None:",
+            f"   if len(t{g}) >= {GROUP_VALUES}: t{g}.clear()",
+            f"   g{g} = t{g}[{key}] = ({', '.join(group)},)",
+        ]
+    tables = ", ".join(f"t{g}" for g in range(len(groups)))
+    head = f"def _maker({numbers}{', ' if numbers else ''}{tables}):\n def _f({params}):\n"
+    return head + "\n".join(body) + f"\n  return ({values})\n return _f\n"
 
 
 #: Each source's maker, which given the numbers makes the function (`compile_values`).
