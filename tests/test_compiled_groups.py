@@ -63,7 +63,8 @@ def test_a_part_that_can_divide_by_zero_is_not_taken_out_of_the_condition_that_g
     # the condition (k alone) taken out, the division (b and n) left where it is guarded
     assert [len(t) for t in _tables(function)] == [2]
     (source,) = compiled._COMPILED
-    assert "_div" not in source.split("return")[0] and "_div" in source.split("return")[1]
+    groups, plain = source.split(" def _f(")
+    assert "_div" not in groups and "_div" in plain
 
 
 def test_a_table_starts_afresh_past_its_size(monkeypatch):
@@ -73,6 +74,13 @@ def test_a_table_starts_afresh_past_its_size(monkeypatch):
         assert function(1, cb, 10) == (cb * 4 + 10, 1 + cb + 10)
     (table,) = _tables(function)
     assert len(table) == 1 and table[(4, 10)] == (26,)
+
+
+def test_the_numbers_of_a_group_are_read_by_its_own_function_not_at_each_call():
+    function = compile_values([b * 4 + n, k + b + n], NAMES)
+    # the group's two numbers (4 and 1) are its function's; the call reads the second's three
+    assert function.__code__.co_freevars == ("_g0", "k2", "k3", "k4", "t0")
+    assert function(2, 3, 5) == (17, 10) and function(7, 3, 5) == (17, 15)
 
 
 def test_expressions_reading_every_name_or_none_stay_the_plain_lambda():

@@ -255,18 +255,25 @@ def _source(items: list[str], groups: dict[tuple[int, ...], list[str]], params: 
     values = ", ".join(items) + ("," if len(items) == 1 else "")
     if not groups:
         return f"lambda {numbers}: lambda {params}: ({values})"
+    # each group worked out by a function of its own: a call copies the numbers the function
+    # reads into its frame, and the group's are read only where the table misses (pathfinder.cu:
+    # a warp's 33 addresses read about 1,000 numbers, copied at each of 2,048 scenarios)
+    makers = []
     body = []
     for g, (read, group) in enumerate(groups.items()):
         key = "(" + ", ".join(f"a{i}" for i in read) + ",)"
+        makers.append(f" def _g{g}({params}):\n  return ({', '.join(group)},)")
         body += [
             f"  g{g} = t{g}.get({key})",
             f"  if g{g} is None:",
             f"   if len(t{g}) >= {GROUP_VALUES}: t{g}.clear()",
-            f"   g{g} = t{g}[{key}] = ({', '.join(group)},)",
+            f"   g{g} = t{g}[{key}] = _g{g}({params})",
         ]
     tables = ", ".join(f"t{g}" for g in range(len(groups)))
-    head = f"def _maker({numbers}{', ' if numbers else ''}{tables}):\n def _f({params}):\n"
-    return head + "\n".join(body) + f"\n  return ({values})\n return _f\n"
+    head = f"def _maker({numbers}{', ' if numbers else ''}{tables}):\n"
+    return (
+        head + "\n".join(makers) + f"\n def _f({params}):\n" + "\n".join(body) + f"\n  return ({values})\n return _f\n"
+    )
 
 
 #: Each source's maker, which given the numbers makes the function (`compile_values`).
