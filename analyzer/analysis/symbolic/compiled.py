@@ -52,6 +52,7 @@ _CC_GLOBALS = {
     "_shr": _cc_shr,
     "min": min,
     "max": max,
+    "len": len,  # (a remembered group's table, `_source`)
     "__builtins__": {},
 }
 _CC_INFIX = {"&": "&", "|": "|", "^": "^", "*": "*"}
@@ -63,7 +64,7 @@ class _NotCompilable(Exception):
     pass
 
 
-def _cc_expr(e: Expr, args: tuple[str, ...], consts: list[int]) -> str:
+def _cc_expr(e: Expr, args: tuple[str, ...], consts: list[int], hoist: _Hoist | None = None) -> str:
     """The source of `e` over the symbols `args` (the `n`-th is written ``a{n}``), its numbers
     left as ``{}`` fields and appended to `consts` in the order the fields stand in the text (see
     `compile_values`). Each occurrence of a number is a field of its own, equal numbers too: the
@@ -75,6 +76,12 @@ def _cc_expr(e: Expr, args: tuple[str, ...], consts: list[int]) -> str:
     if c is not None:
         consts.append(c)
         return "({})"
+    if hoist is not None:  # written anew: what is taken out depends on the other expressions
+        parts = []
+        for mono, coef in e._p.items():
+            consts.append(coef)
+            parts.append("*".join(["{}"] + [_cc_atom(a, args, consts, hoist) for a in mono]))
+        return "(" + "+".join(parts) + ")"
     key = (e, args)
     seen = _WRITTEN.get(key)
     if seen is None:
@@ -105,7 +112,7 @@ _WRITTEN: dict[tuple, tuple[str | None, tuple]] = {}
 _WRITTEN_LIMIT = 50_000
 
 
-def _cc_atom(a: Atom, args: tuple[str, ...], consts: list[int]) -> str:
+def _cc_atom(a: Atom, args: tuple[str, ...], consts: list[int], hoist: _Hoist | None = None) -> str:
     if a.__class__ is Symbol:
         try:
             return f"a{args.index(a.name)}"
@@ -113,12 +120,17 @@ def _cc_atom(a: Atom, args: tuple[str, ...], consts: list[int]) -> str:
             raise _NotCompilable(a.name) from None
     if a.__class__ is not Term:  # an Unknown has no value
         raise _NotCompilable(repr(a))
+    assert isinstance(a, Term)
+    if hoist is not None:
+        read = hoist.hoisted(a)
+        if read is not None:
+            return hoist.ref(a, read, lambda numbers: _cc_atom(a, args, numbers))
     op = a.op
     if op == "select":  # written in the order of its fields: the value, the condition, the other value
         cond, yes, no = a.args
-        then = _cc_expr(yes, args, consts)
-        return f"({then} if {_cc_expr(cond, args, consts)} else {_cc_expr(no, args, consts)})"
-    xs = [_cc_expr(x, args, consts) for x in a.args]
+        then = _cc_expr(yes, args, consts, hoist)
+        return f"({then} if {_cc_expr(cond, args, consts, hoist)} else {_cc_expr(no, args, consts, hoist)})"
+    xs = [_cc_expr(x, args, consts, hoist) for x in a.args]
     if op == "&&":
         return f"(1 if ({xs[0]} and {xs[1]}) else 0)"
     if op == "||":
@@ -130,6 +142,69 @@ def _cc_atom(a: Atom, args: tuple[str, ...], consts: list[int]) -> str:
     if op in _CC_CALL:
         return f"{_CC_CALL[op]}({xs[0]}, {xs[1]})"
     raise _NotCompilable(op)
+
+
+_RAISING = frozenset({"/", "%", "<<", ">>"})  # what may raise where `evaluate` would (C's undefined cases)
+
+
+class _Hoist:
+    """The groups of a function's remembered values (`_source`): for each set of the names
+    that some but not all read (their positions), the items and terms worked out once per
+    values of those names. A term is taken out of an item that reads every name where it
+    reads some of them but not all, and nothing in it can raise: taken out, it is worked out
+    even where a condition around it would have skipped it (hotspot.cu, pathfinder.cu: a
+    lane's mask is a loop counter's bounds and the block's, the latter read 4 of 5 names)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = names
+        self.groups: dict[tuple[int, ...], list[str]] = {}
+        # the numbers of what is taken out, named ``h{i}`` (the others' are ``k{i}``, in the
+        # order their fields stand in the items: `compile_values`)
+        self.numbers: list[int] = []
+        self.taken: dict[Term, str] = {}  # each term taken out, and where its value is
+        self.safe: dict[Term, bool] = {}
+
+    def reads(self, free: frozenset[str]) -> tuple[int, ...]:
+        """The positions of the names in `free`."""
+        return tuple(i for i, n in enumerate(self.names) if n in free)
+
+    def hoisted(self, t: Term) -> tuple[int, ...] | None:
+        """What `t` reads where it is taken out of its item, else None."""
+        read = self.reads(t.free)
+        if not read or len(read) == len(self.names) or not self.can_not_raise(t):
+            return None
+        return read
+
+    def can_not_raise(self, t: Term) -> bool:
+        known = self.safe.get(t)
+        if known is None:
+            known = t.op not in _RAISING and all(
+                a.__class__ is not Term or self.can_not_raise(a) for x in t.args for m in x._p for a in m
+            )
+            self.safe[t] = known
+        return known
+
+    def ref(self, t: Term, read: tuple[int, ...], write: Callable[[list[int]], str]) -> str:
+        """Where the value of `t` is, in the group of what it reads; `write(numbers)` writes its
+        source with its numbers as fields, appending them to `numbers` (where not taken yet)."""
+        at = self.taken.get(t)
+        if at is None:
+            numbers: list[int] = []
+            at = self.add(read, self.named(write(numbers), numbers))
+            self.taken[t] = at
+        return at
+
+    def named(self, source: str, numbers: list[int]) -> str:
+        """`source` with its fields named after `numbers`, kept with what is taken out."""
+        start = len(self.numbers)
+        self.numbers.extend(numbers)
+        return source.format(*(f"h{i}" for i in range(start, len(self.numbers))))
+
+    def add(self, read: tuple[int, ...], source: str) -> str:
+        """Put `source` in the group of `read`; where its value is."""
+        group = self.groups.setdefault(read, [])
+        group.append(source)
+        return f"g{list(self.groups).index(read)}[{len(group) - 1}]"
 
 
 def compile_values(exprs: Sequence[Expr | None], names: Sequence[str]) -> Callable[..., tuple]:
@@ -159,15 +234,21 @@ def _compiled_source(exprs: Sequence[Expr | None], names: Sequence[str]) -> Call
     bound = frozenset(names)
     consts: list[int] = []
     items = []
+    hoist = _Hoist(names)
     for e in exprs:
         item = "None"
         # one that reads another symbol is not written up to where it fails (a warp's masks on
         # unknown bounds: Mandelbrot_cuda.cu's 360 plans wrote 97 expressions each)
         if e is not None and e.free_symbols <= bound:
+            read = hoist.reads(e.free_symbols)
             written = len(consts)
             try:
-                item = _cc_expr(e, args, consts)
-            except _NotCompilable:
+                if read and len(read) < len(names):  # worked out once per values of what it reads
+                    own: list[int] = []
+                    item = hoist.add(read, hoist.named(_cc_expr(e, args, own), own))
+                else:
+                    item = _cc_expr(e, args, consts, hoist if read else None)
+            except _NotCompilable:  # (what it took out is kept, unused: its numbers are its own)
                 del consts[written:]
         items.append(item)
     params = ", ".join(f"a{i}" for i in range(len(args)))
@@ -175,18 +256,64 @@ def _compiled_source(exprs: Sequence[Expr | None], names: Sequence[str]) -> Call
     # a loop differ in them alone (binomialOptions.cu: 2,000 sources, a few dozen shapes)
     if len(consts) > len(_NAMES):  # the names written once (binomialOptions.cu, writing its sources: 1.14 -> 0.83 s)
         _NAMES.extend(f"k{i}" for i in range(len(_NAMES), 2 * len(consts)))
-    numbers = ", ".join(_NAMES[: len(consts)])
-    values = (", ".join(items) + ("," if len(items) == 1 else "")).format(*_NAMES[: len(consts)])
-    source = f"lambda {numbers}: lambda {params}: ({values})"
+    numbers = ", ".join([*_NAMES[: len(consts)], *(f"h{i}" for i in range(len(hoist.numbers)))])
+    values = ", ".join(items).format(*_NAMES[: len(consts)])  # (what is taken out is named already)
+    source = _source(values, len(items), hoist.groups, params, numbers)
     maker = _COMPILED.get(source)
     if maker is None:  # (the same kernel under several launches, template instances)
-        maker = eval(source, _CC_GLOBALS)  # noqa: S307 - source built from our own expression trees
+        maker = _made(source)
         if len(_COMPILED) >= 1000:
             _COMPILED.clear()
         _COMPILED[source] = maker
-    function: Any = maker(*consts)
+    function: Any = maker(*consts, *hoist.numbers, *[{} for _ in hoist.groups])
     function.compiled = tuple(item != "None" for item in items)
     return function
+
+
+def _made(source: str) -> Callable[..., Callable[..., tuple]]:
+    """The maker that `source` (`_source`) writes: a lambda, or a function named `_maker`."""
+    if source.startswith("lambda"):
+        return eval(source, _CC_GLOBALS)  # noqa: S307 - source built from our own expression trees
+    space: dict[str, Any] = {}
+    exec(source, _CC_GLOBALS, space)  # noqa: S102 - source built from our own expression trees
+    return space["_maker"]
+
+
+#: The values a remembered group (`_source`) keeps, at most, before it starts afresh.
+GROUP_VALUES = 4096
+
+
+def _source(joined: str, count: int, groups: dict[tuple[int, ...], list[str]], params: str, numbers: str) -> str:
+    """The maker's source of the function returning the `count` items `joined`, taking a table of remembered
+    values for each of `groups` after the numbers (`_Hoist`). A walk assigns every combination
+    of the names, so the value of what reads some of them but not all comes again for every
+    value of the others (hotspot.cu: a warp's 33 address expressions read 4 of the 5 names,
+    worked out for each of 8 values of the fifth, a loop's counter; with the terms taken out
+    of the masks, `_Hoist`, the whole check under callgrind: 15.12 G instructions before,
+    9.95 G after; analysis of hotspot.cu and pathfinder.cu 1.98 -> 1.42 s and 2.25 -> 1.51 s
+    of CPU, `benchmarks/analysis_steps.py`). Without groups, the plain lambda."""
+    values = joined + ("," if count == 1 else "")
+    if not groups:
+        return f"lambda {numbers}: lambda {params}: ({values})"
+    # each group worked out by a function of its own: a call copies the numbers the function
+    # reads into its frame, and the group's are read only where the table misses (pathfinder.cu:
+    # a warp's 33 addresses read about 1,000 numbers, copied at each of 2,048 scenarios)
+    makers = []
+    body = []
+    for g, (read, group) in enumerate(groups.items()):
+        key = "(" + ", ".join(f"a{i}" for i in read) + ",)"
+        makers.append(f" def _g{g}({params}):\n  return ({', '.join(group)},)")
+        body += [
+            f"  g{g} = t{g}.get({key})",
+            f"  if g{g} is None:",
+            f"   if len(t{g}) >= {GROUP_VALUES}: t{g}.clear()",
+            f"   g{g} = t{g}[{key}] = _g{g}({params})",
+        ]
+    tables = ", ".join(f"t{g}" for g in range(len(groups)))
+    head = f"def _maker({numbers}{', ' if numbers else ''}{tables}):\n"
+    return (
+        head + "\n".join(makers) + f"\n def _f({params}):\n" + "\n".join(body) + f"\n  return ({values})\n return _f\n"
+    )
 
 
 _NAMES: list[str] = []  # k0, k1, ...

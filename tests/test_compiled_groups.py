@@ -1,0 +1,92 @@
+"""Compiled lane expressions whose parts read some of the names but not all: worked out once
+per values of what they read, in a group remembered by the function (`compiled._Hoist`,
+`compiled._source`). Small expressions written for the test, shaped as a pyramid kernel's
+(hotspot.cu): addresses that do not read a loop counter, masks that join the counter's bounds
+to bounds that do not read it."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from analyzer.analysis.symbolic import (
+    compare,
+    compile_values,
+    compiled,
+    floordiv,
+    logical_and,
+    select,
+    sym,
+)
+
+k, b, n = sym("k"), sym("b"), sym("n")
+NAMES = ["k", "b", "n"]
+
+
+def _tables(function) -> list[dict]:
+    """The groups' tables a compiled function keeps (the maker's cells)."""
+    return [c.cell_contents for c in function.__closure__ if isinstance(c.cell_contents, dict)]
+
+
+@pytest.fixture(autouse=True)
+def _fresh(monkeypatch):
+    monkeypatch.setattr(compiled, "_COMPILED", {})
+    monkeypatch.setattr(compiled, "_BY_EXPRS", {})
+
+
+def test_the_values_are_those_of_evaluate_and_each_group_holds_what_its_names_took():
+    address = select(compare("<", b * 16 - n, 0), n - b * 16, b * 4 + 3)  # reads b and n, not k
+    counter = compare("<", k, n)  # reads k and n
+    mask = logical_and(compare("<=", k + 1, b), compare("<", b * 16 + 15, n))  # the second part: b and n
+    exprs = [address, counter, mask, k * 2 + b, None]
+    function = compile_values(exprs, NAMES)
+    assert function.compiled == (True, True, True, True, False)
+    combos = list(itertools.product(range(3), range(4), range(20, 60, 10)))
+    for ck, cb, cn in combos:
+        env = {"k": ck, "b": cb, "n": cn}
+        assert function(ck, cb, cn) == (*(e.evaluate(env) for e in exprs[:4]), None)
+    # a group for (b, n): the address and the mask's second part; (k, n): the counter; (k, b):
+    # the mask's first part and the last expression
+    assert sorted(len(t) for t in _tables(function)) == [3 * 4, 3 * 4, 4 * 4]
+    (source,) = compiled._COMPILED
+    assert source.startswith("def _maker(") and source.count(".get(") == 3
+
+
+def test_a_part_that_can_divide_by_zero_is_not_taken_out_of_the_condition_that_guards_it():
+    guarded = select(compare("<", k, 1), b, floordiv(n, b))  # n / b read only where k >= 1
+    function = compile_values([guarded], NAMES)
+    assert function(0, 0, 7) == (0,)  # b = 0: the division is skipped, as `evaluate` skips it
+    with pytest.raises(ZeroDivisionError):
+        function(1, 0, 7)
+    assert function(1, 2, 7) == (3,)
+    # the condition (k alone) taken out, the division (b and n) left where it is guarded
+    assert [len(t) for t in _tables(function)] == [2]
+    (source,) = compiled._COMPILED
+    groups, plain = source.split(" def _f(")
+    assert "_div" not in groups and "_div" in plain
+
+
+def test_a_table_starts_afresh_past_its_size(monkeypatch):
+    monkeypatch.setattr(compiled, "GROUP_VALUES", 2)
+    function = compile_values([b * 4 + n, k + b + n], NAMES)
+    for cb in range(5):
+        assert function(1, cb, 10) == (cb * 4 + 10, 1 + cb + 10)
+    (table,) = _tables(function)
+    assert len(table) == 1 and table[(4, 10)] == (26,)
+
+
+def test_the_numbers_of_a_group_are_read_by_its_own_function_not_at_each_call():
+    function = compile_values([b * 4 + n, k + b + n], NAMES)
+    # the group's two numbers (4 and 1, h0 and h1) are its function's; the call reads the second's three
+    assert function.__code__.co_freevars == ("_g0", "k0", "k1", "k2", "t0")
+    cells = dict(zip(function.__code__.co_freevars, function.__closure__))
+    assert cells["_g0"].cell_contents.__code__.co_freevars == ("h0", "h1")
+    assert function(2, 3, 5) == (17, 10) and function(7, 3, 5) == (17, 15)
+
+
+def test_expressions_reading_every_name_or_none_stay_the_plain_lambda():
+    function = compile_values([k + b + n, sym("threadIdx.x")], NAMES)
+    assert function(1, 2, 3) == (6, None)
+    (source,) = compiled._COMPILED
+    assert source.startswith("lambda")
