@@ -90,3 +90,29 @@ def test_expressions_reading_every_name_or_none_stay_the_plain_lambda():
     assert function(1, 2, 3) == (6, None)
     (source,) = compiled._COMPILED
     assert source.startswith("lambda")
+
+
+def test_an_expression_that_takes_nothing_out_is_written_from_the_remembered_source(monkeypatch):
+    monkeypatch.setattr(compiled, "_TAKES_OUT", {})
+    hoist = compiled._Hoist(NAMES)
+    every = compare("<", k * 2, b + n)  # its one term reads every name: nothing taken out
+    part = logical_and(compare("<", k, n), compare("<", b * 16, n))  # the second reads b and n
+    guarded = compare("<", k, floordiv(b, n))  # b / n may raise: left in place
+    assert [hoist.takes_out(e) for e in (every, part, guarded, k + 1)] == [False, True, False, False]
+    assert {key[0]: value for key, value in compiled._TAKES_OUT.items() if key[0] in (every, part)} == {
+        every: False,
+        part: True,
+    }
+    # written without taking out, the same source and numbers as the remembered way
+    anew: list[int] = []
+    remembered: list[int] = []
+    source = compiled._cc_expr(every, tuple(NAMES), anew, hoist)
+    assert source == compiled._cc_expr(every, tuple(NAMES), remembered)
+    assert source == "({}*(1 if ({}*a0) < ({}*a1+{}*a2) else 0))"
+    assert anew == remembered == [1, 2, 1, 1]
+    assert hoist.groups == {}
+    function = compile_values([every, part], NAMES)
+    assert [function(kk, bb, nn) for kk, bb, nn in itertools.product((0, 3), (0, 1), (2, 20))] == [
+        (int(2 * kk < bb + nn), int(kk < nn and 16 * bb < nn))
+        for kk, bb, nn in itertools.product((0, 3), (0, 1), (2, 20))
+    ]
