@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.analysis import costing, groups, scenarios
+from analyzer.analysis import costing, groups, runs, scenarios
 from walk_checks import budget_cut_alike, forget_walk_tables, same_with_and_without
 
 PROGRAM = """\
@@ -57,6 +57,7 @@ def forget(monkeypatch=None) -> None:
         monkeypatch.setattr(scenarios, "_lane_shifts", lambda e: None)
         monkeypatch.setattr(scenarios, "lane_difference", lambda e, ref: e - ref)
         monkeypatch.setattr(costing, "moved_lanes", lambda lanes, move, to: None)
+        monkeypatch.setattr(runs, "one_class", lambda groups: False)  # no run of moved groups either
         monkeypatch.setattr(groups, "_GROUPS", {})
         monkeypatch.setattr(costing, "counted_alike", lambda scenario, plan: object())  # none alike
 

@@ -91,7 +91,7 @@ def moved_run(
     run = _RUNS.get(key)
     if run is not None and run.groups is groups and run.shared is summary.shared:
         return _replayed(run, first, summary, charged, meter)
-    if plan.sampled or costing.moved_lanes.__name__ != "moved_lanes":  # a test switched the short cut off
+    if plan.sampled:
         return _one_by_one(site, plan, groups, first, summary, arch, at, charged)[0]
     run = Run(groups, summary.shared)
     before = [c.times for c in charged]
