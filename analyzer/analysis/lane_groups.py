@@ -102,9 +102,7 @@ def grouped_subs(e: S.Expr, subs: S.RememberedSubs) -> S.Expr | None:
     if group is None:
         return _recorded(e, subs, t_key, group_key, args_steps)
     t_result, t_own, result, outside = group
-    meter.left -= 1 + t_own + args_steps  # the substitution's step and `t` with its arguments
-    if meter.left < 0:
-        raise budget.BudgetExceeded(meter.stage, meter.limit)
+    meter.spend(1 + t_own + args_steps)  # the substitution's step and `t` with its arguments
     if len(memo) >= REMEMBERED_TERMS:  # as `RememberedSubs.term` stores `t`
         memo.clear()
     memo[t_key] = (t_result, t_own + args_steps)
