@@ -20,25 +20,10 @@ from typing import TypeVar
 F = TypeVar("F", bound=Callable)
 
 
-def gc_paused(function: F) -> F:
-    """Run `function` with the cyclic collector off, restoring its previous state after."""
-
-    @functools.wraps(function)
-    def paused(*args, **kwargs):
-        if not gc.isenabled():  # already paused (a stage called from another)
-            return function(*args, **kwargs)
-        gc.disable()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            gc.enable()
-
-    return paused  # type: ignore[return-value]
-
-
 @contextlib.contextmanager
 def gc_paused_here() -> Iterator[None]:
-    """The block run with the cyclic collector off, as `gc_paused` runs a function.
+    """The block run with the cyclic collector off, then on again where it was on (`gc_paused`
+    runs a function so).
 
     The language server analyses each text of a document so (`server.analyse_document`): an
     edit's analysis leaves no reference cycles (measured 2026-11-28, reduction_kernel.cu in the
@@ -47,7 +32,7 @@ def gc_paused_here() -> Iterator[None]:
     0.05-0.08 s of an edit's 0.5-0.8 s CPU, and a full collection one edit in four, 0.25-0.3 s
     (in the server, where the fixes' verification had grown the heap: the edit's analysis
     0.58 s CPU, 0.29 s in a process that only analysed)."""
-    if not gc.isenabled():
+    if not gc.isenabled():  # already paused (a stage called from another)
         yield
         return
     gc.disable()
@@ -55,6 +40,17 @@ def gc_paused_here() -> Iterator[None]:
         yield
     finally:
         gc.enable()
+
+
+def gc_paused(function: F) -> F:
+    """Run `function` with the cyclic collector off, restoring its previous state after."""
+
+    @functools.wraps(function)
+    def paused(*args, **kwargs):
+        with gc_paused_here():
+            return function(*args, **kwargs)
+
+    return paused  # type: ignore[return-value]
 
 
 MIDDLE_COLLECTION_EVERY = 1000  # young collections between two of the middle generation (Python's default: 10)
