@@ -77,21 +77,13 @@ def _cc_expr(e: Expr, args: tuple[str, ...], consts: list[int], hoist: _Hoist | 
         consts.append(c)
         return "({})"
     if hoist is not None and hoist.takes_out(e):  # written anew: what is taken out depends on the others
-        parts = []
-        for mono, coef in e._p.items():
-            consts.append(coef)
-            parts.append("*".join(["{}"] + [_cc_atom(a, args, consts, hoist) for a in mono]))
-        return "(" + "+".join(parts) + ")"
+        return _cc_sum(e, args, consts, hoist)
     key = (e, args)
     seen = _WRITTEN.get(key)
     if seen is None:
         mine: list[int] = []
         try:
-            parts = []
-            for mono, coef in e._p.items():
-                mine.append(coef)
-                parts.append("*".join(["{}"] + [_cc_atom(a, args, mine) for a in mono]))
-            seen = ("(" + "+".join(parts) + ")", tuple(mine))
+            seen = (_cc_sum(e, args, mine), tuple(mine))
         except _NotCompilable as not_compilable:
             seen = (None, not_compilable.args)
         if len(_WRITTEN) >= _WRITTEN_LIMIT:
@@ -102,6 +94,15 @@ def _cc_expr(e: Expr, args: tuple[str, ...], consts: list[int], hoist: _Hoist | 
         raise _NotCompilable(*numbers)
     consts.extend(numbers)
     return source
+
+
+def _cc_sum(e: Expr, args: tuple[str, ...], consts: list[int], hoist: _Hoist | None = None) -> str:
+    """`_cc_expr` of a non-constant `e` worked out: its monomials, each coefficient a field."""
+    parts = []
+    for mono, coef in e._p.items():
+        consts.append(coef)
+        parts.append("*".join(["{}"] + [_cc_atom(a, args, consts, hoist) for a in mono]))
+    return "(" + "+".join(parts) + ")"
 
 
 #: Each expression's source with its numbers as fields, and the numbers, by (expression, the
