@@ -332,3 +332,75 @@ def test_a_node_of_one_child_built_in_place_is_the_node_built_through_the_stacks
     one_child = [r.name for r, one in zip(tables.rules, shortcut._one_child) if one]
     assert "identifier" in one_child and not set(one_child) & OPERATOR_CHAINS
     assert all(r.size == 1 and r.plain and r.kind == T.CALL for r, one in zip(tables.rules, shortcut._one_child) if one)
+
+
+def test_tokens_made_without_the_class_equal_those_the_class_makes() -> None:
+    """The lexer's tokens (`lalr._token`) and the postlexer's retyped ones (`new_borrow_pos`)
+    are the tokens `Token(...)` makes: class, text, attributes, equality, hash and pickling."""
+    import pickle
+
+    from analyzer.syntax.lalr import _token
+
+    made = _token("IDENTIFIER", "tid", 4, 7)
+    plain = Token("IDENTIFIER", "tid", 4, 7)
+    assert type(made) is Token
+    assert (made.type, made.value, made.start_pos, made.end_pos) == ("IDENTIFIER", "tid", 4, 7)
+    assert made.__dict__ == plain.__dict__ == {"type": "IDENTIFIER", "value": "tid", "start_pos": 4, "end_pos": 7}
+    assert made == plain == "tid" and hash(made) == hash("tid") and str(made) == "tid"
+    assert repr(made) == "Token('IDENTIFIER', 'tid')"
+    again = pickle.loads(pickle.dumps(made))
+    assert type(again) is Token and again.__dict__ == plain.__dict__
+    retyped = Token.new_borrow_pos("TYPE_NAME", "tid", made)
+    assert type(retyped) is Token
+    assert retyped.__dict__ == {"type": "TYPE_NAME", "value": "tid", "start_pos": 4, "end_pos": 7}
+
+    class Sub(Token):  # another token class still goes through its class
+        pass
+
+    assert type(Sub.new_borrow_pos("TYPE_NAME", "tid", made)) is Sub
+    # a text's tokens as the driver's lexer gives them
+    postlex = CudaPostLexer()
+    text = "typedef int T; __global__ void k(T *p) { p[threadIdx.x] = 1; }"
+    seen: list[Token] = []
+    postlex.text = text
+
+    def build(rule: T.RuleSpec, children: list[Any], meta: Meta, extents: Any) -> Any:
+        seen.extend(c for c in children if isinstance(c, Token))
+        return None
+
+    Parser(cuda_tables()).parse(text, build, postlex.process)
+    assert all(type(t) is Token and t.value == text[t.start_pos : t.end_pos] == t for t in seen)
+    assert [t.type for t in seen if t.value == "T"] == ["IDENTIFIER", "TYPE_NAME"]
+
+
+def test_nodes_built_directly_equal_those_built_through_the_builder() -> None:
+    """`Parser.parse`'s `direct` (the node's function called without `ToAst.reduce`) gives the
+    same tree, spans included, as `build` alone, on the tricky texts and the samples; every
+    rule that builds a node has its function (`ToAst.reduce`'s)."""
+    from analyzer.syntax.build import ToAst
+    from analyzer.syntax.parse import rule_methods
+
+    tables = cuda_tables()
+    methods = rule_methods()
+    assert len(methods) == len(tables.rules)
+    assert all(methods[i] is ast_methods().get(r.name) for i, r in enumerate(tables.rules))
+    # (`?member_name`, `?primary_expression` keep one child: no node of their own)
+    assert {r.name for i, r in enumerate(tables.rules) if r.kind == T.CALL and methods[i] is None} == {
+        "member_name",
+        "primary_expression",
+    }
+    parser = Parser(tables, with_extents=OPERATOR_CHAINS)
+    texts = [*TRICKY, *(p.read_text() for p in SAMPLES[:12])]
+    for text in texts:
+        trees = []
+        for direct in (False, True):
+            to_ast = ToAst(7)
+            postlex = CudaPostLexer()
+            postlex.text = text
+            try:
+                tree = parser.parse(text, to_ast.reduce, postlex.process, (to_ast, methods) if direct else None)
+            except ParseError as err:
+                tree = ("error", err.pos_in_stream)
+            trees.append(tree)
+        assert trees[0] == trees[1], text[:80]
+    assert parser.parse(TRICKY[0], ToAst(0).reduce, CudaPostLexer().process).decls[0].span.start == 0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from analyzer import budget
@@ -26,7 +27,7 @@ from analyzer.grammar_files import grammar_path, lark_parser
 from analyzer.records import record
 from analyzer.syntax import ast as A
 from analyzer.syntax import tables as parse_tables
-from analyzer.syntax.build import OPERATOR_CHAINS, ToAst
+from analyzer.syntax.build import OPERATOR_CHAINS, ToAst, ast_methods
 from analyzer.syntax.chunks import Chunk, split_top_level
 from analyzer.syntax.lalr import ParseError, Parser
 from analyzer.syntax.postlex import CudaPostLexer
@@ -63,6 +64,14 @@ def cuda_tables() -> parse_tables.Tables:
 @functools.cache
 def _driver() -> Parser:
     return Parser(cuda_tables(), with_extents=OPERATOR_CHAINS)
+
+
+@functools.cache
+def rule_methods() -> list[Callable[..., Any] | None]:
+    """By rule index of `cuda_tables()`: the function of `ToAst` that builds the rule's node
+    (what `ToAst.reduce` calls; `Parser.parse`'s `direct`), None for a rule without one."""
+    methods = ast_methods()
+    return [methods.get(rule.name) for rule in cuda_tables().rules]
 
 
 @functools.cache
@@ -238,7 +247,8 @@ class _ParseRun:
             budget.spend(budget.steps_of(len(piece)))  # every attempt, retries too
             postlex.text = piece  # the postlexer peeks at the text after a token
             try:
-                unit = self.parser.parse(piece, ToAst(chunk.start).reduce, postlex.process)
+                to_ast = ToAst(chunk.start)
+                unit = self.parser.parse(piece, to_ast.reduce, postlex.process, (to_ast, rule_methods()))
             except ParseError as err:
                 pos = chunk.start + (err.pos_in_stream if err.pos_in_stream is not None else 0)
                 tries += 1
