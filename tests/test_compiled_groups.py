@@ -116,3 +116,19 @@ def test_an_expression_that_takes_nothing_out_is_written_from_the_remembered_sou
         (int(2 * kk < bb + nn), int(kk < nn and 16 * bb < nn))
         for kk, bb, nn in itertools.product((0, 3), (0, 1), (2, 20))
     ]
+
+
+def test_a_number_is_written_as_its_field_among_expressions_and_groups():
+    from analyzer.analysis.symbolic import const
+
+    exprs = [const(4), None, k + b + n, const(0), b * 16 + n, const(-7), sym("threadIdx.x")]
+    function = compile_values(exprs, NAMES)
+    assert function.compiled == (True, False, True, True, True, True, False)
+    assert function(1, 2, 3) == (4, None, 6, 0, 35, -7, None)
+    (source,) = compiled._COMPILED
+    # the numbers are fields in the order they stand, the group's named apart (h0, h1)
+    assert source.endswith(" return ((k0), None, (k1*a0+k2*a1+k3*a2), (k4), g0[0], (k5), None)\n return _f\n")
+    # the same shape with other numbers: the same source, the new numbers
+    again = compile_values([const(9), None, k + b + n, const(2), b * 16 + n, const(5), sym("threadIdx.x")], NAMES)
+    assert len(compiled._COMPILED) == 1
+    assert again(1, 2, 3) == (9, None, 6, 2, 35, 5, None)

@@ -20,6 +20,8 @@ def forget_walk_tables() -> None:
         scenarios._LANE_TERMS,
         scenarios._SHIFTS,
         scenarios._READ_LANES,
+        scenarios._MOVES,
+        scenarios._DIFFERENCES,
         costing._WALKS,
         costing._OUTCOMES,
         groups._GROUPS,
