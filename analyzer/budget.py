@@ -48,6 +48,7 @@ __all__ = [
     "BudgetExceeded",
     "Meter",
     "current",
+    "current_meter",
     "exceeded",
     "metered",
     "setting_name",
@@ -167,6 +168,11 @@ _CURRENT: ContextVar[Meter | None] = ContextVar("warplint_meter", default=None)
 def current() -> Meter | None:
     """The meter of the stage running now, or None (unmetered)."""
     return _CURRENT.get()
+
+
+#: `current` as the context variable's own method, for a caller that writes `spend` out
+#: itself (`symbolic.expressions.new_expr`): no Python frame between it and the meter.
+current_meter = _CURRENT.get
 
 
 def spend(steps: int = 1) -> None:

@@ -1,13 +1,14 @@
 """C's integer operations on Python ints, as `Expr.evaluate` and compiled lane expressions do them:
 division truncating toward zero, the remainder with the dividend's sign, shifts bounded, and
-the other binary operations an opaque term holds."""
+the other binary operations an opaque term holds; and the errors of `Expr.evaluate` (here to
+keep expressions.py under 800 lines; re-exported there)."""
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Callable
 
-__all__ = ["EVAL_BINARY", "MAX_SHIFT", "c_div", "c_mod"]
+__all__ = ["EVAL_BINARY", "MAX_SHIFT", "UnboundSymbol", "UnknownValue", "c_div", "c_mod"]
 
 #: ``x << n`` with a constant n outside [0, MAX_SHIFT] (undefined in C) is not folded, and
 #: `evaluate` refuses it rather than building a huge integer.
@@ -38,3 +39,17 @@ EVAL_BINARY: dict[str, Callable[[int, int], int]] = {
     "!=": lambda a, b: int(a != b),
     "*": operator.mul,
 }
+
+
+class UnboundSymbol(KeyError):
+    """`Expr.evaluate` met a symbol that the environment does not bind."""
+
+    def __str__(self) -> str:  # KeyError's str() would quote the name
+        return f"unbound symbol {self.args[0]!r}" if self.args else "unbound symbol"
+
+
+class UnknownValue(UnboundSymbol):
+    """`Expr.evaluate` met an `Unknown` (a data-dependent value): it has no concrete value."""
+
+    def __str__(self) -> str:
+        return f"data-dependent value {self.args[0]!r} cannot be evaluated" if self.args else "unknown value"

@@ -19,11 +19,10 @@ from analyzer.analysis.symbolic.expressions import (
     as_expr,
     const,
     new_expr,
-    nonconstant_gcd,
     scale,
     term,
 )
-from analyzer.analysis.symbolic.queries import bounds
+from analyzer.analysis.symbolic.queries import bounds, nonconstant_gcd
 
 
 def floordiv(a, b) -> Expr:

@@ -20,7 +20,6 @@ from analyzer.analysis.symbolic.expressions import (
     Unknown,
     as_expr,
     new_expr,
-    nonconstant_gcd,
     single_atom,
 )
 
@@ -132,6 +131,17 @@ def plus_constant(e: Expr, k: int) -> Expr:
     if c:
         d[()] = c
     return new_expr(d)
+
+
+def nonconstant_gcd(p: dict, start: int = 0) -> int:
+    """The gcd of `start` and the coefficients of the non-constant monomials of the dict `p`."""
+    g = start
+    for m, c in p.items():
+        if m:
+            g = math.gcd(g, c)
+            if g == 1:
+                break
+    return g
 
 
 def coefficient_gcd(e: Expr) -> int:

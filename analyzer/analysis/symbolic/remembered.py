@@ -1,0 +1,58 @@
+"""`RememberedSubs`: a substitution of numbers for symbols whose opaque terms' results are
+remembered from one substitution to the next (the cost walk's lanes, `scenarios._at_lane`).
+`Expr.subs` hands it each term that reads a name it binds (`RememberedSubs.term`). Apart from
+expressions.py to keep that module under 800 lines; re-exported there."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from analyzer.analysis.symbolic.expressions import MAX_DEPTH, Expr, Term
+from analyzer.budget import BudgetExceeded
+from analyzer.budget import current_meter as _meter_now
+
+__all__ = ["REMEMBERED_TERMS", "RememberedSubs"]
+
+_HALF_DEPTH = MAX_DEPTH // 2
+
+
+class RememberedSubs(dict):
+    """Numbers for symbols, to be substituted with `Expr.subs`, whose opaque terms' results are
+    remembered in `memo` from one substitution to the next: the masks of a kernel's accesses
+    share most of their terms, and a term that does not mention what differs between two lanes
+    is substituted once for both. Keyed by the term and the values of the names it mentions
+    (a substitution depends on nothing else). A remembered result spends the budget steps it
+    cost again (analyzer.budget), so that a budget runs out where it did without the memo.
+    Terms nested near `MAX_DEPTH` are always worked out: rebuilding one may make a fresh
+    `Unknown` (too deep), which must stay distinct."""
+
+    __slots__ = ("memo",)
+
+    def __init__(self, values: Mapping[str, int], memo: dict) -> None:
+        super().__init__(values)
+        self.memo = memo
+
+    def term(self, t: Term) -> Expr:
+        if t.depth > _HALF_DEPTH:
+            return t.subs_args(self)
+        free = t.free
+        key = (t, *[v if n in free else None for n, v in self.items()])
+        memo = self.memo
+        seen = memo.get(key)
+        meter = _meter_now()
+        if seen is not None:
+            if meter is not None:  # `budget.spend(seen[1])` written out (see `new_expr`)
+                meter.left -= seen[1]
+                if meter.left < 0:
+                    raise BudgetExceeded(meter.stage, meter.limit)
+            return seen[0]
+        before = 0 if meter is None else meter.left
+        done = t.subs_args(self)
+        if len(memo) >= REMEMBERED_TERMS:
+            memo.clear()
+        memo[key] = (done, 0 if meter is None else before - meter.left)
+        return done
+
+
+#: The most entries a `RememberedSubs` memo holds before it is emptied.
+REMEMBERED_TERMS = 200_000
