@@ -60,7 +60,7 @@ def forget(monkeypatch=None) -> None:
     """Every remembered table emptied (and, with `monkeypatch`, the memo switched off)."""
     forget_walk_tables()
     loops._SHAPES.clear()
-    pure._READS.clear()
+    pure.READS.clear()
     if monkeypatch is not None:
         monkeypatch.setattr(interpret.Interpreter, "remembered", frozenset())
         monkeypatch.setattr(loops, "shape", plain_shape)
@@ -198,3 +198,98 @@ def test_an_index_nested_as_deep_as_lowering_takes_is_analysed_without_overflowi
     assert (done.returncode, report["errors"]) == (1, [])
     assert (access["line"], access["column"], access["per_request"], access["ideal_per_request"]) == (1, 31, 5, 4)
     assert [f["code"] for f in report["findings"]] == ["WL201"]
+
+
+SUMS = """\
+struct V { float x; float y; float z; };
+
+__global__ void k(float *out, V *vs, int n) {
+    int a = n * 3 + threadIdx.x;
+    out[a + n * 3] = vs[a].y;
+    vs[n].z = out[a];
+}
+"""
+
+
+def _sums() -> tuple[N.Module, N.Function, list[N.Access]]:
+    module = lower(parse(SUMS).unit, SUMS, "test.cu")
+    kernel = module.kernels[0]
+    return module, kernel, list(loops.accesses_in(kernel.body))
+
+
+def _interpreter(module: N.Module) -> interpret.Interpreter:
+    from analyzer.analysis.results import LaunchConfig
+    from analyzer.arch import get_arch
+
+    return interpret.Interpreter(module, LaunchConfig((32, 1, 1), (1, 1, 1), "--block"), {}, get_arch())
+
+
+def _evaluated_twice(interp: interpret.Interpreter, e: N.Expr, env: dict) -> tuple[list, list[int]]:
+    """The values of `e` evaluated twice in `env` (copied), and the steps each spent."""
+    ctx = interpret.Ctx(S.const(1), (), None, True)
+    meter = budget.Meter("analysis", 10_000)
+    values, steps = [], []
+    with budget.metered(meter):
+        for _ in range(2):
+            before = meter.left
+            values.append(interp.eval(e, dict(env), ctx))
+            steps.append(before - meter.left)
+    return values, steps
+
+
+def test_eval_gives_a_remembered_value_again_with_the_steps_of_working_it_out():
+    module, kernel, accesses = _sums()
+    address = next(x for x in accesses if x.text == "out[a + n * 3]").address  # reads out, a, n
+    out, _, n = kernel.params
+    a = next(s.var for s in N.walk_statements(kernel.body) if isinstance(s, N.Assign) and s.var.name == "a")
+    interp, plain = _interpreter(module), _interpreter(module)
+    plain.remembered = frozenset()
+    env = {out.uid: interp.param_value(out, True), a.uid: S.sym("a") * 7, n.uid: S.sym("n") + 1}
+    _evaluated_twice(_interpreter(module), address, env)  # the constants it makes, made (`S.const`)
+    (first, again), steps = _evaluated_twice(interp, address, env)
+    (worked, worked_again), plain_steps = _evaluated_twice(plain, address, env)
+    assert again is first and first == worked == worked_again and str(first.offset) == "a*28 + n*12 + 12"
+    assert steps == plain_steps == [12, 12]
+    # the look-up's key: the expression's id and the values it reads, in the order it reads them
+    reads = pure.pure_reads(address)
+    assert list(reads) == [out.uid, a.uid, n.uid]
+    assert interp.memo.values[(id(address), *[env[uid] for uid in reads])] == (first, steps[1])
+    assert plain.memo.values == {}
+
+
+def test_eval_does_not_remember_a_value_read_from_a_struct():
+    module, kernel, accesses = _sums()
+    address = next(x for x in accesses if x.text == "out[a + n * 3]").address
+    out, _, n = kernel.params
+    a = next(s.var for s in N.walk_statements(kernel.body) if isinstance(s, N.Assign) and s.var.name == "a")
+    interp, plain = _interpreter(module), _interpreter(module)
+    plain.remembered = frozenset()
+    env = {out.uid: interp.param_value(out, True), a.uid: {"x": S.const(1)}, n.uid: S.sym("n") * 3}
+    _evaluated_twice(_interpreter(module), address, env)  # the constants it makes, made (`S.const`)
+    _, plain_steps = _evaluated_twice(plain, address, env)
+    values, steps = _evaluated_twice(interp, address, env)
+    # a struct in an addition: an unknown offset, a fresh one each time, as without the memo
+    assert [str(v.offset) for v in values] == ["pointer comparison*4"] * 2 and values[0] != values[1]
+    assert steps == plain_steps == [12, 12]
+    assert [key[0] == id(address) for key in interp.memo.values] == [False]  # `n * 3` alone
+
+
+def test_a_statement_that_carries_on_shares_one_flow_that_nothing_changes(tmp_path, monkeypatch):
+    from walk_checks import checked
+
+    (tmp_path / "p.cu").write_text(PROGRAM)
+    checked(tmp_path, monkeypatch, "p.cu", "--block", "32,2")
+    assert interpret.Flow() == interpret._CARRIED_ON  # no return, no value, no break
+
+
+def test_the_struct_of_each_access_is_worked_out_once_and_as_indexing_says():
+    from analyzer.analysis import node_facts
+    from analyzer.analysis.indexing import struct_of_address
+
+    _, _, accesses = _sums()
+    found = [node_facts.struct_of(x) for x in accesses]
+    assert found == [struct_of_address(x.address) for x in accesses]
+    assert [x.text for x in accesses] == ["out[a]", "vs[n].z", "vs[a].y", "out[a + n * 3]"]
+    assert [None if s is None else s.name for s in found] == [None, "V", "V", None]
+    assert all(node_facts.struct_of(x) is s for x, s in zip(accesses, found))
+    assert all(node_facts._STRUCTS[id(x)] == (x, s) for x, s in zip(accesses, found))

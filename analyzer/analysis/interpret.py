@@ -17,10 +17,8 @@ from analyzer import budget
 from analyzer.analysis import loops
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.facts import NO_FACTS, stated
-from analyzer.analysis.ifconvert import if_converted_loads
-from analyzer.analysis.indexing import struct_of_address
-from analyzer.analysis.memo import per_node
-from analyzer.analysis.pure import PURE_NODES, ValueMemo, pure_reads
+from analyzer.analysis.node_facts import deeply_nested, if_converted, struct_of
+from analyzer.analysis.pure import ABSENTS, PURE_NODES, READS, ValueMemo, pure_reads
 from analyzer.analysis.results import LaunchConfig
 from analyzer.analysis.symbolic import Origin
 from analyzer.analysis.values import (
@@ -45,6 +43,8 @@ from analyzer.ir.visit import Visitor
 from analyzer.records import record
 from analyzer.roomy_stack import roomy_stack
 
+_spend = budget.spend  # looked up once: `eval` spends a step for each of 935,000 expressions (five corpora)
+
 __all__ = ["Ctx", "Flow", "Interpreter"]
 
 MAX_INLINE_DEPTH = 16
@@ -63,6 +63,12 @@ class Flow:
     returned: S.Expr | None = None  # the condition under which the block returned
     value: Value = None
     broke: bool = False
+
+
+#: How a statement that neither returns nor breaks ended: one object for all of them, which
+#: no one changes (`block` makes its own `Flow`). tf32TensorCoreGemm.cu interprets 79,000
+#: statements, and a record's `__init__` is a Python call.
+_CARRIED_ON = Flow()
 
 
 @record(frozen=False, slots=False)
@@ -151,21 +157,29 @@ class Interpreter(Visitor):
 
     def eval(self, e: N.Expr, env: dict[int, Value], ctx: Ctx) -> Value:
         """The value of `e` (its `visit_<class>`), recording the accesses it makes; a pure
-        expression's remembered (`analysis.pure`)."""
+        expression's remembered (`analysis.pure`). `pure_reads` and `ValueMemo.key` are written
+        out here, the key hashed once (by the look-up, which raises for a struct's fields):
+        one frame a level of nesting, and three Python calls fewer an expression looked up
+        (tf32TensorCoreGemm.cu looks up 119,000 of the 242,000 it evaluates)."""
         if e.__class__ in self.remembered:
-            reads = pure_reads(e)
-            key = None if reads is None else self.memo.key(e, reads, env)
-            if key is not None:  # `ValueMemo.value` written out: one frame a level of nesting
-                seen = self.memo.values.get(key)
+            known = READS.get(id(e))
+            reads = known[1] if known is not None and known[0] is e else pure_reads(e)
+            if reads is not None:
+                key = (id(e), *map(env.get, reads, ABSENTS))
+                try:
+                    seen = self.memo.values.get(key)
+                except TypeError:  # a struct's fields among the values read: not remembered
+                    seen, reads = None, None
                 if seen is not None:
-                    budget.spend(seen[1])
+                    _spend(seen[1])
                     return seen[0]
-                mark = self.memo.mark()
-                budget.spend()  # an expression evaluated (analyzer.budget)
-                value = self.visits[e.__class__](self, e, env, ctx)
-                self.memo.keep(key, value, mark)
-                return value
-        budget.spend()  # an expression evaluated (analyzer.budget)
+                if reads is not None:
+                    mark = self.memo.mark()
+                    _spend()  # an expression evaluated (analyzer.budget)
+                    value = self.visits[e.__class__](self, e, env, ctx)
+                    self.memo.keep(key, value, mark)
+                    return value
+        _spend()  # an expression evaluated (analyzer.budget)
         return self.visits[e.__class__](self, e, env, ctx)
 
     def visit_Const(self, e: N.Const, env: dict[int, Value], ctx: Ctx) -> Value:
@@ -239,7 +253,7 @@ class Interpreter(Visitor):
         ptr = self.record(e.access, env, ctx)
         if isinstance(e.type, T.PointerType):
             return None
-        if not _deeply_nested(e):
+        if not deeply_nested(e):
             # evaluated again, as always: the inner loads recorded again are reuses, which the
             # reports say; deeper, that doubled the work per level of `p[q[q[...]]]`
             ptr = self.eval(e.access.address, env, ctx)
@@ -352,7 +366,7 @@ class Interpreter(Visitor):
     def record(self, access: N.Access, env: dict[int, Value], ctx: Ctx) -> Value:
         """Record `access` as reached under `ctx`; returns the value of its address."""
         ptr = self.eval(access.address, env, ctx)
-        struct = struct_of_address(access.address)
+        struct = struct_of(access)
         occ = Occurrence(access, ptr if isinstance(ptr, Ptr) else None, ctx.mask, ctx.loops, ctx.via, struct)
         occ.facts = self.facts
         occ.region_bytes = self.region_bytes.get(ptr.region) if isinstance(ptr, Ptr) else None
@@ -493,18 +507,18 @@ class Interpreter(Visitor):
         value = self.eval(s.value, env, ctx)
         if not s.field:
             env[s.var.uid] = value
-            return Flow()
+            return _CARRIED_ON
         env[s.var.uid] = _with_field(env.get(s.var.uid), s.field, value)
-        return Flow()
+        return _CARRIED_ON
 
     def visit_Store(self, s: N.Store, env: dict[int, Value], ctx: Ctx) -> Flow:
         self.eval(s.value, env, ctx)
         self.record(s.access, env, ctx)
-        return Flow()
+        return _CARRIED_ON
 
     def visit_Eval(self, s: N.Eval, env: dict[int, Value], ctx: Ctx) -> Flow:
         self.eval(s.expr, env, ctx)
-        return Flow()
+        return _CARRIED_ON
 
     def visit_Loop(self, s: N.Loop, env: dict[int, Value], ctx: Ctx) -> Flow:
         budget.spend(LOOP_STEPS)  # what it writes, its inductions and trips, worked out (analyzer.budget)
@@ -516,7 +530,7 @@ class Interpreter(Visitor):
         finally:
             self.held.clear()
             self.break_windows()
-        return Flow()
+        return _CARRIED_ON
 
     def visit_Return(self, s: N.Return, env: dict[int, Value], ctx: Ctx) -> Flow:
         value = self.eval(s.value, env, ctx) if s.value is not None else None
@@ -528,19 +542,19 @@ class Interpreter(Visitor):
     visit_Continue = visit_Break
 
     def visit_LaunchStmt(self, s: N.LaunchStmt, env: dict[int, Value], ctx: Ctx) -> Flow:
-        return Flow()  # a launch from device code starts another grid: this thread touches nothing
+        return _CARRIED_ON  # a launch from device code starts another grid: this thread touches nothing
 
     def visit_Skipped(self, s: N.Skipped, env: dict[int, Value], ctx: Ctx) -> Flow:
         for v in s.writes:
             env[v.uid] = S.unknown(f"{v.name} (written by a skipped statement)", Origin.SKIPPED)
         self.held.clear()
         self.break_windows()
-        return Flow()
+        return _CARRIED_ON
 
     def visit_Sync(self, s: N.Sync, env: dict[int, Value], ctx: Ctx) -> Flow:
         self.held.clear()  # other threads' stores become visible
         self.break_windows()
-        return Flow()
+        return _CARRIED_ON
 
     def visit_If(self, s: N.If, env: dict[int, Value], ctx: Ctx) -> Flow:
         c = self.eval(s.cond, env, ctx)
@@ -577,7 +591,7 @@ class Interpreter(Visitor):
 
     def mark_if_converted(self, s: N.If, start: int) -> None:
         """Mark the loads recorded since `start` that nvcc may merge into one (`ifconvert`)."""
-        for accesses, uids in _if_converted(s):
+        for accesses, uids in if_converted(s):
             for occ in self.occurrences[start:]:
                 if occ.access.uid in uids:
                     others = (a.text for a in accesses if a.uid != occ.access.uid)
@@ -704,47 +718,6 @@ _BINARY: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {
     "&&": S.logical_and,
     "||": S.logical_or,
 }
-
-
-#: A load's address is evaluated a second time for its value where it holds loads nested at
-#: most this deep (what the reports have always shown: the inner loads again, as reuses); an
-#: address with deeper nested loads is evaluated once, so that `p[q[q[...]]]` takes linear time
-REEVALUATED_DEPTH = 2
-
-
-#: `_if_converted`'s answers, by the branch's id (kept with them, so that the id stays its):
-#: interval.cu reached its branches 10,610 times in inlined calls (0.26 s of 14 profiled).
-_CONVERTED: dict[int, tuple[N.If, list[tuple[list[N.Access], set[int]]]]] = {}
-
-
-def _if_converted(s: N.If) -> list[tuple[list[N.Access], set[int]]]:
-    """The loads of `s` nvcc may merge into one (`ifconvert.if_converted_loads`), each group
-    with its accesses' uids."""
-    return per_node(_CONVERTED, s, lambda s: [(a, {x.uid for x in a}) for a in if_converted_loads(s).values()])
-
-
-#: `_deeply_nested`'s answers, by the load's id (the load kept with it, so that the id stays its):
-#: tf32TensorCoreGemm.cu asked 12,419 times about its loads in unrolled loops (0.3 s of 4.1 s).
-_DEEP: dict[int, tuple[N.Load, bool]] = {}
-
-
-def _deeply_nested(load: N.Load) -> bool:
-    """Whether the address of `load` holds loads nested more than `REEVALUATED_DEPTH` deep."""
-    return per_node(_DEEP, load, lambda load: _loads_nested(load.access.address, REEVALUATED_DEPTH))
-
-
-def _loads_nested(e: N.Expr, depth: int) -> bool:
-    """Whether `e` holds loads nested more than `depth` deep (`q[q[q[i]]]` holds 3)."""
-    stack: list[tuple[N.Expr, int]] = [(e, 0)]
-    while stack:
-        x, d = stack.pop()
-        if isinstance(x, N.Load):
-            d += 1
-            if d > depth:
-                return True
-            stack.append((x.access.address, d))
-        stack.extend((sub, d) for sub in N.sub_expressions(x))
-    return False
 
 
 _MIN_MAX: dict[str, Callable[[S.Expr, S.Expr], S.Expr]] = {"min": S.minimum, "max": S.maximum}

@@ -20,6 +20,7 @@ What a remembered value must keep as it was without the memo:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +30,7 @@ from analyzer.analysis.memo import remember
 from analyzer.analysis.values import Ptr, Value
 from analyzer.ir import nodes as N
 
-__all__ = ["PURE_NODES", "ValueMemo", "pure_reads"]
+__all__ = ["ABSENTS", "PURE_NODES", "READS", "ValueMemo", "pure_reads"]
 
 #: The expressions whose value is remembered, when every expression below them is pure too. A
 #: select is not (its branches run under masks the context gives), nor a field, nor a struct.
@@ -37,13 +38,13 @@ PURE_NODES = frozenset({N.Binary, N.Unary, N.PtrAdd, N.Cast})
 _PURE_LEAVES = (N.Const, N.Builtin)
 
 #: `pure_reads`' answers, by the expression's id (kept with it, so that the id stays its).
-_READS: dict[int, tuple[N.Expr, tuple[int, ...] | None]] = {}
+READS: dict[int, tuple[N.Expr, tuple[int, ...] | None]] = {}
 
 
 def pure_reads(e: N.Expr) -> tuple[int, ...] | None:
     """The variables (by uid, each once) that the value of `e` depends on, if `e` is pure:
     made of `PURE_NODES` over variables, constants and built-in variables. None otherwise."""
-    seen = _READS.get(id(e))
+    seen = READS.get(id(e))
     if seen is not None and seen[0] is e:
         return seen[1]
     return _worked_out(e)
@@ -60,7 +61,7 @@ def _worked_out(e: N.Expr) -> tuple[int, ...] | None:
         if id(node) in done:
             todo.pop()
             continue
-        seen = _READS.get(id(node))
+        seen = READS.get(id(node))
         if seen is not None and seen[0] is node:
             done[id(node)] = seen[1]
             todo.pop()
@@ -71,7 +72,7 @@ def _worked_out(e: N.Expr) -> tuple[int, ...] | None:
             continue
         todo.pop()
         reads = done[id(node)] = _reads_of(node, done)
-        remember(_READS, id(node), (node, reads))
+        remember(READS, id(node), (node, reads))
     return done[id(e)]
 
 
@@ -93,6 +94,7 @@ def _reads_of(e: N.Expr, done: dict[int, tuple[int, ...] | None]) -> tuple[int, 
 
 
 _ABSENT = object()  # a variable the environment does not hold yet
+ABSENTS = itertools.repeat(_ABSENT)  # `env.get`'s default, for `map(env.get, reads, ABSENTS)`
 
 
 class ValueMemo:
@@ -124,7 +126,7 @@ class ValueMemo:
     def key(e: N.Expr, reads: tuple[int, ...], env: dict[int, Value]) -> tuple | None:
         """What `e`'s value in `env` is remembered by; None where it cannot be (a struct's
         fields, a dict, among the values read)."""
-        key: tuple[Any, ...] = (id(e), *[env.get(uid, _ABSENT) for uid in reads])
+        key: tuple[Any, ...] = (id(e), *map(env.get, reads, ABSENTS))
         try:
             hash(key)
         except TypeError:
