@@ -75,11 +75,11 @@ def test_the_groups_are_the_counters_moves_modulo_the_period(tmp_path, monkeypat
 def test_a_condition_holds_throughout_where_each_value_makes_it_true():
     k, n = S.sym("k@1"), S.sym("n")
     below = S.compare("<", k, 40)
-    assert groups._holds_throughout(below, "k@1", range(40))
-    assert not groups._holds_throughout(below, "k@1", range(41))
-    assert groups._holds_throughout(S.compare("<", k * 2, 7), "k@1", [0, 1, 2, 3])
-    assert not groups._holds_throughout(S.compare("<", S.floordiv(n, k), 7), "k@1", [0, 1])  # n / 0: not
-    assert not groups._holds_throughout(S.compare("<", S.floordiv(8, k), 7), "k@1", [0, 1])  # 8 / 0: not
+    assert groups._holds_throughout(below, "k@1", tuple(range(40)))
+    assert not groups._holds_throughout(below, "k@1", tuple(range(41)))
+    assert groups._holds_throughout(S.compare("<", k * 2, 7), "k@1", (0, 1, 2, 3))
+    assert not groups._holds_throughout(S.compare("<", S.floordiv(n, k), 7), "k@1", (0, 1))  # n / 0: not
+    assert not groups._holds_throughout(S.compare("<", S.floordiv(8, k), 7), "k@1", (0, 1))  # 8 / 0: not
 
 
 def test_a_small_budget_runs_out_alike(tmp_path, monkeypatch):
