@@ -75,7 +75,7 @@ def test_fewer_charges_are_counted(tmp_path, monkeypatch):
 
 
 def test_a_warps_thread_indices_are_remembered_by_its_lanes():
-    """`walk_key` reads the thread indices of a warp's lanes from `costing._THREADS`: the same
+    """`walk_warp` reads the thread indices of a warp's lanes from `costing._THREADS`: the same
     as working them out, and worked out once per lanes object."""
     lanes = scenarios.warp_lanes((16, 8, 1), 32)[1]
     costing._THREADS.clear()
