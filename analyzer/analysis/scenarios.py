@@ -161,7 +161,8 @@ def plan_warp(site: Site, lanes: tuple[Lane, ...], where: Where) -> WarpPlan | N
         if symbolic:
             for d in diffs:
                 if d is not None:
-                    free |= d.free_symbols
+                    read = d._free  # the stored set where it is worked out (`Expr.free_symbols`)
+                    free |= d.free_symbols if read is None else read
     lane_masks = decided_masks(site.mask, lanes, where, site.launch)
     masks_free, masks_counters = _masks_symbols(site.mask, lane_masks, where, site.launch)
     free |= masks_counters
@@ -718,7 +719,8 @@ def _at_lane(e: S.Expr, env: dict[str, int]) -> S.Expr:
     if done is not None:
         return done
     shared = S.RememberedSubs(env, _LANE_TERMS)
-    done = evaluated(e, shared) if e.free_symbols <= THREAD_SET else lane_subs(e, shared)
+    free = e._free  # the stored set where it is worked out (`Expr.free_symbols`)
+    done = evaluated(e, shared) if (e.free_symbols if free is None else free) <= THREAD_SET else lane_subs(e, shared)
     remember(_LANE_MEMO, key, done)
     return done
 
