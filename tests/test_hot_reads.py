@@ -1,15 +1,19 @@
 """Small hot paths written out by hand, each giving exactly what the plain code gave:
 `RememberedSubs.term`'s memo key for a lane's three thread indices (and `lane_groups._key`,
-which reads the same entries), and the callers that read an expression's stored free
-symbols (`Expr._free`) where it is worked out (`neutral.lanes_read`)."""
+which reads the same entries), the callers that read an expression's stored free symbols
+(`Expr._free`) where it is worked out (`neutral.lanes_read`), and `scenarios._lanes_one_by_one`
+with no loop over conditions where no loop is walked."""
 
 from __future__ import annotations
 
+import itertools
 from types import SimpleNamespace
 
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.lane_groups import _key
 from analyzer.analysis.neutral import lanes_read
+from analyzer.analysis.pickers import lane_slots
+from analyzer.analysis.scenarios import _lanes_one_by_one
 from analyzer.analysis.symbolic.expressions import new_expr
 
 x, y, z = S.sym("threadIdx.x"), S.sym("threadIdx.y"), S.sym("threadIdx.z")
@@ -48,6 +52,67 @@ def test_the_memo_keys_are_those_of_the_plain_comprehension() -> None:
     assert _key(t, subs) == (t, 5, None, None)
     u = S.single_atom(S.mod(y + z, S.const(3)))
     assert _key(u, subs) == (u, None, 1, 0)
+
+
+def old_lanes_one_by_one(plan, values: tuple) -> tuple:
+    """`_lanes_one_by_one` as it was, looping over every lane's conditions."""
+    rel: list[int | None] = [None] * len(plan.diffs)
+    undecided = False
+    for j in plan.present:
+        on = True
+        at = plan.mask_at[j]
+        if at >= 0:
+            mv = values[at]
+            if mv is not None:
+                on = bool(mv)
+            else:
+                undecided = True
+        for at in plan.conds_at[j]:
+            cv = values[at]
+            if cv is not None:
+                on = on and bool(cv)
+        dv = values[j]
+        if dv is None:
+            return None, undecided
+        if on:
+            rel[j] = dv
+    return tuple(rel), undecided
+
+
+def _plan(masked: tuple[bool, ...], walked: int, present: list[int]) -> SimpleNamespace:
+    mask_at, conds_at = lane_slots(masked, walked)
+    return SimpleNamespace(
+        diffs=(None,) * len(masked), present=present, mask_at=mask_at, conds_at=conds_at, walked=(None,) * walked
+    )
+
+
+def test_lanes_one_by_one_without_walked_loops() -> None:
+    plan = _plan((True, False, True), 0, [0, 1, 2])
+    # distances, then masks (lane 1 has none): lane 2's mask is off, lane 0's undecided
+    assert _lanes_one_by_one(plan, (0, 4, 8, None, 99, 0, 7)) == ((0, 4, None), True)
+    assert _lanes_one_by_one(plan, (0, 4, 8, 1, 99, 1, 7)) == ((0, 4, 8), False)
+    assert _lanes_one_by_one(plan, (0, None, 8, 1, 99, 1, 7)) == (None, False)
+
+
+def test_lanes_one_by_one_with_a_walked_loop() -> None:
+    plan = _plan((True, True), 1, [0, 1])
+    # distances, masks, then the loop's condition per lane: lane 1's condition fails
+    assert _lanes_one_by_one(plan, (0, 4, 1, 1, 1, 0, 9)) == ((0, None), False)
+    assert _lanes_one_by_one(plan, (0, 4, 1, 1, None, 1, 9)) == ((0, 4), False)
+
+
+def test_lanes_one_by_one_as_before_on_every_value() -> None:
+    choices = (None, 0, 1, 3)
+    for masked, walked, present in [
+        ((True, False, True), 0, [0, 1, 2]),
+        ((True, True, False), 1, [0, 2]),
+        ((False, True), 2, [0, 1]),
+    ]:
+        plan = _plan(masked, walked, present)
+        width = 2 * len(masked) + walked * len(masked) + 1
+        for values in itertools.product(choices, repeat=width - 1):
+            row = (*values, 5)
+            assert _lanes_one_by_one(plan, row) == old_lanes_one_by_one(plan, row)
 
 
 def test_lanes_read_with_and_without_the_stored_set() -> None:
