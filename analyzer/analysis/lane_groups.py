@@ -68,7 +68,11 @@ def _key(t: S.Term, subs: S.RememberedSubs) -> tuple:
     """The key under which `RememberedSubs.term` remembers `t` (the term and the values of
     the names it reads)."""
     free = t.free
-    return (t, *[v if n in free else None for n, v in subs.items()])
+    items = subs._items
+    if len(items) == 3:  # a lane's thread indices: written out as `RememberedSubs.term` writes it
+        (n0, v0), (n1, v1), (n2, v2) = items
+        return (t, v0 if n0 in free else None, v1 if n1 in free else None, v2 if n2 in free else None)
+    return (t, *[v if n in free else None for n, v in items])
 
 
 def grouped_subs(e: S.Expr, subs: S.RememberedSubs) -> S.Expr | None:

@@ -36,7 +36,13 @@ def lanes_read(plan: WarpPlan) -> frozenset[str]:
     read: set[str] = set()
     for e in plan.lane_exprs[:-1]:
         if e is not None:
-            free = e.free_symbols
+            # the stored set where it is worked out, without `Expr.free_symbols`'s call: with
+            # `compiled._compiled_source`, `plan_warp` and `_at_lane`, threadFenceReduction.cu,
+            # Mandelbrot_cuda.cu, scan.cu, cdpBitonicSort.cu: 850,042 calls -> 491,677; Mandelbrot_cuda.cu
+            # under callgrind 5.049 G -> 5.014 G instructions
+            free = e._free
+            if free is None:
+                free = e.free_symbols
             if free <= names:
                 read |= free
     return frozenset(read)

@@ -272,7 +272,10 @@ def _compiled_source(exprs: Sequence[Expr | None], names: Sequence[str]) -> Call
             items.append("({})")
             continue
         item = "None"
-        free = e.free_symbols
+        free = e._free  # the stored set where it is worked out, without the property's call (as
+        # `Expr.subs` reads it; see `neutral.lanes_read`)
+        if free is None:
+            free = e.free_symbols
         # one that reads another symbol is not written up to where it fails (a warp's masks on
         # unknown bounds: Mandelbrot_cuda.cu's 360 plans wrote 97 expressions each)
         if free <= bound:
