@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Sequence
 
+from analyzer.lazy_pattern import lazy_compile
 from analyzer.records import record
 
 __all__ = ["BuildError", "CompilationDatabase", "CompileFlags", "find_database", "parse_flags"]
@@ -54,7 +55,7 @@ _SKIPPED_WITH_VALUE = frozenset(
      "--output-file", "-Xcudafe", "-t", "--threads", "-L", "-l", "--library", "--library-path", "-idirafter",
      "-iquote", "-imacros", "-target", "--cuda-path", "-Xclang"}
 )  # fmt: skip
-_CODE = re.compile(r"(?:sm|compute)_(\d+[a-z]?)")
+_CODE = lazy_compile(r"(?:sm|compute)_(\d+[a-z]?)")
 
 
 def _key(path: str) -> str:
