@@ -14,12 +14,11 @@ other flag of the compiler is skipped, with the value it takes).
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shlex
 from collections.abc import Sequence
 
+from analyzer.lazy_pattern import lazy_compile
 from analyzer.records import record
 
 __all__ = ["BuildError", "CompilationDatabase", "CompileFlags", "find_database", "parse_flags"]
@@ -56,7 +55,7 @@ _SKIPPED_WITH_VALUE = frozenset(
      "--output-file", "-Xcudafe", "-t", "--threads", "-L", "-l", "--library", "--library-path", "-idirafter",
      "-iquote", "-imacros", "-target", "--cuda-path", "-Xclang"}
 )  # fmt: skip
-_CODE = re.compile(r"(?:sm|compute)_(\d+[a-z]?)")
+_CODE = lazy_compile(r"(?:sm|compute)_(\d+[a-z]?)")
 
 
 def _key(path: str) -> str:
@@ -164,6 +163,9 @@ class CompilationDatabase:
     @classmethod
     def load(cls, path: str) -> CompilationDatabase:
         """Read `-p PATH`'s database; raises BuildError. An entry's first command for a file wins."""
+        import json  # here, not at the top: only `-p` reads a database (importing json and shlex:
+        import shlex  # 6.7 M instructions, callgrind; checking a one-line kernel is 470 M)
+
         source = find_database(path)
         try:
             with open(source, encoding="utf-8", errors="replace") as handle:

@@ -32,6 +32,7 @@ from analyzer.launch_limits import (
     launch_dims,
     param_problem,
 )
+from analyzer.lazy_pattern import lazy_compile
 from analyzer.records import field, record
 from analyzer.toml_positions import Locator
 from analyzer.walk import anchored
@@ -51,7 +52,7 @@ CONFIG_NAMES = ("warplint.toml", "pyproject.toml")  # in one folder, the first w
 SEVERITIES = ("error", "warning", "note")
 MAX_TOML_NESTING = 64  # tomllib recurses for each level of arrays and inline tables
 MAX_BUDGET = 10**15  # steps: more than any run could take (a budget is not meant to be infinite)
-_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
+_TOML_POSITION = lazy_compile(r"\(at line (\d+), column (\d+)\)")
 _TOOL_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*warplint\s*[\].]", re.MULTILINE)
 
 

@@ -20,8 +20,9 @@ unsupported"); the shared memory of a block is the architecture's
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
+
+from analyzer.lazy_pattern import lazy_compile
 
 __all__ = [
     "MAX_ALIGNMENT",
@@ -44,8 +45,8 @@ MAX_GRID = (2**31 - 1, 65535, 65535)  # gridDim.x, .y, .z
 MAX_ALIGNMENT = 2**29  # the largest __align__(n) / alignas(n) nvcc accepts
 MAX_PARAM = 2**63 - 1  # a kernel parameter's value: what a 64-bit integer holds (either sign)
 
-_PARAM_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")  # `n`, or a struct parameter's field `A.width`
-_MACRO_NAME = re.compile(r"[A-Za-z_]\w*(\([\w\s,.]*\))?\Z")  # `TILE`, or a function-like `MAX(a,b)`
+_PARAM_NAME = lazy_compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")  # `n`, or a struct parameter's field `A.width`
+_MACRO_NAME = lazy_compile(r"[A-Za-z_]\w*(\([\w\s,.]*\))?\Z")  # `TILE`, or a function-like `MAX(a,b)`
 
 
 class LaunchLimitError(ValueError):

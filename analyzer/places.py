@@ -20,19 +20,19 @@ status (1 when any finding is left) does not change: a group keeps at least one 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from analyzer.findings import Finding, Related
 from analyzer.ir import nodes as N
+from analyzer.lazy_pattern import lazy_compile
 from analyzer.records import replace
 
 __all__ = ["COST_ARGS", "finding_cost", "merge_reports"]
 
 #: The argument that holds a finding's cost, per request, by rule family (WL301 has none).
 COST_ARGS = ("wavefronts", "sectors")
-_INLINED = re.compile(r"^inlined from (\S+)$")
+_INLINED = lazy_compile(r"^inlined from (\S+)$")
 
 
 def finding_cost(finding: Any) -> float | None:

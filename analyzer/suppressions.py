@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 from analyzer.diagnostics import Diagnostic, Location, Severity
+from analyzer.lazy_pattern import lazy_compile
 from analyzer.records import record
 
 __all__ = [
@@ -45,12 +46,12 @@ INVALID_SUPPRESSION = "WL921"
 # one directive's keyword; `warplint:` directives need the prefix, NOLINT needs a word boundary.
 # What follows the keyword is read by `_argument`, strictly: a directive it cannot read whole
 # silences nothing (a `[` left open must not make `ignore-file[WL301` silence every rule)
-_DIRECTIVE = re.compile(
+_DIRECTIVE = lazy_compile(
     r"\bwarplint:\s*(?P<warplint>ignore-file|ignore)"
     r"|\b(?P<nolint>NOLINTNEXTLINE|NOLINTBEGIN|NOLINTEND|NOLINT)(?![\w-])"
 )
-_CODES_WITHOUT_BRACKETS = re.compile(r"\s*[(:=]|\s+(?:WL\d|[a-z]+-[a-z]+\b)", re.IGNORECASE)
-_OUR_CODE = re.compile(r"WL\d+\Z", re.IGNORECASE)
+_CODES_WITHOUT_BRACKETS = lazy_compile(r"\s*[(:=]|\s+(?:WL\d|[a-z]+-[a-z]+\b)", re.IGNORECASE)
+_OUR_CODE = lazy_compile(r"WL\d+\Z", re.IGNORECASE)
 
 
 class SourceComment(Protocol):

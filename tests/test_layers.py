@@ -7,7 +7,8 @@ module: what another module needs is public there. `LAYERS` below is the order, 
 last, as it stands in the code:
 
 - foundation: the package itself (`__version__`), `records` (the record classes),
-  `gc_pause`, `roomy_stack` and `grammar_files`. They import nothing of warplint's.
+  `gc_pause`, `roomy_stack`, `grammar_files` and `lazy_pattern`. They import nothing of
+  warplint's.
 - data: what every stage reads or makes and none computes: `diagnostics` (Span,
   Location, Diagnostic), `arch` (the hardware as a table), `findings` (what rules report),
   `launch_limits` (CUDA's launch limits, checked by the command line and the configuration),
@@ -62,6 +63,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "analyzer.roomy_stack",
             "analyzer.grammar_files",
             "analyzer.pickling",
+            "analyzer.lazy_pattern",
         ),
     ),
     (

@@ -7,13 +7,13 @@ next to them (see generate.sh there); line numbers below are lines of those file
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib.resources
 from pathlib import Path
 
 import pytest
 
 from analyzer.diagnostics import Severity
+from analyzer.grammar_files import grammar_digest
 from analyzer.ptx import (
     Addr,
     AddrList,
@@ -79,7 +79,7 @@ def test_grammar_is_found_in_an_installed_package(monkeypatch, tmp_path):
 def test_parser_is_cached_in_the_user_cache_dir_by_grammar_hash(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     parser = ptx_parser.__wrapped__()
-    digest = hashlib.sha256(grammar_path("ptx.lark").read_bytes()).hexdigest()[:16]
+    digest = grammar_digest(grammar_path("ptx.lark").read_text(encoding="utf-8"))
     (cache,) = (tmp_path / "warplint").glob("ptx-*.lark-cache")
     assert cache.name == f"ptx-{digest}.lark-cache"
     again = ptx_parser.__wrapped__()  # loads from the cache file
@@ -522,3 +522,9 @@ def test_recovery_loses_only_the_broken_function():
 def test_recovery_on_a_clean_file_reports_nothing():
     m = load("features.sm_80.ptx", recover=True)
     assert m.diagnostics == () and m.failed_functions == ()
+
+
+def test_the_grammar_digest_is_crc32_then_adler32_and_changes_with_the_text():
+    assert grammar_digest("start: A\n") == "ce28103f111f02d4"  # CRC-32 then Adler-32 of its bytes
+    assert grammar_digest("") == "0000000000000001"  # (Adler-32 starts at 1)
+    assert len({grammar_digest(t) for t in ("start: A\n", "start: B\n", "start: A \n", "start:A\n")}) == 4

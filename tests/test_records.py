@@ -198,3 +198,108 @@ def test_warplint_check_of_a_cuda_file_builds_no_dataclass():
 
 def test_record_is_marked_as_a_dataclass_transform_for_type_checkers():
     assert getattr(record, "__dataclass_transform__", None) is not None
+
+
+def _lazy(cls: type) -> bool:
+    """Whether `cls`'s ``__init__`` is still the descriptor that writes it on first use."""
+    return type(cls.__dict__["__init__"]).__name__ == "_LazyInit"
+
+
+def test_init_is_written_on_the_first_instance_and_then_is_a_plain_function():
+    @record
+    class Fresh:
+        a: int
+        b: int = 7
+        c: list = field(default_factory=list)
+
+    assert _lazy(Fresh)
+    one = Fresh(1)
+    assert not _lazy(Fresh) and Fresh.__dict__["__init__"].__qualname__.endswith("Fresh.__init__")
+    assert (one.a, one.b, one.c) == (1, 7, []) and Fresh(1, c=[2]).c == [2] and Fresh(1).c is not one.c
+    assert one == Fresh(1) and one != Fresh(1, 8) and Fresh(1, 2, [3]) == Fresh(1, 2, [3])
+    assert repr(Fresh(2, 3, [4])).endswith("<locals>.Fresh(a=2, b=3, c=[4])")
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'a'"):
+        one.a = 2  # type: ignore[misc]
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'a'"):
+        Fresh()  # type: ignore[call-arg]
+
+
+def test_a_subclass_made_first_leaves_its_base_lazy_and_both_take_their_own_fields():
+    @record
+    class Base:
+        x: int
+        y: int = 1
+
+    @record
+    class Child(Base):
+        z: int = 2
+
+    assert Child(5) == Child(5, 1, 2) and (Child(5).x, Child(5).y, Child(5).z) == (5, 1, 2)
+    assert _lazy(Base) and not _lazy(Child)
+    assert Base(3).y == 1 and not _lazy(Base)
+    assert [f.name for f in fields(Child)] == ["x", "y", "z"]
+
+
+def test_a_plain_subclass_calls_the_records_init_which_is_written_on_the_record():
+    @record(frozen=False, slots=False)
+    class Holder:
+        value: int
+        seen: list = field(default_factory=list)
+
+    class Counted(Holder):
+        def __init__(self, value: int) -> None:
+            super().__init__(value * 2)
+            self.extra = True
+
+    class Bare(Holder):
+        pass
+
+    c = Counted(3)
+    assert (c.value, c.seen, c.extra) == (6, [], True)
+    assert "__init__" not in Bare.__dict__ and Bare(4).value == 4 and not _lazy(Holder)
+
+
+def test_a_lazy_init_has_the_fields_signature_and_an_init_in_the_body_is_kept():
+    @record
+    class Sig:
+        a: int
+        b: str = "s"
+
+    assert list(inspect.signature(Sig).parameters) == ["a", "b"] and not _lazy(Sig)
+
+    @record
+    class Own:
+        a: int
+
+        def __init__(self, a: int) -> None:
+            object.__setattr__(self, "a", a + 1)
+
+    assert Own(1).a == 2 and not _lazy(Own)
+
+
+@record
+class Never:  # made by no test but the one below, and by it only without __init__ at first
+    a: int
+    b: tuple = ()
+
+
+def test_records_never_made_pickle_copy_and_replace_as_before():
+    made = Never.__new__(Never)
+    made.__setstate__((1, (2,)))
+    assert _lazy(Never)  # unpickling and __setstate__ do not call __init__
+    back = pickle.loads(pickle.dumps(made))
+    assert _lazy(Never) and (back.a, back.b) == (1, (2,))
+    assert copy.deepcopy(made) == back and hash(back) == hash((1, (2,))) and _lazy(Never)
+    assert replace(made, b=(3,)) == dataclasses.replace(made, b=(3,)) == Never(1, (3,)) and not _lazy(Never)
+
+
+def test_a_dataclass_extending_a_lazy_record_writes_its_own_init():
+    @record(frozen=False, slots=False)
+    class Lazy:
+        a: int
+
+    @dataclasses.dataclass
+    class Ext(Lazy):
+        b: int = 2
+
+    assert (Ext(1).a, Ext(1).b) == (1, 2) and _lazy(Lazy)

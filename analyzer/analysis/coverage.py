@@ -7,7 +7,6 @@ cannot work out. Saying so at the kernel (WL908) keeps an empty report from read
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from analyzer.diagnostics import Diagnostic, Severity
@@ -15,13 +14,14 @@ from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.ir.call_graph import device_functions
 from analyzer.ir.nodes import OpaqueKind
+from analyzer.lazy_pattern import lazy_compile
 
 NO_COSTED_ACCESS = "WL908"
 _SAYS_WHY = frozenset(("WL901", "WL902", "WL903"))  # a diagnostic in the kernel's code that already says why
 # a subscript, `->`, or a unary `*` on a name: what indexing memory looks like in a kernel's text
 _WARP_MATRIX_MEMORY = frozenset(("warp-matrix load_matrix_sync", "warp-matrix store_matrix_sync"))  # see ir.wmma
-_TEXTURE_CALL = re.compile(r"(tex|surf)(1D|2D|3D|Cubemap)\w*$")  # tex1Dfetch, tex2DLod, surf2Dwrite ...
-_INDEXES_MEMORY = re.compile(r"[\w)\]]\s*\[|->|[=(,;{]\s*\*\s*\(?\s*[A-Za-z_]")
+_TEXTURE_CALL = lazy_compile(r"(tex|surf)(1D|2D|3D|Cubemap)\w*$")  # tex1Dfetch, tex2DLod, surf2Dwrite ...
+_INDEXES_MEMORY = lazy_compile(r"[\w)\]]\s*\[|->|[=(,;{]\s*\*\s*\(?\s*[A-Za-z_]")
 
 
 def costless_note(

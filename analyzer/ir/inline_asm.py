@@ -12,17 +12,17 @@ which lowering states in a note when the template holds a load or store.
 from __future__ import annotations
 
 import functools
-import re
 from typing import Any
 
 from analyzer.grammar_files import grammar_path, lark_parser
+from analyzer.lazy_pattern import lazy_compile
 from analyzer.records import record
 
 __all__ = ["AsmInstruction", "AsmMemoryOp", "AsmNotRead", "read_asm"]
 
-_OPERAND = re.compile(r"%(%|\d+)")
-_OPERAND_REGISTER = re.compile(r"^%_asm(\d+)$")
-_TYPE = re.compile(r"^[bsuf](8|16|32|64)$")
+_OPERAND = lazy_compile(r"%(%|\d+)")
+_OPERAND_REGISTER = lazy_compile(r"^%_asm(\d+)$")
+_TYPE = lazy_compile(r"^[bsuf](8|16|32|64)$")
 _SPACES = ("global", "shared", "local", "const", "param")
 _MEMORY_OPCODES = ("ld", "st")
 

@@ -8,7 +8,6 @@ groups open in it (`OpenConditional`), and what include-guard detection has seen
 
 from __future__ import annotations
 
-import hashlib
 import os
 from bisect import bisect_right
 
@@ -44,6 +43,8 @@ class FileRefused(OSError):
 
 def file_sha256(path: str) -> str | None:
     """The SHA-256 of a file's bytes, read now; None when it cannot be read."""
+    import hashlib  # (here: a `--no-cache` check never hashes a file; see cache.lookup)
+
     try:
         with open(path, "rb") as f:
             return hashlib.sha256(f.read()).hexdigest()

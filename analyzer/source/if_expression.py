@@ -8,9 +8,9 @@ An invalid expression raises `ExpressionError`, which the caller reports.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from analyzer.lazy_pattern import lazy_compile
 from analyzer.source.tokens import CHR, ID, NUM, PUNCT, PPToken
 
 _M64 = (1 << 64) - 1
@@ -26,7 +26,7 @@ _ALTERNATIVE = {
 }  # fmt: skip
 _ESCAPES = {"n": 10, "t": 9, "r": 13, "a": 7, "b": 8, "f": 12, "v": 11, "e": 27, "\\": 92, "'": 39, '"': 34, "?": 63}
 
-_INTEGER = re.compile(r"(0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)((?:[uU](?:ll|LL|[lLzZ])?|(?:ll|LL|[lLzZ])[uU]?)?)")
+_INTEGER = lazy_compile(r"(0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)((?:[uU](?:ll|LL|[lLzZ])?|(?:ll|LL|[lLzZ])[uU]?)?)")
 
 
 class ExpressionError(Exception):

@@ -16,7 +16,7 @@ errors, 19 of them toolkit or standard headers (`cuda.h`, `cuda_runtime.h`, `thr
 
 from __future__ import annotations
 
-import re
+from analyzer.lazy_pattern import lazy_compile
 
 __all__ = ["is_system_header"]
 
@@ -45,7 +45,7 @@ _STANDARD = frozenset(
 
 # The CUDA toolkit's headers and folders (`nvcc`'s include folder and its libraries), and the
 # platform headers its samples use (OpenGL, EGL, NvSci, NvMedia, cuDLA).
-_TOOLKIT = re.compile(
+_TOOLKIT = lazy_compile(
     r"""(?x)
     (?:thrust|cub|cuda|cooperative_groups|nv|crt|GL|EGL|KHR|GLES\d?|vulkan|cudnn)/.+
     | (?:cuda|cublas|cufft|curand|cusparse|cusolver|cudla|cudnn|cutensor|cufile|nvrtc|nvToolsExt|nvtx|nvml|

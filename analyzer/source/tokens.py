@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import cast
 
+from analyzer.lazy_pattern import lazy_compile
+
 _HWS = r"[ \t\f\v\r]"
 _BLOCK = r"/\*[^*]*\*+(?:[^/*][^*]*\*+)*/|/\*[\s\S]*"  # the second alternative: unterminated
 _LINE = r"//[^\n]*"
@@ -42,7 +44,7 @@ TEXT_SCAN = re.compile(
 )
 # Skipped groups: directives, and what could hide a `#` line (comments, literals).
 _SKIP_GAP = rf"(?:[^/\"'\nR]+|/(?![/*])|\n(?!{_DIRECTIVE_START}))*"
-SKIPPED_SCAN = re.compile(
+SKIPPED_SCAN = lazy_compile(
     rf"{_SKIP_GAP}(?:(?P<dir>\n{_DIRECTIVE_START})|(?P<bc>{_BLOCK})|(?P<lc>{_LINE})|(?P<raw>{_RAW})|(?P<str>{_STRING})"
     rf"|(?P<chr>{_CHAR})|(?P<other>[\s\S])|(?P<eof>\Z))"
 )
@@ -54,11 +56,11 @@ TOKEN = re.compile(
 )
 SPACES = re.compile(rf"(?:[ \t\f\v\r\n]+|{_BLOCK}|{_LINE})*")  # always matches, never backtracks
 DIRECTIVE = re.compile(_DIRECTIVE_START)
-BLOCK_COMMENT = re.compile(_BLOCK)
+BLOCK_COMMENT = lazy_compile(_BLOCK)
 DIRECTIVE_NAME = re.compile(rf"{_HWS}*(?:/\*[^*]*\*+(?:[^/*][^*]*\*+)*/{_HWS}*)*([A-Za-z_]\w*)?")
-LITERAL_SUFFIX = re.compile(rf"(?:{_STRING}|{_CHAR}){_IDENT}")
-HEADER_NAME = re.compile(rf'{_HWS}*(?:"([^"\n]*)"|<([^>\n]*)>)')
-SPLICE = re.compile(r"\\[ \t\f\v]*\r?\n")
+LITERAL_SUFFIX = lazy_compile(rf"(?:{_STRING}|{_CHAR}){_IDENT}")
+HEADER_NAME = lazy_compile(rf'{_HWS}*(?:"([^"\n]*)"|<([^>\n]*)>)')
+SPLICE = lazy_compile(r"\\[ \t\f\v]*\r?\n")
 
 
 def _always(pattern: re.Pattern[str]) -> Callable[..., re.Match[str]]:

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from analyzer.lazy_pattern import lazy_compile
 from analyzer.records import field, record
 from analyzer.syntax.lalr import Token
 
@@ -92,11 +93,11 @@ class TypeTable:
 
 
 NEXT_CHAR = re.compile(r"\s*(\S)(\S?)")
-_TEMPLATE_USE = re.compile(r"\s*<[\w\s,*:]*>\s*(\(|::|<<<|[A-Za-z_]|[*&]+\s*[A-Za-z_])")
+_TEMPLATE_USE = lazy_compile(r"\s*<[\w\s,*:]*>\s*(\(|::|<<<|[A-Za-z_]|[*&]+\s*[A-Za-z_])")
 _WORD = re.compile(r"\s*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)")
 # what follows the `(` of a parenthesised declarator: `*` or `&`, qualifiers, an optional name
 # with array sizes, `)`, then the `[` or `(` that makes the parentheses necessary
-_PAREN_DECLARATOR = re.compile(
+_PAREN_DECLARATOR = lazy_compile(
     r"\s*[*&]\s*(?:(?:const|volatile|__restrict__|__restrict)\b\s*)*(?:[A-Za-z_]\w*\s*(?:\[[^\[\]]*\]\s*)*)?\)\s*[\[(]"
 )
 # the tokens a parenthesised declarator may follow: a type (`float (*p)[4]`, `T (*f)(int)`)
@@ -106,7 +107,7 @@ _BASIC_TYPES = frozenset(("void", "char", "short", "int", "long", "float", "doub
 _AFTER_DECLARATOR_NAME = frozenset("=;,[)")
 # a word, then only `*`, `&`, qualifiers and white space up to the end of the text searched:
 # the type a declarator's name follows (`LatLong *const latLong`)
-_TYPE_BEFORE = re.compile(
+_TYPE_BEFORE = lazy_compile(
     r"((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)(?:\s*(?:[*&]|\b(?:const|volatile|__restrict__|__restrict)\b))*\s*\Z"
 )
 

@@ -16,13 +16,14 @@ from __future__ import annotations
 import re
 
 from analyzer.diagnostics import Diagnostic, Severity, Span
+from analyzer.lazy_pattern import lazy_compile
 from analyzer.syntax.chunks import BODY_TOKENS, SIGNIFICANT
 from analyzer.syntax.lalr import ParseError
 from analyzer.syntax.postlex import KEYWORDS, NEXT_CHAR, TypeTable
 
 # ----------------------------------------------------------------------------- text repairs
 
-_MISSPELLED_ALIGN = re.compile(r"__align\(\s*(\d+)\s*\)__")
+_MISSPELLED_ALIGN = lazy_compile(r"__align\(\s*(\d+)\s*\)__")
 
 
 def fix_misspelled_align(text: str, diagnostics: list[Diagnostic]) -> str:
@@ -46,7 +47,7 @@ def fix_misspelled_align(text: str, diagnostics: list[Diagnostic]) -> str:
     return _MISSPELLED_ALIGN.sub(replace, text)
 
 
-_SPLIT_LAUNCH = re.compile(r"<<(\s+)<([^;{}]*?)>>(\s+)>")
+_SPLIT_LAUNCH = lazy_compile(r"<<(\s+)<([^;{}]*?)>>(\s+)>")
 
 
 def join_launch_brackets(text: str) -> str:
@@ -62,26 +63,26 @@ def join_launch_brackets(text: str) -> str:
 # ----------------------------------------------------------------------------- construct names
 
 _CONSTRUCTS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\[[&=]?[\w\s,&=]*\]\s*(\([^)]*\))?\s*(mutable\s*)?(->\s*[\w:<>*&\s]+)?\{"), "lambda expression"),
-    (re.compile(r"\bfor\s*\([^;()]*\b\w+\s*:[^:]"), "range-based for loop"),
-    (re.compile(r"\bstatic_assert\b"), "static_assert"),
-    (re.compile(r"^\s*using\b"), "using declaration"),
-    (re.compile(r"^\s*namespace\b"), "namespace alias"),
-    (re.compile(r"\bnew\b"), "new expression"),
-    (re.compile(r"\bdelete\b"), "delete expression"),
-    (re.compile(r"\b(try|catch|throw)\b"), "exception handling"),
-    (re.compile(r"\bdecltype\b"), "decltype"),
-    (re.compile(r"\btemplate\b"), "template declaration"),
-    (re.compile(r"\boperator\b"), "operator overload"),
-    (re.compile(r"\bgoto\b|^\s*\w+\s*:(?!:)"), "goto/label"),
-    (re.compile(r"\basm\b|\b__asm__\b"), "inline assembly"),
-    (re.compile(r"\b(?:struct|union|class)\b[^;]*\{[^}]*\b\w+\s*:\s*\d+\s*[;,]"), "bit-field"),
-    (re.compile(r"\b(class|struct)\b[^;{]*\{"), "class definition"),
-    (re.compile(r"\b\w+(::\w+)+\s*<"), "C++ template use"),
-    (re.compile(r"::"), "qualified name"),
+    (lazy_compile(r"\[[&=]?[\w\s,&=]*\]\s*(\([^)]*\))?\s*(mutable\s*)?(->\s*[\w:<>*&\s]+)?\{"), "lambda expression"),
+    (lazy_compile(r"\bfor\s*\([^;()]*\b\w+\s*:[^:]"), "range-based for loop"),
+    (lazy_compile(r"\bstatic_assert\b"), "static_assert"),
+    (lazy_compile(r"^\s*using\b"), "using declaration"),
+    (lazy_compile(r"^\s*namespace\b"), "namespace alias"),
+    (lazy_compile(r"\bnew\b"), "new expression"),
+    (lazy_compile(r"\bdelete\b"), "delete expression"),
+    (lazy_compile(r"\b(try|catch|throw)\b"), "exception handling"),
+    (lazy_compile(r"\bdecltype\b"), "decltype"),
+    (lazy_compile(r"\btemplate\b"), "template declaration"),
+    (lazy_compile(r"\boperator\b"), "operator overload"),
+    (lazy_compile(r"\bgoto\b|^\s*\w+\s*:(?!:)"), "goto/label"),
+    (lazy_compile(r"\basm\b|\b__asm__\b"), "inline assembly"),
+    (lazy_compile(r"\b(?:struct|union|class)\b[^;]*\{[^}]*\b\w+\s*:\s*\d+\s*[;,]"), "bit-field"),
+    (lazy_compile(r"\b(class|struct)\b[^;{]*\{"), "class definition"),
+    (lazy_compile(r"\b\w+(::\w+)+\s*<"), "C++ template use"),
+    (lazy_compile(r"::"), "qualified name"),
     # `= {1, 2}`, `f({1, 2})`, `return {a, b}`, `float3{x, y, z}` -- not any block `) {`
     (
-        re.compile(r"(?:[=(,]|\breturn)\s*\{\s*[\w.\-+]|\b[A-Za-z_]\w*(?:<[^<>;{}]*>)?\{\s*[\w.\-+]"),
+        lazy_compile(r"(?:[=(,]|\breturn)\s*\{\s*[\w.\-+]|\b[A-Za-z_]\w*(?:<[^<>;{}]*>)?\{\s*[\w.\-+]"),
         "brace initialiser",
     ),
 )
@@ -167,7 +168,7 @@ def blank_out(text: str, start: int, end: int) -> str:
     return text[:start] + piece + text[end:]
 
 
-_INITIALIZER_TOKENS = re.compile(BODY_TOKENS.pattern.replace("[{}();]", "[{}();=]"), re.MULTILINE)
+_INITIALIZER_TOKENS = lazy_compile(BODY_TOKENS.pattern.replace("[{}();]", "[{}();=]"), re.MULTILINE)
 
 
 def blank_initializers(text: str, start: int, end: int) -> str:
@@ -238,16 +239,16 @@ def diagnostic_for(err: ParseError, what: str | None, pos: int, stext: str, text
 
 # ----------------------------------------------------------------------------- unknown type names
 
-_NAME_BEFORE = re.compile(r"((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\s*$")
-_DECLARATOR_AFTER = re.compile(r"\s*(?:[*&]+\s*)*(?:const\b|volatile\b|__restrict__\b|[A-Za-z_])|\s*[*&]+\s*[,)>]")
-_POINTER_DECL_BEFORE = re.compile(
+_NAME_BEFORE = lazy_compile(r"((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\s*$")
+_DECLARATOR_AFTER = lazy_compile(r"\s*(?:[*&]+\s*)*(?:const\b|volatile\b|__restrict__\b|[A-Za-z_])|\s*[*&]+\s*[,)>]")
+_POINTER_DECL_BEFORE = lazy_compile(
     r"(?:^|[;{}(,])\s*(?:(?:const|volatile|static|struct|class)\s+)*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)"
     r"\s*[*&]+\s*(?:const\s+)?(?:[A-Za-z_]\w*\s*)?$"
 )
 
 
-_PARENTHESISED_NAME_BEFORE = re.compile(r"\(\s*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\s*\)\s*$")
-_PARAM_WITH_POINTER = re.compile(
+_PARENTHESISED_NAME_BEFORE = lazy_compile(r"\(\s*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)\s*\)\s*$")
+_PARAM_WITH_POINTER = lazy_compile(
     r"\s*(?:(?:const|volatile|struct|class)\s+)*((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)"
     r"\s*[*&]+\s*(?:(?:const|__restrict__|__restrict)\b\s*)*(?:[A-Za-z_]\w*)?\s*(?:=.*)?$",
     re.S,
