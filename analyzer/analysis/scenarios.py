@@ -477,7 +477,8 @@ def _shifted_lanes(
                 made.append((len(bases) - 1, 0))
                 if first == ():
                     firsts[at] = (done, shift, steps, len(bases) - 1) if _moved_steps(e, env) else None
-            else:  # `_moved`, written out
+            else:  # the base moved by `by`, spending the steps of the substitution it stands
+                # for, the step of building it included (`S.plus_constant` builds one expression)
                 base, base_shift, steps, index = first
                 by = shift - base_shift
                 if by:
@@ -495,16 +496,6 @@ def _shifted_lanes(
             made.append((len(bases) - 1, 0))
         out.append(done)
     return tuple(out), (tuple(bases), tuple(made))
-
-
-def _moved(e: S.Expr, by: int, steps: int) -> S.Expr:
-    """`e + by`, spending the `steps` of the substitution it stands for, the step of
-    building it included (`S.plus_constant` builds one expression)."""
-    if not by:
-        budget.spend(steps)
-        return e
-    budget.spend(steps - 1)
-    return S.plus_constant(e, by)
 
 
 def lane_differences(
