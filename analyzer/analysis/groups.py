@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import remember
-from analyzer.analysis.neutral import lanes_read, neutral
+from analyzer.analysis.neutral import lanes_read, names_read, neutral
 from analyzer.analysis.scenarios import MAX_SCENARIOS, WarpPlan
 from analyzer.analysis.verdict import SymbolFacts
 from analyzer.records import record
@@ -161,12 +161,7 @@ def _lanes_read(plan: WarpPlan, values: list[Sequence[int]]) -> frozenset[str]:
     names = frozenset(plan.names)
     exprs = plan.lane_exprs
     conditions = 2 * len(plan.diffs)  # where the walked conditions begin in `lane_exprs`
-    read: set[str] = set()
-    for e in exprs[:conditions]:  # the lanes' distances and masks
-        if e is not None:
-            free = e.free_symbols
-            if free <= names:
-                read |= free
+    read = names_read(exprs[:conditions], names)  # the lanes' distances and masks
     alone: dict[int, S.Expr] = {}  # the conditions that read one symbol, by id (lanes share them)
     for e in exprs[conditions:-1]:
         if e is not None:

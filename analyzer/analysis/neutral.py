@@ -15,7 +15,7 @@ grid-stride loop counter: 512 scenarios a warp, 64 charged.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import remember
@@ -24,7 +24,7 @@ from analyzer.analysis.starts import atom_key, evaluates, substituted_alone
 from analyzer.analysis.symbolic.expressions import Symbol
 from analyzer.analysis.verdict import Monomial, SymbolFacts, stated_gcd, typical_gcd
 
-__all__ = ["lanes_read", "neutral"]
+__all__ = ["lanes_read", "names_read", "neutral"]
 
 
 def lanes_read(plan: WarpPlan) -> frozenset[str]:
@@ -32,9 +32,13 @@ def lanes_read(plan: WarpPlan) -> frozenset[str]:
     of those a scenario can make a number (every symbol of which it assigns). The others
     are no number in any scenario, compiled or substituted (`scenarios.scenario_lanes`),
     whatever the values. (The first lane's address is left to the caller.)"""
-    names = frozenset(plan.names)
+    return frozenset(names_read(plan.lane_exprs[:-1], frozenset(plan.names)))
+
+
+def names_read(exprs: Iterable[S.Expr | None], names: frozenset[str]) -> set[str]:
+    """The symbols read by those of `exprs` (None skipped) that read nothing but `names`."""
     read: set[str] = set()
-    for e in plan.lane_exprs[:-1]:
+    for e in exprs:
         if e is not None:
             # the stored set where it is worked out, without `Expr.free_symbols`'s call: with
             # `compiled._compiled_source`, `plan_warp` and `_at_lane`, threadFenceReduction.cu,
@@ -45,7 +49,7 @@ def lanes_read(plan: WarpPlan) -> frozenset[str]:
                 free = e.free_symbols
             if free <= names:
                 read |= free
-    return frozenset(read)
+    return read
 
 
 #: Whether a symbol is neutral in a first lane's address, by (address, names, the symbol's
