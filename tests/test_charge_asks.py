@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from analyzer.analysis import costing
-from walk_checks import checked, forget_walk_tables, same_with_and_without
+from walk_checks import checked, forget_walk_tables, same_with_and_without, with_and_without
 
 PROGRAM = """\
 __global__ void k(float *a, float *b, int n, int w) {
@@ -55,15 +55,20 @@ def test_the_warps_of_an_access_share_its_part_of_the_key(tmp_path, monkeypatch)
     forget()
     checked(tmp_path, monkeypatch, "k.json", "--block", "32,4", "k.cu")
     keys = list(costing._WALKS)
-    # 5 accesses remembered (not the store that reads blockIdx.x), 4 warps each
-    assert len(keys) == 20 and all(len(key) == 2 for key in keys)
+    # 6 accesses remembered (the store that reads blockIdx.x with its grid); the 4 warps differ
+    # only in threadIdx.y: one walk for each access that reads no threadIdx.y, 4 for the two
+    # that do (`b[w * threadIdx.y + threadIdx.x]`, `a[threadIdx.y * 33]`)
+    assert len(keys) == 4 * 1 + 2 * 4 and all(len(key) == 2 for key in keys)
     shared = {id(key[0]) for key in keys}
-    assert len(shared) == 5  # one object per access, read by each of its warps
-    assert len({key[1] for key in keys}) == 4  # the warps' thread indices
+    assert len(shared) == 6  # one object per access, read by each of its warps
+    # the warps' thread indices that are read: x alone (the same in every warp), or x and y
+    assert len({key[1] for key in keys}) == 1 + 4
+    assert sorted({key[0][-1] for key in keys}) == [(True, False, False), (True, True, False)]
 
 
 def test_a_walk_of_one_scenario_charges_what_one_by_one_charges(tmp_path, monkeypatch):
     found: list[tuple] = []
+    plans: list = []
     charge = costing.charge_scenarios
 
     def compared(site, plan, summary, arch):
@@ -71,6 +76,7 @@ def test_a_walk_of_one_scenario_charges_what_one_by_one_charges(tmp_path, monkey
         if not plan.names:
             plain = costing.charged_one_by_one(site, plan, costing.Summary(shared={}), arch)
             found.append((done, plain))
+            plans.append(plan)
         return done
 
     monkeypatch.setattr(costing, "charge_scenarios", compared)
@@ -78,7 +84,41 @@ def test_a_walk_of_one_scenario_charges_what_one_by_one_charges(tmp_path, monkey
     monkeypatch.chdir(tmp_path)
     forget()
     checked(tmp_path, monkeypatch, "k.json", "--block", "32,4", "--grid", "6", "k.cu")
-    assert len(found) == 20  # 5 accesses of one scenario (all but the loop's), 4 warps each
+    # 5 accesses of one scenario (all but the loop's), 4 warps each, walked once for the warps
+    # that agree on the thread indices read: those of x alone once (`a[threadIdx.x]`,
+    # `b[threadIdx.x * 2]`, the store that reads blockIdx.x), the two that read threadIdx.y 4 times
+    assert [str(plan.ref) for plan in plans] == [
+        "0",
+        "0",
+        "0",
+        "w*4",
+        "w*8",
+        "w*12",
+        "0",
+        "132",
+        "264",
+        "396",
+        "blockIdx.x*256",
+    ]
+    assert len(found) == 11
     for done, plain in found:
         assert len(done) == 1 and done == plain
         assert (done[0].combo, done[0].times, done[0].active) == ((), 1, 32)
+
+
+@pytest.mark.parametrize("launch", LAUNCHES)
+def test_warps_that_agree_on_the_indices_read_give_the_report_of_walking_each(tmp_path, monkeypatch, launch):
+    """A warp whose thread indices read by the access are those of a warp walked before takes
+    that walk (`walk_warp`): the same report, byte for byte, as walking every warp (nothing
+    remembered), and fewer steps, where the block has warps that differ only in threadIdx.y
+    (the default launches' 32 x 4 and 64 x 2 blocks, and 32 x 4 and 16 x 8)."""
+
+    def walk_each(monkeypatch=None):
+        forget()
+        if monkeypatch is not None:
+            monkeypatch.setattr(costing, "walk_key", lambda site, arch: None)
+
+    (fast, fast_steps), (plain, plain_steps) = with_and_without(tmp_path, monkeypatch, PROGRAM, launch, walk_each)
+    assert '"accesses"' in fast and len(fast_steps) == len(plain_steps) == 1
+    assert fast == plain
+    assert fast_steps[0] < plain_steps[0]

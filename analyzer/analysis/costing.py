@@ -42,7 +42,7 @@ from analyzer.analysis.cost import (
 )
 from analyzer.analysis.groups import scenario_groups
 from analyzer.analysis.loops import vectorized_iterations
-from analyzer.analysis.memo import per_node, remember
+from analyzer.analysis.memo import remember
 from analyzer.analysis.merge import mark_reused
 from analyzer.analysis.results import AccessCost, Collision, LaunchConfig, TypicalCost, stride, unit_of
 from analyzer.analysis.scenarios import ScenarioLanes, Site, WarpPlan, plan_warp, scenario_lanes, warp_lanes
@@ -223,52 +223,70 @@ def walk_key(site: Site, arch: Architecture) -> tuple | None:
     """What decides the plans and charges of the site's warps apart from the block and grid
     sizes and their lanes (`walk_warp` adds those): the address, mask and loops with the
     launch's values put in, the values the loops' conditions read, the pieces and the
-    architecture. None (not remembered) where the grid decides more than how many blocks a
-    request stands for: a block index in the address or the mask (it may be walked block by
-    block, or decide lanes), or facts that restrict the values tried. Worked out once per
-    access, not per warp: the five corpora asked for it for each of 211,861 warps of 53,408
-    accesses (3.8 s of 404 profiled); myocyte/main.cu 26,902 -> 3,550 asks."""
+    architecture; the grid itself where a block index is read (blocks may be walked one by
+    one, or decide lanes), else only whether it is known (it says how many blocks a request
+    stands for); and which thread indices are read (`walk_warp`). None (not remembered) where
+    facts restrict the values tried. Worked out once per access, not per warp: the five
+    corpora asked for it for each of 211,861 warps of 53,408 accesses (3.8 s of 404
+    profiled); myocyte/main.cu 26,902 -> 3,550 asks."""
     if site.facts is not None:
         return None
     exprs = [site.offset, site.mask, *(e for lp in site.loops for e in (lp.cond, lp.init) if e is not None)]
     symbols = set().union(*(e.free_symbols for e in exprs))
-    if any(is_block_index(name) for name in symbols):
-        return None
     loop_known = tuple(sorted((name, site.known[name]) for name in symbols if name in site.known))
-    grid_known = site.launch.grid is not None
+    grid = site.launch.grid
+    grid_known = grid if any(is_block_index(name) for name in symbols) else grid is not None
     decided = (site.offset, site.affine, site.mask, site.loops, loop_known)
+    # the thread indices read: warps that differ only in the others walk alike (`walk_warp`)
+    reads = tuple(name in symbols for name in THREAD_SYMBOLS)
     # the cost model's functions too: a test that replaces one must not meet walks charged by the other
-    return (*decided, site.space, site.pieces, site.address_period, grid_known, arch, shared_cost, global_cost)
+    return (*decided, site.space, site.pieces, site.address_period, grid_known, arch, shared_cost, global_cost, reads)
 
 
-#: Each warp's thread indices (`thread_indices`), by its lanes (`scenarios.warp_lanes` keeps
-#: them): BinomialOptions/kernel.cu built them for each of 36,448 walks of 8 warps (0.67 s of
-#: 9.6 profiled in `walk_key`, 0.38 after).
-_THREADS: dict[int, tuple] = {}
+_GRID_AT = 8  # where `walk_key` holds the grid, or only whether it is known
 
 
-def thread_indices(lanes: tuple) -> tuple:
-    """The thread indices of each lane of a warp (None: no such lane)."""
-    return tuple(
-        None if lane is None else (lane["threadIdx.x"], lane["threadIdx.y"], lane["threadIdx.z"]) for lane in lanes
-    )
+#: Each warp's thread indices that a site reads (`thread_indices`), by its lanes
+#: (`scenarios.warp_lanes` keeps them) and what is read: BinomialOptions/kernel.cu built them
+#: for each of 36,448 walks of 8 warps (0.67 s of 9.6 profiled in `walk_key`, 0.38 after).
+_THREADS: dict[tuple[int, tuple[bool, ...]], tuple] = {}
+
+
+def thread_indices(lanes: tuple, reads: tuple[bool, ...]) -> tuple:
+    """The thread indices of each lane of a warp that `reads` marks (x, y, z), None for the
+    others and for a lane the warp does not have."""
+    names = [name if read else None for name, read in zip(THREAD_SYMBOLS, reads)]
+    return tuple(None if lane is None else tuple(n and lane[n] for n in names) for lane in lanes)
+
+
+def read_indices(lanes: tuple, reads: tuple[bool, ...]) -> tuple:
+    """`thread_indices(lanes, reads)`, remembered by the lanes' identity and `reads`."""
+    key = (id(lanes), reads)
+    seen = _THREADS.get(key)
+    if seen is not None and seen[0] is lanes:
+        return seen[1]
+    value = thread_indices(lanes, reads)
+    remember(_THREADS, key, (lanes, value))
+    return value
 
 
 def walk_warp(
     site: Site, lanes: tuple, warp: int, summary: Summary, arch: Architecture, decided: tuple | None
 ) -> WarpWalk:
     """The plan of one warp's walk and what each of its scenarios charges; remembered by the
-    site's `walk_key` (`decided`) and the warp's thread indices, a walk seen before costs a step
-    a scenario and has its blocks counted anew."""
-    key = None if decided is None else (decided, per_node(_THREADS, lanes, thread_indices))
+    site's `walk_key` (`decided`) and the warp's thread indices that the site reads: a walk
+    seen before costs a step a scenario and has its blocks counted anew. The warps of a block
+    that differ only in indices the access does not read walk alike (threadFenceReduction.cu's
+    32 x 4 x 4 blocks: 4,624 plans -> 860; C++AMP BinomialOptions 2.44 -> 1.24 s of CPU)."""
+    key = None if decided is None else (decided, read_indices(lanes, decided[-1]))
     seen = _WALKS.get(key) if key is not None else None
     if seen is not None:
         plan, charged = seen
         budget.spend(sum(c.times for c in charged))  # scenarios counted again (analyzer.budget)
         grid = site.launch.grid
-        return (
-            None if plan is None else replace(plan, block_weight=None if grid is None else math.prod(grid))
-        ), charged
+        if plan is None or key[0][_GRID_AT] == grid:  # made for this grid (a block index is read)
+            return plan, charged
+        return replace(plan, block_weight=None if grid is None else math.prod(grid)), charged
     plan = plan_warp(site, lanes, (site.block, arch.warp_size, warp))
     charged = () if plan is None else charge_scenarios(site, plan, summary, arch)
     if key is not None:
