@@ -280,11 +280,11 @@ def walk_warp(
     32 x 4 x 4 blocks: 4,624 plans -> 860; C++AMP BinomialOptions 2.44 -> 1.24 s of CPU)."""
     key = None if decided is None else (decided, read_indices(lanes, decided[-1]))
     seen = _WALKS.get(key) if key is not None else None
-    if seen is not None:
+    if seen is not None and decided is not None:
         plan, charged = seen
         budget.spend(sum(c.times for c in charged))  # scenarios counted again (analyzer.budget)
         grid = site.launch.grid
-        if plan is None or key[0][_GRID_AT] == grid:  # made for this grid (a block index is read)
+        if plan is None or decided[_GRID_AT] == grid:  # made for this grid (a block index is read)
             return plan, charged
         return replace(plan, block_weight=None if grid is None else math.prod(grid)), charged
     plan = plan_warp(site, lanes, (site.block, arch.warp_size, warp))
