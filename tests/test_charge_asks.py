@@ -9,9 +9,13 @@ the key asking again; the one-scenario charges equal `charged_one_by_one`'s."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from analyzer.analysis import costing
+from analyzer.analysis import symbolic as S
+from analyzer.analysis.results import Facts
 from walk_checks import checked, forget_walk_tables, same_with_and_without, with_and_without
 
 PROGRAM = """\
@@ -122,3 +126,44 @@ def test_warps_that_agree_on_the_indices_read_give_the_report_of_walking_each(tm
     assert '"accesses"' in fast and len(fast_steps) == len(plain_steps) == 1
     assert fast == plain
     assert fast_steps[0] < plain_steps[0]
+
+
+MOVED = """\
+__global__ void fields(float *a, int n, int m) {
+    __assume(m >= 0 && m <= 3);
+    if (threadIdx.x < n) {
+        float s = a[threadIdx.x] + a[threadIdx.x + 32] + a[threadIdx.x + 1];
+        a[threadIdx.x + 64 + m] = s;
+    }
+}
+"""
+
+
+def test_accesses_moved_by_a_multiple_of_the_period_share_their_walks(tmp_path, monkeypatch):
+    """Accesses whose addresses differ by a multiple of the address period (128 bytes on
+    sm_90: a row of banks, four sectors) and that agree on the rest, facts stated in the
+    kernel among it, share their warps' walks (`moved_offset`): `a[threadIdx.x]` and
+    `a[threadIdx.x + 32]`, 128 bytes apart, take one walk a warp (4 sectors a request); `+ 1`
+    (4 bytes on, 5 sectors) and the store (which reads `m`) their own. The report is the one
+    of walking each warp of each access, byte for byte."""
+
+    def walk_each(monkeypatch=None):
+        forget()
+        if monkeypatch is not None:
+            monkeypatch.setattr(costing, "walk_key", lambda site, arch: None)
+
+    launch = ("--block", "64", "--grid", "2")
+    (fast, fast_steps), (plain, plain_steps) = with_and_without(tmp_path, monkeypatch, MOVED, launch, walk_each)
+    assert '"accesses"' in fast and fast == plain
+    assert fast_steps[0] < plain_steps[0]
+    monkeypatch.undo()  # the walks remembered again
+    monkeypatch.chdir(tmp_path)
+    walk_each()
+    checked(tmp_path, monkeypatch, "k.json", *launch, "k.cu")
+    keys = list(costing._WALKS)
+    assert len(keys) == 3 * 2  # three walks a warp, two warps
+    # the address's terms but the constant, the constant modulo 128
+    x, m = ((S.Symbol("threadIdx.x"),), 4), ((S.Symbol("m"),), 4)
+    assert {key[0][1:3] for key in keys} == {(frozenset([x]), 0), (frozenset([x]), 4), (frozenset([x, m]), 0)}
+    assert [a["per_request"] for a in json.loads(fast)["files"][0]["kernels"][0]["accesses"]] == [4, 4, 5, 5]
+    assert all(key[0][7] == Facts(range_of=(("m", 0, None), ("m", None, 3))) for key in keys)  # `__assume`'s

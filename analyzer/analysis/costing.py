@@ -221,29 +221,57 @@ _WALKS: dict[tuple, WarpWalk] = {}
 
 def walk_key(site: Site, arch: Architecture) -> tuple | None:
     """What decides the plans and charges of the site's warps apart from the block and grid
-    sizes and their lanes (`walk_warp` adds those): the address, mask and loops with the
-    launch's values put in, the values the loops' conditions read, the pieces and the
-    architecture; the grid itself where a block index is read (blocks may be walked one by
+    sizes and their lanes (`walk_warp` adds those): the address up to a move by a multiple of
+    the address period (`moved_offset`), the mask and loops with the launch's values put in,
+    the values the loops' conditions read, the pieces and the architecture; the grid itself where a block index is read (blocks may be walked one by
     one, or decide lanes), else only whether it is known (it says how many blocks a request
-    stands for); and which thread indices are read (`walk_warp`). None (not remembered) where
-    facts restrict the values tried. Worked out once per access, not per warp: the five
-    corpora asked for it for each of 211,861 warps of 53,408 accesses (3.8 s of 404
-    profiled); myocyte/main.cu 26,902 -> 3,550 asks."""
-    if site.facts is not None:
+    stands for); the facts that restrict the values tried; and which thread indices are read
+    (`walk_warp`). None (not remembered) where the facts are not a value (hashable). Worked
+    out once per access, not per warp: the five corpora asked for it for each of 211,861
+    warps of 53,408 accesses (3.8 s of 404 profiled); myocyte/main.cu 26,902 -> 3,550 asks."""
+    try:
+        hash(site.facts)  # `Facts` records are; another `SymbolFacts` need not be
+    except TypeError:
         return None
     exprs = [site.offset, site.mask, *(e for lp in site.loops for e in (lp.cond, lp.init) if e is not None)]
     symbols = set().union(*(e.free_symbols for e in exprs))
     loop_known = tuple(sorted((name, site.known[name]) for name in symbols if name in site.known))
     grid = site.launch.grid
     grid_known = grid if any(is_block_index(name) for name in symbols) else grid is not None
-    decided = (site.offset, site.affine, site.mask, site.loops, loop_known)
+    decided = (*moved_offset(site), site.mask, site.loops, loop_known)
     # the thread indices read: warps that differ only in the others walk alike (`walk_warp`)
     reads = tuple(name in symbols for name in THREAD_SYMBOLS)
     # the cost model's functions too: a test that replaces one must not meet walks charged by the other
-    return (*decided, site.space, site.pieces, site.address_period, grid_known, arch, shared_cost, global_cost, reads)
+    return (
+        grid_known,
+        *decided,
+        site.facts,
+        site.space,
+        site.pieces,
+        site.address_period,
+        arch,
+        shared_cost,
+        global_cost,
+        reads,
+    )
 
 
-_GRID_AT = 8  # where `walk_key` holds the grid, or only whether it is known
+_GRID_AT = 0  # where `walk_key` holds the grid, or only whether it is known
+
+
+def moved_offset(site: Site) -> tuple:
+    """What decides the walks of the site's address up to a move by a multiple of its
+    `address_period`: its terms but the constant, the constant modulo the period, and the
+    thread indices' coefficients (`Site.affine` is worked out from the address). Every
+    request of two such addresses costs the same (the charges read the first lane's start
+    modulo the period and the other lanes' distances from it, `outcome_of`), and a walk's plan
+    is read after it only for what it counts (`Summary.add`, `begin_warp`), which reads no
+    address: the accesses of an unrolled loop or of a struct's fields share their walks
+    (myocyte/main.cu's `threadIdx.x*364 + blockIdx.x*11648 + 248` and its 1,411 others)."""
+    terms = site.offset._p
+    constant = terms.get((), 0)
+    rest = frozenset(item for item in terms.items() if item[0])
+    return (rest, constant % site.address_period, None if site.affine is None else site.affine[0])
 
 
 #: Each warp's thread indices that a site reads (`thread_indices`), by its lanes
