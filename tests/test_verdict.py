@@ -236,3 +236,27 @@ def test_the_block_indices_that_decide_masks_and_their_memo():
     assert mask_blocks(masks) is first and len(_MASK_BLOCKS) == 1
     assert mask_blocks(tuple(masks)) is first  # the same tuple
     assert mask_blocks(masks[:3]) == frozenset({"blockIdx.x"})
+
+
+def test_a_mask_of_block_indices_is_decided_at_the_grids_corners():
+    """`walked.decide_mask_at_corners`: a mask of block indices alone is evaluated at each
+    corner of a known grid (1 where it holds at all, 0 where at none, else itself); with a
+    loop counter it is substituted, and kept where a corner makes no number of it; a mask of
+    another symbol, or without a grid, is kept."""
+    from analyzer.analysis.results import LaunchConfig
+    from analyzer.analysis.walked import decide_mask_at_corners
+
+    bx, by, n, k = S.sym("blockIdx.x"), S.sym("blockIdx.y"), S.sym("n"), S.sym("k@1")
+    grid = LaunchConfig((32, 1, 1), (4, 3, 1), "--grid")
+    assert decide_mask_at_corners(S.compare("<", bx * 32 + 5, S.const(128)), grid) == S.const(1)  # 101 < 128
+    assert decide_mask_at_corners(S.compare("<", bx * 32 + 5, S.const(5)), grid) == S.const(0)
+    split = S.compare("<", bx * 32 + by, S.const(60))  # 0 at the corner (0, 0), 98 at (3, 2)
+    assert decide_mask_at_corners(split, grid) is split
+    # a division by zero at a corner is left to the substitution, which makes no number of it
+    divided = S.compare("<", S.const(7) // by, S.const(100))
+    assert decide_mask_at_corners(divided, grid) is divided
+    with_counter = S.compare("<", by + k, S.const(7))
+    assert decide_mask_at_corners(with_counter, grid) is with_counter  # a number at no corner
+    other = S.compare("<", bx + n, S.const(3))
+    assert decide_mask_at_corners(other, grid) is other
+    assert decide_mask_at_corners(split, LaunchConfig((32, 1, 1), None, "--block")) is split

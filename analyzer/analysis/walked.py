@@ -122,14 +122,25 @@ def walked_values(
 def decide_mask_at_corners(m: S.Expr, launch: LaunchConfig) -> S.Expr:
     """A lane's mask decided where it depends only on block indices of a known grid: it holds
     (or fails) at every corner of the grid, as bounds checks do; else `m` itself."""
-    names = [n for n in m.free_symbols if not is_loop_counter(n)]
+    free = m.free_symbols
+    names = [n for n in free if not is_loop_counter(n)]
     specs = [builtins.variable(n) for n in names]
     if not names or any(s is None or s.kind is not BuiltinKind.BLOCK_INDEX for s in specs) or launch.grid is None:
         return m
     axes = {s.name: launch.grid[s.axis] - 1 for s in specs}  # type: ignore[union-attr, index]
     values = set()
+    # a mask of block indices alone is evaluated at each corner, not substituted (the five
+    # corpora: 69,099 corner substitutions, 8.2 s of 332 profiled)
+    evaluable = len(names) == len(free)
     for corner in itertools.product(*[(0, hi) for hi in axes.values()]):
-        v = m.subs(dict(zip(axes, corner)))
+        env = dict(zip(axes, corner))
+        if evaluable:
+            try:
+                values.add(bool(m.evaluate(env)))
+                continue
+            except (ArithmeticError, ValueError, LookupError):  # as `scenarios.evaluated`: substitute
+                pass
+        v = m.subs(env)
         if not v.is_const:
             return m
         values.add(bool(v.value))
