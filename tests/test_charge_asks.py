@@ -59,15 +59,28 @@ def test_the_warps_of_an_access_share_its_part_of_the_key(tmp_path, monkeypatch)
     forget()
     checked(tmp_path, monkeypatch, "k.json", "--block", "32,4", "k.cu")
     keys = list(costing._WALKS)
-    # 6 accesses remembered (the store that reads blockIdx.x with its grid); the 4 warps differ
-    # only in threadIdx.y: one walk for each access that reads no threadIdx.y, 4 for the two
-    # that do (`b[w * threadIdx.y + threadIdx.x]`, `a[threadIdx.y * 33]`)
-    assert len(keys) == 4 * 1 + 2 * 4 and all(len(key) == 2 for key in keys)
-    shared = {id(key[0]) for key in keys}
-    assert len(shared) == 6  # one object per access, read by each of its warps
-    # the warps' thread indices that are read: x alone (the same in every warp), or x and y
-    assert len({key[1] for key in keys}) == 1 + 4
-    assert sorted({key[0][-1] for key in keys}) == [(True, False, False), (True, True, False)]
+    # 7 accesses remembered (the loop's load and store of `a` apart, the store that reads
+    # blockIdx.x with its grid); the 4 warps have the same threadIdx.x values and differ in
+    # threadIdx.y: one walk for each access that reads no threadIdx.y, 4 for the two that do
+    # (`b[w * threadIdx.y + threadIdx.x]`, `a[threadIdx.y * 33]`)
+    assert len(keys) == 5 * 1 + 2 * 4 and all(len(key) == 2 for key in keys)
+    assert len({id(key[0]) for key in keys}) == 7  # one object per access, read by each of its warps
+    # how each index is read (`index_reads`): not at all; as it is (a mask reads it, or it is no
+    # plain term of the address: `w * threadIdx.y`); or only as `c * index` in the address,
+    # (m,) with c * m a multiple of 128 bytes: `threadIdx.x * 2` floats (16,), `threadIdx.x` (32,),
+    # `threadIdx.y * 33` (32,)
+    assert {key[0][-1] for key in keys} == {
+        ((16,), False, False),
+        ((32,), False, False),
+        ((32,), True, False),
+        (True, (32,), False),
+        (True, False, False),
+    }
+    # the index read as a moved term keyed less its first lane's value, and that modulo m after
+    # the lanes: the 4 warps of `a[threadIdx.y * 33]` (its mask reads threadIdx.x) differ there only
+    rows = [key[1] for key in keys if key[0][-1] == (True, (32,), False)]
+    assert {row[:32] for row in rows} == {tuple((x, 0, None) for x in range(32))}
+    assert sorted(row[32] for row in rows) == [(0,), (1,), (2,), (3,)]
 
 
 def test_a_walk_of_one_scenario_charges_what_one_by_one_charges(tmp_path, monkeypatch):
@@ -167,3 +180,42 @@ def test_accesses_moved_by_a_multiple_of_the_period_share_their_walks(tmp_path, 
     assert {key[0][1:3] for key in keys} == {(frozenset([x]), 0), (frozenset([x]), 4), (frozenset([x, m]), 0)}
     assert [a["per_request"] for a in json.loads(fast)["files"][0]["kernels"][0]["accesses"]] == [4, 4, 5, 5]
     assert all(key[0][7] == Facts(range_of=(("m", 0, None), ("m", None, 3))) for key in keys)  # `__assume`'s
+
+
+TRANSLATED = """\
+__global__ void rows(float *a, char *c) {
+    __shared__ float s[128 * 33];
+    s[threadIdx.x * 33] = a[threadIdx.x * 3];
+    __syncthreads();
+    c[threadIdx.x] = 1;
+    if (threadIdx.x < 40)
+        a[threadIdx.x + 1] = s[threadIdx.x];
+}
+"""
+
+
+@pytest.mark.parametrize(("block", "walks"), [("128", 2 * 1 + 3 * 4), ("48", 5 * 2)])
+def test_warps_moved_by_whole_rows_of_banks_share_their_walks(tmp_path, monkeypatch, block, walks):
+    """A warp whose lanes read `threadIdx.x` only as `c * threadIdx.x` in the address, with
+    the lanes' values another warp's moved by a multiple of m (`index_reads`: c * m a multiple
+    of the 128-byte period), takes that warp's walk: in a block of 128 threads the 4 warps
+    of `s[threadIdx.x * 33]` (c = 132, m = 32) and of `a[threadIdx.x * 3]` (c = 12, m = 32)
+    walk once; those of `c[threadIdx.x]` (c = 1, m = 128: its warps start 32 bytes apart) and
+    of the two accesses under `threadIdx.x < 40` (a mask reads it) each, as do both warps of a
+    block of 48 (the second has 16 lanes). The same report, byte for byte, as walking every
+    warp."""
+
+    def walk_each(monkeypatch=None):
+        forget()
+        if monkeypatch is not None:
+            monkeypatch.setattr(costing, "walk_key", lambda site, arch: None)
+
+    launch = ("--block", block, "--grid", "2")
+    (fast, fast_steps), (plain, plain_steps) = with_and_without(tmp_path, monkeypatch, TRANSLATED, launch, walk_each)
+    assert '"accesses"' in fast and fast == plain
+    assert (fast_steps[0] < plain_steps[0]) == (block == "128")  # a walk met again costs a step a scenario
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    walk_each()
+    checked(tmp_path, monkeypatch, "k.json", *launch, "k.cu")
+    assert len(costing._WALKS) == walks

@@ -223,12 +223,13 @@ def walk_key(site: Site, arch: Architecture) -> tuple | None:
     """What decides the plans and charges of the site's warps apart from the block and grid
     sizes and their lanes (`walk_warp` adds those): the address up to a move by a multiple of
     the address period (`moved_offset`), the mask and loops with the launch's values put in,
-    the values the loops' conditions read, the pieces and the architecture; the grid itself where a block index is read (blocks may be walked one by
-    one, or decide lanes), else only whether it is known (it says how many blocks a request
-    stands for); the facts that restrict the values tried; and which thread indices are read
-    (`walk_warp`). None (not remembered) where the facts are not a value (hashable). Worked
-    out once per access, not per warp: the five corpora asked for it for each of 211,861
-    warps of 53,408 accesses (3.8 s of 404 profiled); myocyte/main.cu 26,902 -> 3,550 asks."""
+    the values the loops' conditions read, the pieces and the architecture; the grid itself
+    where a block index is read (blocks may be walked one by one, or decide lanes), else only
+    whether it is known (it says how many blocks a request stands for); the facts that
+    restrict the values tried; and how the thread indices are read (`index_reads`). None (not
+    remembered) where the facts are not a value (hashable). Worked out once per access, not
+    per warp: the five corpora asked for it for each of 211,861 warps of 53,408 accesses (3.8
+    s of 404 profiled); myocyte/main.cu 26,902 -> 3,550 asks."""
     try:
         hash(site.facts)  # `Facts` records are; another `SymbolFacts` need not be
     except TypeError:
@@ -239,14 +240,14 @@ def walk_key(site: Site, arch: Architecture) -> tuple | None:
     grid = site.launch.grid
     grid_known = grid if any(is_block_index(name) for name in symbols) else grid is not None
     decided = (*moved_offset(site), site.mask, site.loops, loop_known)
-    # the thread indices read: warps that differ only in the others walk alike (`walk_warp`)
-    reads = tuple(name in symbols for name in THREAD_SYMBOLS)
+    reads = index_reads(site, symbols)
     # the cost model's functions too: a test that replaces one must not meet walks charged by the other
     return (
         grid_known,
         *decided,
         site.facts,
         site.space,
+        site.op,  # a seed generation may charge a load and a store differently
         site.pieces,
         site.address_period,
         arch,
@@ -257,6 +258,46 @@ def walk_key(site: Site, arch: Architecture) -> tuple | None:
 
 
 _GRID_AT = 0  # where `walk_key` holds the grid, or only whether it is known
+
+#: How an access reads a thread index (`index_reads`): not at all, as it is, or (a tuple of
+#: one number m) only in its address, as a plain term whose move by m is a multiple of the
+#: address period.
+IndexRead = bool | tuple[int]
+
+
+def index_reads(site: Site, symbols: set[str]) -> tuple[IndexRead, ...]:
+    """How the site reads each thread index (x, y, z), for the key of its warps' walks
+    (`thread_indices`): False where it does not (warps that differ only there walk alike);
+    `(m,)` where only its address reads it, and only as a plain term `c * threadIdx.x` with a
+    number `c` (`plain_coefficient`): a warp whose lanes' values of it are another's moved by
+    a multiple of m has every lane's address moved by a multiple of the address period, every
+    request at the same cost (as in `moved_offset`): it walks alike (convolution_simple/
+    kernel.cu, 128 x 128 blocks: the four warps of a row); else True."""
+    elsewhere: set[str] = set(site.mask.free_symbols).union(
+        *(e.free_symbols for lp in site.loops for e in (lp.cond, lp.init) if e is not None)
+    )
+    period = site.address_period
+    reads: list[IndexRead] = []
+    for name in THREAD_SYMBOLS:
+        coefficient = None if name not in symbols or name in elsewhere else plain_coefficient(site.offset, name)
+        if name not in symbols:
+            reads.append(False)
+        elif coefficient is not None:
+            reads.append((period // math.gcd(period, coefficient),))
+        else:
+            reads.append(True)
+    return tuple(reads)
+
+
+def plain_coefficient(e: S.Expr, name: str) -> int | None:
+    """The number `c` where `e` reads the symbol `name` only in its term `c * name`; else None."""
+    found = None
+    for monomial, coefficient in e.terms():
+        if len(monomial) == 1 and monomial[0].__class__ is S.Symbol and monomial[0].name == name:
+            found = coefficient
+        elif any(name in atom.free for atom in monomial):
+            return None
+    return found
 
 
 def moved_offset(site: Site) -> tuple:
@@ -275,19 +316,30 @@ def moved_offset(site: Site) -> tuple:
 
 
 #: Each warp's thread indices that a site reads (`thread_indices`), by its lanes
-#: (`scenarios.warp_lanes` keeps them) and what is read: BinomialOptions/kernel.cu built them
-#: for each of 36,448 walks of 8 warps (0.67 s of 9.6 profiled in `walk_key`, 0.38 after).
-_THREADS: dict[tuple[int, tuple[bool, ...]], tuple] = {}
+#: (`scenarios.warp_lanes` keeps them) and how they are read: BinomialOptions/kernel.cu built
+#: them for each of 36,448 walks of 8 warps (0.67 s of 9.6 profiled in `walk_key`, 0.38 after).
+_THREADS: dict[tuple[int, tuple[IndexRead, ...]], tuple] = {}
 
 
-def thread_indices(lanes: tuple, reads: tuple[bool, ...]) -> tuple:
-    """The thread indices of each lane of a warp that `reads` marks (x, y, z), None for the
-    others and for a lane the warp does not have."""
+def thread_indices(lanes: tuple, reads: tuple[IndexRead, ...]) -> tuple:
+    """The thread indices of each lane of a warp as `reads` reads them (`index_reads`: x, y,
+    z): None for one not read and for a lane the warp does not have; one read only as a
+    moved term, less its value at the warp's first lane, and that value modulo its m after
+    the lanes (where some index is read so)."""
     names = [name if read else None for name, read in zip(THREAD_SYMBOLS, reads)]
-    return tuple(None if lane is None else tuple(n and lane[n] for n in names) for lane in lanes)
+    rows = tuple(None if lane is None else tuple(n and lane[n] for n in names) for lane in lanes)
+    moved = [axis for axis, read in enumerate(reads) if read.__class__ is tuple]
+    if not moved:
+        return rows
+    first = next(row for row in rows if row is not None)  # a warp has a first lane
+    rows = tuple(
+        None if row is None else tuple(v - first[axis] if axis in moved else v for axis, v in enumerate(row))  # type: ignore[operator]
+        for row in rows
+    )
+    return (*rows, tuple(first[axis] % reads[axis][0] for axis in moved))  # type: ignore[index, operator]
 
 
-def read_indices(lanes: tuple, reads: tuple[bool, ...]) -> tuple:
+def read_indices(lanes: tuple, reads: tuple[IndexRead, ...]) -> tuple:
     """`thread_indices(lanes, reads)`, remembered by the lanes' identity and `reads`."""
     key = (id(lanes), reads)
     seen = _THREADS.get(key)
