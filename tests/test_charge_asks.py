@@ -65,21 +65,20 @@ def test_the_warps_of_an_access_share_its_part_of_the_key(tmp_path, monkeypatch)
     # (`b[w * threadIdx.y + threadIdx.x]`, `a[threadIdx.y * 33]`)
     assert len(keys) == 5 * 1 + 2 * 4 and all(len(key) == 2 for key in keys)
     assert len({id(key[0]) for key in keys}) == 7  # one object per access, read by each of its warps
-    # how each index is read (`index_reads`): not at all; as it is (a mask reads it, or it is no
-    # plain term of the address: `w * threadIdx.y`); or only as `c * index` in the address,
-    # (m,) with c * m a multiple of 128 bytes: `threadIdx.x * 2` floats (16,), `threadIdx.x` (32,),
-    # `threadIdx.y * 33` (32,)
+    # how each index is read (`index_reads`): not at all (threadIdx.z; threadIdx.x by
+    # `a[threadIdx.y * 33]`, whose mask `threadIdx.x < w` no lane decides), or only as a move:
+    # (m,) with the index's coefficient times m a multiple of 128 bytes (`threadIdx.x * 2`
+    # floats (16,); `threadIdx.x`, `w * threadIdx.y` and `threadIdx.y * 33` (32,))
     assert {key[0][-1] for key in keys} == {
         ((16,), False, False),
         ((32,), False, False),
-        ((32,), True, False),
-        (True, (32,), False),
-        (True, False, False),
+        ((32,), (32,), False),
+        (False, (32,), False),
     }
-    # the index read as a moved term keyed less its first lane's value, and that modulo m after
-    # the lanes: the 4 warps of `a[threadIdx.y * 33]` (its mask reads threadIdx.x) differ there only
-    rows = [key[1] for key in keys if key[0][-1] == (True, (32,), False)]
-    assert {row[:32] for row in rows} == {tuple((x, 0, None) for x in range(32))}
+    # an index read as a move is keyed less its first lane's value, and that modulo m after
+    # the lanes: the 4 warps of `a[threadIdx.y * 33]` differ there only
+    rows = [key[1] for key in keys if key[0][-1] == (False, (32,), False)]
+    assert {row[:32] for row in rows} == {((None, 0, None),) * 32}
     assert sorted(row[32] for row in rows) == [(0,), (1,), (2,), (3,)]
 
 
@@ -174,7 +173,10 @@ def test_accesses_moved_by_a_multiple_of_the_period_share_their_walks(tmp_path, 
     walk_each()
     checked(tmp_path, monkeypatch, "k.json", *launch, "k.cu")
     keys = list(costing._WALKS)
-    assert len(keys) == 3 * 2  # three walks a warp, two warps
+    # three walks, the two warps alike: their lanes' addresses are 128 bytes apart, and no
+    # lane decides `threadIdx.x < n` (`n` is read nowhere else: `index_reads`)
+    assert len(keys) == 3
+    assert {key[0][-1] for key in keys} == {((32,), False, False)}
     # the address's terms but the constant, the constant modulo 128
     x, m = ((S.Symbol("threadIdx.x"),), 4), ((S.Symbol("m"),), 4)
     assert {key[0][1:3] for key in keys} == {(frozenset([x]), 0), (frozenset([x]), 4), (frozenset([x, m]), 0)}

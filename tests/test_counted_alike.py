@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.analysis import costing, scenarios
+from analyzer.analysis import costing, scenarios, walk_keys
 from walk_checks import checked, forget_walk_tables, same_with_and_without
 
 #: Loop counters and block indices that only move the warp, by 4, 8 and 12 bytes a step (a
@@ -75,19 +75,19 @@ def test_fewer_charges_are_counted(tmp_path, monkeypatch):
 
 def test_a_warps_thread_indices_are_remembered_by_its_lanes():
     """`walk_warp` reads the thread indices of a warp's lanes that the access reads from
-    `costing._THREADS`: the same as working them out, and worked out once per lanes object
+    `walk_keys._THREADS`: the same as working them out, and worked out once per lanes object
     and indices read."""
     lanes = scenarios.warp_lanes((16, 8, 1), 32)[1]
-    costing._THREADS.clear()
-    first = costing.read_indices(lanes, (True, True, True))
+    walk_keys._THREADS.clear()
+    first = walk_keys.read_indices(lanes, (True, True, True))
     assert first == tuple((x, y, 0) for y in (2, 3) for x in range(16))
-    assert costing.read_indices(lanes, (True, True, True)) is first
-    only_x = costing.read_indices(lanes, (True, False, False))
+    assert walk_keys.read_indices(lanes, (True, True, True)) is first
+    only_x = walk_keys.read_indices(lanes, (True, False, False))
     assert only_x == tuple((x, None, None) for _ in (2, 3) for x in range(16))
     # warp 0 of a (16, 8) block has the same x values: its walk is the same for an access of x alone
-    assert costing.read_indices(scenarios.warp_lanes((16, 8, 1), 32)[0], (True, False, False)) == only_x
-    assert costing.read_indices(lanes, (False, True, False)) == tuple(
+    assert walk_keys.read_indices(scenarios.warp_lanes((16, 8, 1), 32)[0], (True, False, False)) == only_x
+    assert walk_keys.read_indices(lanes, (False, True, False)) == tuple(
         (None, y, None) for y in (2, 3) for _ in range(16)
     )
     # a lane the warp does not have stays None
-    assert costing.read_indices(scenarios.warp_lanes((40, 1, 1), 32)[1], (True, False, False))[8:] == (None,) * 24
+    assert walk_keys.read_indices(scenarios.warp_lanes((40, 1, 1), 32)[1], (True, False, False))[8:] == (None,) * 24

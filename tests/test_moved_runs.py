@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.analysis import runs
+from analyzer.analysis import costing, runs
 from walk_checks import budget_cut_alike, checked, forget_walk_tables, same_with_and_without
 
 PROGRAM = """\
@@ -48,20 +48,24 @@ def test_runs_remembered_give_the_plain_walks_report_and_steps(tmp_path, monkeyp
     same_with_and_without(tmp_path, monkeypatch, PROGRAM, launch, forget, kernels=2)
 
 
-def test_runs_are_met_again(tmp_path, monkeypatch):
+@pytest.mark.parametrize(("walks", "met", "spent"), [("remembered", 0, [8266, 3994]), ("each warp", 25, [9872, 4003])])
+def test_runs_are_met_again(tmp_path, monkeypatch, walks, met, spent):
     """The runs of the uniform loads and rows moved by blocks (40 blocks, 4 warps) are
-    remembered and counted again: 9 worked out, 3 met again (the loop's load among them: its
-    counter's condition holds at each of its values, `groups._lanes_read`). The warps after
-    the first of an access that reads no thread index, or reads `threadIdx.x` only in its
-    address as a term that moves each warp by whole rows of banks (`c[blockIdx.x * 65 +
-    threadIdx.x]`), take the first's whole walk instead (`costing.walk_warp`,
-    `index_reads`): 25 runs met again when every warp was walked, 9,872 and 4,003 steps."""
+    remembered and counted again: 9 worked out, and with every warp walked (`walk_key` None)
+    25 met again (the loop's load among them: its counter's condition holds at each of its
+    values, `groups._lanes_read`). With the walks remembered none is met again: the warps
+    after the first of an access that reads no thread index, or reads `threadIdx.x` only in
+    its address as a term that moves each warp by whole rows of banks (`c[blockIdx.x * 65 +
+    threadIdx.x]`) and in masks that no lane decides (`threadIdx.x + n < 70`), take the
+    first's whole walk (`costing.walk_warp`, `walk_keys.index_reads`), in fewer steps."""
     (tmp_path / "k.cu").write_text(PROGRAM)
     monkeypatch.chdir(tmp_path)
+    if walks == "each warp":
+        monkeypatch.setattr(costing, "walk_key", lambda site, arch: None)
     # checked once before: the numbers and symbols the symbolic layer keeps (`S.const`,
     # `S.sym`) spend a step only when first made, so the steps below would otherwise depend on
-    # what the process checked before this test (alone: [9934, 4005]; after another test of
-    # this program: [9872, 4003])
+    # what the process checked before this test (alone: [9934, 4005] with every warp walked;
+    # after another test of this program: [9872, 4003])
     checked(tmp_path, monkeypatch, "warm.json", "--block", "128", "--grid", "40", "k.cu")
     forget()
     calls = {"replayed": 0, "worked out": 0}
@@ -72,8 +76,8 @@ def test_runs_are_met_again(tmp_path, monkeypatch):
     monkeypatch.setattr(runs, "_replayed", counting("replayed", runs._replayed))
     monkeypatch.setattr(runs, "_one_by_one", counting("worked out", runs._one_by_one))
     _, steps = checked(tmp_path, monkeypatch, "r.json", "--block", "128", "--grid", "40", "k.cu")
-    assert calls == {"replayed": 3, "worked out": 9}
-    assert steps == [8845, 3994]
+    assert calls == {"replayed": met, "worked out": 9}
+    assert steps == spent
 
 
 @pytest.mark.parametrize(("analysis", "cut"), [(7000, 2), (12000, 1), (24000, 0)])

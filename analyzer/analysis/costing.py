@@ -13,6 +13,7 @@ import math
 
 from analyzer import budget
 from analyzer.analysis import symbolic as S
+from analyzer.analysis import walk_keys
 from analyzer.analysis.assumptions import (
     AddressNotFollowed,
     AlignmentUnknown,
@@ -50,7 +51,7 @@ from analyzer.analysis.starts import remembered_starts
 from analyzer.analysis.symbolic import Origin
 from analyzer.analysis.symbolic.expressions import LANE_VARYING_PREFIX
 from analyzer.analysis.values import THREAD_SYMBOLS, Occurrence, lane_varying
-from analyzer.analysis.verdict import SymbolFacts, is_block_index
+from analyzer.analysis.verdict import SymbolFacts
 from analyzer.arch import Architecture
 from analyzer.ir.nodes import AccessOp, Space
 from analyzer.records import field, record, replace
@@ -220,134 +221,9 @@ _WALKS: dict[tuple, WarpWalk] = {}
 
 
 def walk_key(site: Site, arch: Architecture) -> tuple | None:
-    """What decides the plans and charges of the site's warps apart from the block and grid
-    sizes and their lanes (`walk_warp` adds those): the address up to a move by a multiple of
-    the address period (`moved_offset`), the mask and loops with the launch's values put in,
-    the values the loops' conditions read, the pieces and the architecture; the grid itself
-    where a block index is read (blocks may be walked one by one, or decide lanes), else only
-    whether it is known (it says how many blocks a request stands for); the facts that
-    restrict the values tried; and how the thread indices are read (`index_reads`). None (not
-    remembered) where the facts are not a value (hashable). Worked out once per access, not
-    per warp: the five corpora asked for it for each of 211,861 warps of 53,408 accesses (3.8
-    s of 404 profiled); myocyte/main.cu 26,902 -> 3,550 asks."""
-    try:
-        hash(site.facts)  # `Facts` records are; another `SymbolFacts` need not be
-    except TypeError:
-        return None
-    exprs = [site.offset, site.mask, *(e for lp in site.loops for e in (lp.cond, lp.init) if e is not None)]
-    symbols = set().union(*(e.free_symbols for e in exprs))
-    loop_known = tuple(sorted((name, site.known[name]) for name in symbols if name in site.known))
-    grid = site.launch.grid
-    grid_known = grid if any(is_block_index(name) for name in symbols) else grid is not None
-    decided = (*moved_offset(site), site.mask, site.loops, loop_known)
-    reads = index_reads(site, symbols)
-    # the cost model's functions too: a test that replaces one must not meet walks charged by the other
-    return (
-        grid_known,
-        *decided,
-        site.facts,
-        site.space,
-        site.op,  # a seed generation may charge a load and a store differently
-        site.pieces,
-        site.address_period,
-        arch,
-        shared_cost,
-        global_cost,
-        reads,
-    )
-
-
-_GRID_AT = 0  # where `walk_key` holds the grid, or only whether it is known
-
-#: How an access reads a thread index (`index_reads`): not at all, as it is, or (a tuple of
-#: one number m) only in its address, as a plain term whose move by m is a multiple of the
-#: address period.
-IndexRead = bool | tuple[int]
-
-
-def index_reads(site: Site, symbols: set[str]) -> tuple[IndexRead, ...]:
-    """How the site reads each thread index (x, y, z), for the key of its warps' walks
-    (`thread_indices`): False where it does not (warps that differ only there walk alike);
-    `(m,)` where only its address reads it, and only as a plain term `c * threadIdx.x` with a
-    number `c` (`plain_coefficient`): a warp whose lanes' values of it are another's moved by
-    a multiple of m has every lane's address moved by a multiple of the address period, every
-    request at the same cost (as in `moved_offset`): it walks alike (convolution_simple/
-    kernel.cu, 128 x 128 blocks: the four warps of a row); else True."""
-    elsewhere: set[str] = set(site.mask.free_symbols).union(
-        *(e.free_symbols for lp in site.loops for e in (lp.cond, lp.init) if e is not None)
-    )
-    period = site.address_period
-    reads: list[IndexRead] = []
-    for name in THREAD_SYMBOLS:
-        coefficient = None if name not in symbols or name in elsewhere else plain_coefficient(site.offset, name)
-        if name not in symbols:
-            reads.append(False)
-        elif coefficient is not None:
-            reads.append((period // math.gcd(period, coefficient),))
-        else:
-            reads.append(True)
-    return tuple(reads)
-
-
-def plain_coefficient(e: S.Expr, name: str) -> int | None:
-    """The number `c` where `e` reads the symbol `name` only in its term `c * name`; else None."""
-    found = None
-    for monomial, coefficient in e.terms():
-        if len(monomial) == 1 and monomial[0].__class__ is S.Symbol and monomial[0].name == name:
-            found = coefficient
-        elif any(name in atom.free for atom in monomial):
-            return None
-    return found
-
-
-def moved_offset(site: Site) -> tuple:
-    """What decides the walks of the site's address up to a move by a multiple of its
-    `address_period`: its terms but the constant, the constant modulo the period, and the
-    thread indices' coefficients (`Site.affine` is worked out from the address). Every
-    request of two such addresses costs the same (the charges read the first lane's start
-    modulo the period and the other lanes' distances from it, `outcome_of`), and a walk's plan
-    is read after it only for what it counts (`Summary.add`, `begin_warp`), which reads no
-    address: the accesses of an unrolled loop or of a struct's fields share their walks
-    (myocyte/main.cu's `threadIdx.x*364 + blockIdx.x*11648 + 248` and its 1,411 others)."""
-    terms = site.offset._p
-    constant = terms.get((), 0)
-    rest = frozenset(item for item in terms.items() if item[0])
-    return (rest, constant % site.address_period, None if site.affine is None else site.affine[0])
-
-
-#: Each warp's thread indices that a site reads (`thread_indices`), by its lanes
-#: (`scenarios.warp_lanes` keeps them) and how they are read: BinomialOptions/kernel.cu built
-#: them for each of 36,448 walks of 8 warps (0.67 s of 9.6 profiled in `walk_key`, 0.38 after).
-_THREADS: dict[tuple[int, tuple[IndexRead, ...]], tuple] = {}
-
-
-def thread_indices(lanes: tuple, reads: tuple[IndexRead, ...]) -> tuple:
-    """The thread indices of each lane of a warp as `reads` reads them (`index_reads`: x, y,
-    z): None for one not read and for a lane the warp does not have; one read only as a
-    moved term, less its value at the warp's first lane, and that value modulo its m after
-    the lanes (where some index is read so)."""
-    names = [name if read else None for name, read in zip(THREAD_SYMBOLS, reads)]
-    rows = tuple(None if lane is None else tuple(n and lane[n] for n in names) for lane in lanes)
-    moved = [axis for axis, read in enumerate(reads) if read.__class__ is tuple]
-    if not moved:
-        return rows
-    first = next(row for row in rows if row is not None)  # a warp has a first lane
-    rows = tuple(
-        None if row is None else tuple(v - first[axis] if axis in moved else v for axis, v in enumerate(row))  # type: ignore[operator]
-        for row in rows
-    )
-    return (*rows, tuple(first[axis] % reads[axis][0] for axis in moved))  # type: ignore[index, operator]
-
-
-def read_indices(lanes: tuple, reads: tuple[IndexRead, ...]) -> tuple:
-    """`thread_indices(lanes, reads)`, remembered by the lanes' identity and `reads`."""
-    key = (id(lanes), reads)
-    seen = _THREADS.get(key)
-    if seen is not None and seen[0] is lanes:
-        return seen[1]
-    value = thread_indices(lanes, reads)
-    remember(_THREADS, key, (lanes, value))
-    return value
+    """`walk_keys.walk_key` with the cost model's functions this module charges with (a test
+    that replaces one must not meet walks charged by the other)."""
+    return walk_keys.walk_key(site, arch, (shared_cost, global_cost))
 
 
 def walk_warp(
@@ -358,13 +234,13 @@ def walk_warp(
     seen before costs a step a scenario and has its blocks counted anew. The warps of a block
     that differ only in indices the access does not read walk alike (threadFenceReduction.cu's
     32 x 4 x 4 blocks: 4,624 plans -> 860; C++AMP BinomialOptions 2.44 -> 1.24 s of CPU)."""
-    key = None if decided is None else (decided, read_indices(lanes, decided[-1]))
+    key = None if decided is None else (decided, walk_keys.read_indices(lanes, decided[-1]))
     seen = _WALKS.get(key) if key is not None else None
     if seen is not None and decided is not None:
         plan, charged = seen
         budget.spend(sum(c.times for c in charged))  # scenarios counted again (analyzer.budget)
         grid = site.launch.grid
-        if plan is None or decided[_GRID_AT] == grid:  # made for this grid (a block index is read)
+        if plan is None or decided[walk_keys.GRID_AT] == grid:  # made for this grid (a block index is read)
             return plan, charged
         return replace(plan, block_weight=None if grid is None else math.prod(grid)), charged
     plan = plan_warp(site, lanes, (site.block, arch.warp_size, warp))

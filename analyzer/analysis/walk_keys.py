@@ -1,0 +1,234 @@
+"""What decides a warp's walk (`costing.walk_warp`), and no more: the key its walk is remembered by.
+
+Two warps, or two accesses, whose walks have the same key charge the same requests in every
+scenario, so the second takes the first's walk (a step a scenario) instead of planning and
+charging its own. The key holds the access's address up to a move by a multiple of the
+address period (`moved_offset`), its mask and loops, the facts that restrict the values
+tried, the grid where a block index is read, and each thread index as the walk reads it
+(`index_reads`, `thread_indices`): not at all, as it is, or only as a move of the warp.
+
+Why a move by a multiple of the address period changes no charge: a request is charged from
+the first lane's start modulo the period and the other lanes' distances from it
+(`costing.outcome_of`; the starts of a symbolic address, `starts.starts_from`, read its
+constant modulo gcds that divide the period), and after the walk its plan is read only for
+what it counts (`Summary.add`, `Summary.begin_warp`), which reads no address.
+
+Measured on the five public corpora (`benchmarks/compare_reports.py`: 704 reports, the same
+byte for byte with every walk made): threadFenceReduction.cu 4,624 plans -> 860 (warps that
+differ in indices not read), myocyte/main.cu 26,753 -> 1,780 (a struct's fields),
+convolution_simple/kernel.cu 8,207 -> 1,936 (warps moved by whole rows of banks).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from analyzer.analysis import symbolic as S
+from analyzer.analysis.memo import remember
+from analyzer.analysis.scenarios import Site
+from analyzer.analysis.values import THREAD_SYMBOLS, is_loop_counter
+from analyzer.analysis.verdict import is_block_index
+from analyzer.arch import Architecture
+
+__all__ = ["GRID_AT", "IndexRead", "index_reads", "moved_offset", "read_indices", "thread_indices", "walk_key"]
+
+#: How an access reads a thread index (`index_reads`): not at all, as it is, or (a tuple of
+#: one number m) only as a move of the warp's addresses, a multiple of the address period
+#: for a move of the index by a multiple of m.
+IndexRead = bool | tuple[int]
+
+GRID_AT = 0  # where `walk_key` holds the grid, or only whether it is known
+
+#: The comparisons whose folding `never_folded` reasons about (`logic.compare` folds one
+#: where its two sides differ by a number).
+_COMPARISONS = frozenset({"<", "<=", "==", "!="})
+
+
+def walk_key(site: Site, arch: Architecture, cost_models: tuple[Callable, ...]) -> tuple | None:
+    """What decides the plans and charges of the site's warps apart from the block and grid
+    sizes and their lanes (`costing.walk_warp` adds those): the address up to a move by a
+    multiple of the address period (`moved_offset`), the mask and loops with the launch's
+    values put in, the values the loops' conditions read, the space, operation and pieces,
+    the architecture and its `cost_models`; the grid itself where a block index is read
+    (blocks may be walked one by one, or decide lanes), else only whether it is known (it
+    says how many blocks a request stands for); the facts that restrict the values tried;
+    and how the thread indices are read (`index_reads`), last. None (not remembered) where the
+    facts are not a value (hashable). Worked out once per access, not per warp: the five
+    corpora asked for it for each of 211,861 warps of 53,408 accesses (3.8 s of 404
+    profiled); myocyte/main.cu 26,902 -> 3,550 asks."""
+    try:
+        hash(site.facts)  # `Facts` records are; another `SymbolFacts` need not be
+    except TypeError:
+        return None
+    exprs = [site.offset, site.mask, *(e for lp in site.loops for e in (lp.cond, lp.init) if e is not None)]
+    symbols = set().union(*(e.free_symbols for e in exprs))
+    loop_known = tuple(sorted((name, site.known[name]) for name in symbols if name in site.known))
+    grid = site.launch.grid
+    grid_known = grid if any(is_block_index(name) for name in symbols) else grid is not None
+    return (
+        grid_known,
+        *moved_offset(site),
+        site.mask,
+        site.loops,
+        loop_known,
+        site.facts,
+        site.space,
+        site.op,  # a seed generation may charge a load and a store differently
+        site.pieces,
+        site.address_period,
+        arch,
+        *cost_models,
+        index_reads(site, symbols),
+    )
+
+
+def moved_offset(site: Site) -> tuple:
+    """What decides the walks of the site's address up to a move by a multiple of its
+    `address_period`: its terms but the constant, the constant modulo the period, and the
+    thread indices' coefficients (`Site.affine` is worked out from the address): the
+    accesses of an unrolled loop or of a struct's fields share their walks (myocyte/main.cu's
+    `threadIdx.x*364 + blockIdx.x*11648 + 248` and its 1,411 others)."""
+    terms = site.offset._p
+    constant = terms.get((), 0)
+    rest = frozenset(item for item in terms.items() if item[0])
+    return (rest, constant % site.address_period, None if site.affine is None else site.affine[0])
+
+
+def index_reads(site: Site, symbols: set[str]) -> tuple[IndexRead, ...]:
+    """How the site reads each thread index (x, y, z), for the key of its warps' walks
+    (`thread_indices`):
+    - False where nothing reads it, or only parts of the mask that no lane decides
+      (`never_folded`): warps that differ only there walk alike;
+    - `(m,)` where the address reads it only in terms of degree one, `c * threadIdx.x * w`
+      with numbers c (`moved_modulus`), and the loops do not, nor the mask but where no lane
+      decides it: a warp whose lanes' values of it are another's moved by a multiple of m has
+      every lane's address moved by a multiple of the address period in every scenario, every
+      request at the same cost: it walks alike (convolution_simple/kernel.cu, 128 x 128
+      blocks: the four warps of a row);
+    - else True."""
+    loops: set[str] = set().union(*(e.free_symbols for lp in site.loops for e in (lp.cond, lp.init) if e is not None))
+    never = frozenset(
+        name
+        for name in symbols
+        if name not in site.offset.free_symbols
+        and name not in THREAD_SYMBOLS
+        and not is_loop_counter(name)
+        and not is_block_index(name)
+    )
+    reads: list[IndexRead] = []
+    for name in THREAD_SYMBOLS:
+        if name not in symbols:
+            reads.append(False)
+            continue
+        moved = None if name in loops or not never_folded(site.mask, name, never) else moved_modulus(site, name)
+        reads.append(True if moved is None else moved)
+    return tuple(reads)
+
+
+def moved_modulus(site: Site, name: str) -> IndexRead | None:
+    """How the address reads the thread index `name` where it is only a move of the warp:
+    False where it does not read it; (m,) where every term that reads it is of degree one in
+    it and reads it as a symbol, not inside another atom (`c * name * w`, the other factors
+    the same in every lane), m the least move of it by which each such term moves by a
+    multiple of the address period whatever the values of `w`; else None."""
+    g = 0
+    for monomial, coefficient in site.offset.terms():
+        degree = 0
+        for atom in monomial:
+            if atom.__class__ is S.Symbol and atom.name == name:
+                degree += 1
+            elif name in atom.free:
+                return None
+        if degree > 1:
+            return None
+        if degree:
+            g = math.gcd(g, coefficient)
+    if not g:
+        return False
+    period = site.address_period
+    return (period // math.gcd(period, g),)
+
+
+def never_folded(mask: S.Expr, name: str, never: frozenset[str]) -> bool:
+    """Whether no lane's value of the thread index `name` decides any part of `mask` that reads
+    it: each such part is an atom of the mask (a term of coefficient one of its own, or an
+    argument of `&&` and `||`, recursively) that compares two sides whose difference reads
+    `name` only in terms of degree one outside other atoms, and has a term that is one symbol
+    of `never` (no scenario assigns it: not read by the address, not a loop counter, not a
+    block index), in no other term. Put in at any lane and scenario, that difference keeps the
+    term, so the comparison is no number (`logic.compare` folds only a number), and `&&`, `||`
+    of such parts are none either (`logic.logical_and`): the lanes' masks are undecided alike."""
+    if name not in mask.free_symbols:
+        return True
+    for monomial, _coefficient in mask.terms():
+        reading = [atom for atom in monomial if name in atom.free]
+        if not reading:
+            continue
+        if len(monomial) != 1 or reading[0].__class__ is not S.Term:  # a product may vanish
+            return False
+        atom = reading[0]
+        op = atom.op
+        if op in ("&&", "||"):
+            if not all(never_folded(arg, name, never) for arg in atom.args):
+                return False
+        elif op not in _COMPARISONS or not _kept_apart(atom.args, name, never):
+            return False
+    return True
+
+
+def _kept_apart(sides: tuple[S.Expr, ...], name: str, never: frozenset[str]) -> bool:
+    """Whether each of a comparison's two `sides` reads `name` only in plain terms (`c * name`,
+    so that a lane changes only its constant) and their difference keeps a term that is one
+    symbol of `never`, in no other term of it (`never_folded`)."""
+    difference: dict[tuple, int] = {}
+    for side, sign in zip(sides, (1, -1)):
+        for monomial, coefficient in side.terms():
+            plain = len(monomial) == 1 and monomial[0].__class__ is S.Symbol
+            if not plain and any(name in atom.free for atom in monomial):
+                return False
+            difference[monomial] = difference.get(monomial, 0) + sign * coefficient
+    alone = {m[0].name for m, c in difference.items() if c and len(m) == 1 and m[0].__class__ is S.Symbol}
+    elsewhere = {
+        free
+        for m, c in difference.items()
+        if c and (len(m) != 1 or m[0].__class__ is not S.Symbol)
+        for atom in m
+        for free in atom.free
+    }
+    return any(symbol in never and symbol not in elsewhere for symbol in alone)
+
+
+#: Each warp's thread indices as a site reads them (`thread_indices`), by its lanes
+#: (`scenarios.warp_lanes` keeps them) and how they are read: BinomialOptions/kernel.cu built
+#: them for each of 36,448 walks of 8 warps (0.67 s of 9.6 profiled in `walk_key`, 0.38 after).
+_THREADS: dict[tuple[int, tuple[IndexRead, ...]], tuple] = {}
+
+
+def thread_indices(lanes: tuple, reads: tuple[IndexRead, ...]) -> tuple:
+    """The thread indices of each lane of a warp as `reads` reads them (`index_reads`: x, y,
+    z): None for one not read and for a lane the warp does not have; one read only as a
+    move, less its value at the warp's first lane, and that value modulo its m after the
+    lanes (where some index is read so)."""
+    names = [name if read else None for name, read in zip(THREAD_SYMBOLS, reads)]
+    rows = tuple(None if lane is None else tuple(n and lane[n] for n in names) for lane in lanes)
+    moved = [axis for axis, read in enumerate(reads) if read.__class__ is tuple]
+    if not moved:
+        return rows
+    first = next(row for row in rows if row is not None)  # a warp has a first lane
+    rows = tuple(
+        None if row is None else tuple(v - first[axis] if axis in moved else v for axis, v in enumerate(row))  # type: ignore[operator]
+        for row in rows
+    )
+    return (*rows, tuple(first[axis] % reads[axis][0] for axis in moved))  # type: ignore[index, operator]
+
+
+def read_indices(lanes: tuple, reads: tuple[IndexRead, ...]) -> tuple:
+    """`thread_indices(lanes, reads)`, remembered by the lanes' identity and `reads`."""
+    key = (id(lanes), reads)
+    seen = _THREADS.get(key)
+    if seen is not None and seen[0] is lanes:
+        return seen[1]
+    value = thread_indices(lanes, reads)
+    remember(_THREADS, key, (lanes, value))
+    return value
