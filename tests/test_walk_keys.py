@@ -36,6 +36,8 @@ NEVER = frozenset({"n", "m"})
         (S.compare("==", X % 2, N), False),  # inside another atom
         (S.logical_or(S.compare("<", X, N), S.compare("<", X, S.const(3))), False),
         (S.compare("<", X, N) * S.compare("<", K, S.const(3)), False),  # a product may vanish
+        (S.compare("<", X, N) - S.compare("<", S.const(3), N), False),  # 0 at the lane 3
+        (S.compare("<", X, N) + 1, False),
     ],
 )
 def test_the_parts_of_a_mask_that_no_lane_decides(mask, undecided):

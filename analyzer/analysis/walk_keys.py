@@ -151,30 +151,25 @@ def moved_modulus(site: Site, name: str) -> IndexRead | None:
 
 
 def never_folded(mask: S.Expr, name: str, never: frozenset[str]) -> bool:
-    """Whether no lane's value of the thread index `name` decides any part of `mask` that reads
-    it: each such part is an atom of the mask (a term of coefficient one of its own, or an
-    argument of `&&` and `||`, recursively) that compares two sides whose difference reads
-    `name` only in terms of degree one outside other atoms, and has a term that is one symbol
-    of `never` (no scenario assigns it: not read by the address, not a loop counter, not a
-    block index), in no other term. Put in at any lane and scenario, that difference keeps the
-    term, so the comparison is no number (`logic.compare` folds only a number), and `&&`, `||`
-    of such parts are none either (`logic.logical_and`): the lanes' masks are undecided alike."""
+    """Whether no lane's value of the thread index `name` decides `mask` or any part of it that
+    reads it: the mask is one atom (a term of coefficient one, nothing added: two parts that
+    differ at most lanes may be equal at one, and their difference vanish there), and that
+    atom, where it reads `name`, either joins such parts with `&&` or `||`, or compares two
+    sides whose difference reads `name` only in terms of degree one outside other atoms and
+    has a term that is one symbol of `never` (no scenario assigns it: not read by the address,
+    not a loop counter, not a block index), in no other term. Put in at any lane and scenario,
+    that difference keeps the term, so the comparison is no number (`logic.compare` folds
+    only a number), and `&&`, `||` of such parts are none either (`logic.logical_and`): the
+    lanes' masks are undecided alike."""
     if name not in mask.free_symbols:
         return True
-    for monomial, _coefficient in mask.terms():
-        reading = [atom for atom in monomial if name in atom.free]
-        if not reading:
-            continue
-        if len(monomial) != 1 or reading[0].__class__ is not S.Term:  # a product may vanish
-            return False
-        atom = reading[0]
-        op = atom.op
-        if op in ("&&", "||"):
-            if not all(never_folded(arg, name, never) for arg in atom.args):
-                return False
-        elif op not in _COMPARISONS or not _kept_apart(atom.args, name, never):
-            return False
-    return True
+    terms = mask.terms()
+    if len(terms) != 1 or terms[0][1] != 1 or len(terms[0][0]) != 1 or terms[0][0][0].__class__ is not S.Term:
+        return False
+    atom = terms[0][0][0]
+    if atom.op in ("&&", "||"):
+        return all(never_folded(arg, name, never) for arg in atom.args)
+    return atom.op in _COMPARISONS and _kept_apart(atom.args, name, never)
 
 
 def _kept_apart(sides: tuple[S.Expr, ...], name: str, never: frozenset[str]) -> bool:
