@@ -62,6 +62,7 @@ def site(offset: S.Expr, mask: S.Expr | None = None) -> Site:
         (X * 4 + X * W * 6, (64,)),  # gcd(4, 6) = 2
         (BX * 4 + N, False),  # not read
         (X * X * 4, None),  # of degree two
+        (X * Y * 4, None),  # another thread index: the lanes would move apart
         (S.minimum(X, N) * 4, None),  # inside another atom
     ],
 )

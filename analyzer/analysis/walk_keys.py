@@ -129,21 +129,18 @@ def index_reads(site: Site, symbols: set[str]) -> tuple[IndexRead, ...]:
 def moved_modulus(site: Site, name: str) -> IndexRead | None:
     """How the address reads the thread index `name` where it is only a move of the warp:
     False where it does not read it; (m,) where every term that reads it is of degree one in
-    it and reads it as a symbol, not inside another atom (`c * name * w`, the other factors
-    the same in every lane), m the least move of it by which each such term moves by a
-    multiple of the address period whatever the values of `w`; else None."""
+    it and reads it as a symbol, not inside another atom, its other factors symbols that are
+    no thread index (`c * name * w`: the same in every lane, so that every lane moves alike),
+    m the least move of it by which each such term moves by a multiple of the address period
+    whatever the values of `w`; else None."""
     g = 0
     for monomial, coefficient in site.offset.terms():
-        degree = 0
-        for atom in monomial:
-            if atom.__class__ is S.Symbol and atom.name == name:
-                degree += 1
-            elif name in atom.free:
-                return None
-        if degree > 1:
+        if not any(name in atom.free for atom in monomial):
+            continue
+        names = [atom.name if atom.__class__ is S.Symbol else None for atom in monomial]
+        if names.count(name) != 1 or any(n is None or n in THREAD_SYMBOLS for n in names if n != name):
             return None
-        if degree:
-            g = math.gcd(g, coefficient)
+        g = math.gcd(g, coefficient)
     if not g:
         return False
     period = site.address_period
