@@ -21,11 +21,12 @@ convolution_simple/kernel.cu 8,207 -> 1,936 (warps moved by whole rows of banks)
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
 from analyzer.analysis import symbolic as S
-from analyzer.analysis.memo import remember
+from analyzer.analysis.memo import per_node
 from analyzer.analysis.scenarios import Site
 from analyzer.analysis.values import THREAD_SYMBOLS, is_loop_counter
 from analyzer.analysis.verdict import is_block_index
@@ -191,10 +192,11 @@ def _kept_apart(sides: tuple[S.Expr, ...], name: str, never: frozenset[str]) -> 
     return any(symbol in never and symbol not in elsewhere for symbol in alone)
 
 
-#: Each warp's thread indices as a site reads them (`thread_indices`), by its lanes
-#: (`scenarios.warp_lanes` keeps them) and how they are read: BinomialOptions/kernel.cu built
-#: them for each of 36,448 walks of 8 warps (0.67 s of 9.6 profiled in `walk_key`, 0.38 after).
-_THREADS: dict[tuple[int, tuple[IndexRead, ...]], tuple] = {}
+#: Each warp's thread indices as a site reads them (`thread_indices`), by how they are read,
+#: then by its lanes (`memo.per_node`: `scenarios.warp_lanes` keeps them): BinomialOptions/
+#: kernel.cu built them for each of 36,448 walks of 8 warps (0.67 s of 9.6 profiled in
+#: `walk_key`, 0.38 after). The ways of reading are few (m a power of two up to the period).
+_THREADS: dict[tuple[IndexRead, ...], dict] = {}
 
 
 def thread_indices(lanes: tuple, reads: tuple[IndexRead, ...]) -> tuple:
@@ -216,11 +218,8 @@ def thread_indices(lanes: tuple, reads: tuple[IndexRead, ...]) -> tuple:
 
 
 def read_indices(lanes: tuple, reads: tuple[IndexRead, ...]) -> tuple:
-    """`thread_indices(lanes, reads)`, remembered by the lanes' identity and `reads`."""
-    key = (id(lanes), reads)
-    seen = _THREADS.get(key)
-    if seen is not None and seen[0] is lanes:
-        return seen[1]
-    value = thread_indices(lanes, reads)
-    remember(_THREADS, key, (lanes, value))
-    return value
+    """`thread_indices(lanes, reads)`, remembered by `reads` and the lanes' identity."""
+    table = _THREADS.get(reads)
+    if table is None:
+        table = _THREADS[reads] = {}
+    return per_node(table, lanes, functools.partial(thread_indices, reads=reads))
