@@ -55,7 +55,7 @@ def test_lanes_taken_from_a_group_give_the_plain_report_and_steps(tmp_path, monk
     same_with_and_without(tmp_path, monkeypatch, PROGRAM, launch, forget, kernels=4)
 
 
-@pytest.mark.parametrize("analysis", [3_000, 15_000, 20_000, 25_000])
+@pytest.mark.parametrize("analysis", [3_000, 15_000, 20_000, 24_000])
 def test_a_small_budget_runs_out_where_the_lanes_substituted_one_by_one_ran_out(tmp_path, monkeypatch, analysis):
     fast, plain = budget_cut_alike(tmp_path, monkeypatch, PROGRAM, analysis, (), forget)
     assert fast == plain

@@ -61,7 +61,7 @@ def test_lanes_put_in_once_for_the_warps_give_the_plain_report_and_steps(tmp_pat
     same_with_and_without(tmp_path, monkeypatch, PROGRAM, launch, forget, kernels=2)
 
 
-@pytest.mark.parametrize("analysis", [4_000, 5_000, 5_500])
+@pytest.mark.parametrize("analysis", [4_000, 5_000, 5_100])
 def test_a_small_budget_runs_out_where_the_lanes_put_in_one_by_one_ran_out(tmp_path, monkeypatch, analysis):
     launch = ("--block", "32,4", "--grid", "3")
     fast, plain = budget_cut_alike(tmp_path, monkeypatch, PROGRAM, analysis, launch, forget)
