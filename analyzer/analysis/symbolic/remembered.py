@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from analyzer.analysis.memo import remember
 from analyzer.analysis.symbolic.expressions import MAX_DEPTH, Expr, Symbol, Term, Unknown, const
 from analyzer.budget import BudgetExceeded
 from analyzer.budget import current_meter as _meter_now
@@ -86,9 +87,7 @@ def _evaluable(t: Term) -> bool:
             for mono in a._p
             for atom in mono
         )
-        if len(_EVALUABLE) >= REMEMBERED_TERMS:
-            _EVALUABLE.clear()
-        _EVALUABLE[t] = done
+        remember(_EVALUABLE, t, done)
     return done
 
 
