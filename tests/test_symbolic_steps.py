@@ -45,7 +45,7 @@ CASES = [
     (lambda: x * y + z, {"x": 4, "y": 5}, 2, "z + 20"),
     (lambda: x - y, {"y": x}, 2, "0"),  # cancels: the zero coefficient dropped
     (lambda: S.floordiv(x, y + 1), {"x": 9, "y": 2}, 6, "3"),
-    # the comparison's two sides are told apart without building their difference (`const_difference`)
+    # the comparison's two sides are told apart without building their difference (`queries.constant_difference`)
     (lambda: S.select(S.compare("<", x, y), x, y), {"x": 1}, 10, "(1 < y) ? 1 : y"),
 ]
 
