@@ -13,6 +13,7 @@ import pytest
 from analyzer import budget
 from analyzer.analysis import lane_groups, scenarios
 from analyzer.analysis import symbolic as S
+from analyzer.analysis.values import THREAD_SYMBOLS
 from walk_checks import budget_cut_alike, forget_walk_tables, same_with_and_without
 
 PROGRAM = """\
@@ -77,7 +78,7 @@ def substituted(masks: list[S.Expr], grouped: bool) -> tuple[list[S.Expr], list[
                 assert env is not None
                 before = meter.left
                 subs = S.RememberedSubs(env, memo)
-                results.append(lane_groups.lane_subs(e, subs) if grouped else e.subs(subs))
+                results.append(lane_groups.terms_grouped(e, subs) if grouped else e.subs(subs))
                 steps.append(before - meter.left)
     return results, steps, memo
 
@@ -103,3 +104,72 @@ def test_a_grouped_lane_gives_the_result_steps_and_memo_of_its_substitution():
     assert len(lane_groups._GROUPS) == 8
     assert fast[0][0] == flags[0] and fast[0][1] == S.const(0) and fast[0][128] == flags[1]
     assert fast[1][128] == fast[1][0] and fast[1][129] == fast[1][1]
+
+
+def lanes_of_a_block(e: S.Expr, by_values: bool) -> tuple[list[S.Expr], list[int], int]:
+    """`e` at each lane of a 32 x 4 block with a memo of its terms, by `lane_subs` (the lanes
+    taken by the values of their slots) or by a plain substitution: the results, the steps of
+    each, and how many lanes `by_values` worked out."""
+    lane_groups._BY_VALUES.clear()
+    lane_groups._SLOTS.clear()
+    worked_out = 0
+    plain = lane_groups.terms_grouped
+
+    def counted(e: S.Expr, subs: S.RememberedSubs) -> S.Expr:
+        nonlocal worked_out
+        worked_out += 1
+        return plain(e, subs)
+
+    lane_groups.terms_grouped = counted
+    memo: dict = {}
+    results, steps = [], []
+    meter = budget.Meter("analysis", 10**9)
+    try:
+        with budget.metered(meter):
+            for env in [lane for warp in scenarios.warp_lanes((32, 4, 1), 32) for lane in warp]:
+                assert env is not None
+                before = meter.left
+                subs = S.RememberedSubs(env, memo)
+                results.append(lane_groups.lane_subs(e, subs) if by_values else e.subs(subs))
+                steps.append(before - meter.left)
+    finally:
+        lane_groups.terms_grouped = plain
+    return results, steps, worked_out
+
+
+TID = S.sym("threadIdx.x") + S.sym("threadIdx.y") * 32
+#: A sorting network's mask (cdpBitonicSort.cu's shape): whether this lane's pair sorts up,
+#: from thread indices alone, picks which of two loaded values must be the smaller.
+UP = S.compare("==", S.mod(S.floordiv(TID, 64), 2) * 64, S.compare("<", TID, TID ^ 4) * 64)
+LOADED = S.unknown("a[tid]", S.Origin.LOADED, lane_varying=True), S.unknown("a[tid ^ 4]", S.Origin.LOADED, True)
+SORTS = S.compare("!=", S.select(UP, S.compare("<", *LOADED), S.compare("<", *reversed(LOADED))), 0)
+
+
+def test_lanes_whose_slots_agree_take_one_substitution_with_its_result_and_steps():
+    lanes_of_a_block(SORTS, False)  # the numbers both meet made
+    plain, plain_steps, _ = lanes_of_a_block(SORTS, False)
+    fast, fast_steps, worked_out = lanes_of_a_block(SORTS, True)
+    assert fast == plain and fast_steps == plain_steps and sum(fast_steps) == 896
+    # one slot, the term of thread indices alone that says whether the pair sorts up: 2 values
+    assert lane_groups._slots(SORTS, S.RememberedSubs(dict.fromkeys(THREAD_SYMBOLS, 0), {})) == (
+        (),
+        (S.single_atom(UP),),
+    )
+    assert worked_out == 2
+    assert {str(e) for e in fast} == {
+        "0 != (per-lane a[tid] < per-lane a[tid ^ 4])",
+        "0 != (per-lane a[tid ^ 4] < per-lane a[tid])",
+    }
+
+
+def test_a_lane_whose_slot_divides_by_zero_is_substituted_on_its_own():
+    tx = S.sym("threadIdx.x")
+    mask = S.logical_and(S.compare("<", S.floordiv(tx * 4, tx - 3), 5), S.compare("<", tx, S.sym("n")))
+    lanes_of_a_block(mask, False)
+    plain, plain_steps, _ = lanes_of_a_block(mask, False)
+    fast, fast_steps, worked_out = lanes_of_a_block(mask, True)
+    assert fast == plain and fast_steps == plain_steps
+    assert str(fast[3]) == "(3 < n) && ((12 / 0) < 5)" and str(fast[35]) == str(fast[3])
+    # threadIdx.x is read bare too: 32 values, each worked out once, and the 4 lanes of
+    # threadIdx.x == 3 each on its own (the first of them counted among the 32)
+    assert worked_out == 32 + 3

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzer import budget, cli
-from analyzer.analysis import costing, groups, neutral, runs, scenarios, starts
+from analyzer.analysis import costing, groups, lane_groups, neutral, runs, scenarios, starts
 
 
 def forget_walk_tables() -> None:
@@ -29,6 +29,8 @@ def forget_walk_tables() -> None:
         starts._SPLITS,
         runs._RUNS,
         runs._ONE_CLASS,
+        lane_groups._SLOTS,
+        lane_groups._BY_VALUES,
     ):
         table.clear()
 

@@ -12,7 +12,7 @@ from analyzer.analysis.symbolic.expressions import MAX_DEPTH, Expr, Symbol, Term
 from analyzer.budget import BudgetExceeded
 from analyzer.budget import current_meter as _meter_now
 
-__all__ = ["REMEMBERED_TERMS", "RememberedSubs"]
+__all__ = ["REMEMBERED_TERMS", "RememberedSubs", "evaluable"]
 
 _HALF_DEPTH = MAX_DEPTH // 2
 
@@ -59,7 +59,7 @@ class RememberedSubs(dict):
                     raise BudgetExceeded(meter.stage, meter.limit)
             return seen[0]
         before = 0 if meter is None else meter.left
-        done = _number(t, self) if free <= self._names and _evaluable(t) else None
+        done = _number(t, self) if free <= self._names and evaluable(t) else None
         if done is None:
             done = t.subs_args(self)
         if len(memo) >= REMEMBERED_TERMS:
@@ -76,13 +76,13 @@ REMEMBERED_TERMS = 200_000
 _EVALUABLE: dict[Term, bool] = {}
 
 
-def _evaluable(t: Term) -> bool:
+def evaluable(t: Term) -> bool:
     """`t` holds no `Unknown`: `evaluate` gives its value once its symbols are bound (else it
     raises at the first unknown it meets, and its terms would be asked again, each in turn)."""
     done = _EVALUABLE.get(t)
     if done is None:
         done = t.__class__ is not Unknown and all(
-            atom.__class__ is Symbol or (atom.__class__ is Term and _evaluable(atom))
+            atom.__class__ is Symbol or (atom.__class__ is Term and evaluable(atom))
             for a in t.args
             for mono in a._p
             for atom in mono
