@@ -112,6 +112,7 @@ def lanes_of_a_block(e: S.Expr, by_values: bool) -> tuple[list[S.Expr], list[int
     each, and how many lanes `by_values` worked out."""
     lane_groups._BY_VALUES.clear()
     lane_groups._SLOTS.clear()
+    lane_groups._TALLY.clear()
     worked_out = 0
     plain = lane_groups.terms_grouped
 
@@ -173,3 +174,14 @@ def test_a_lane_whose_slot_divides_by_zero_is_substituted_on_its_own():
     # threadIdx.x is read bare too: 32 values, each worked out once, and the 4 lanes of
     # threadIdx.x == 3 each on its own (the first of them counted among the 32)
     assert worked_out == 32 + 3
+
+
+def test_an_expression_whose_lanes_never_agree_is_given_up_after_its_trial():
+    # the slot `(threadIdx.x + threadIdx.y*32) % 128` differs at each of the block's 128 lanes
+    spread = S.mod(TID, 128) * 3 + S.sym("n")
+    lanes_of_a_block(spread, False)
+    plain, plain_steps, _ = lanes_of_a_block(spread, False)
+    fast, fast_steps, worked_out = lanes_of_a_block(spread, True)
+    assert fast == plain and fast_steps == plain_steps and worked_out == 128
+    slots = lane_groups._slots(spread, S.RememberedSubs(dict.fromkeys(THREAD_SYMBOLS, 0), {}))
+    assert lane_groups._TALLY[slots] == [lane_groups.TRIAL_LANES, 0]  # asked no more after 64

@@ -31,6 +31,7 @@ def forget_walk_tables() -> None:
         runs._ONE_CLASS,
         lane_groups._SLOTS,
         lane_groups._BY_VALUES,
+        lane_groups._TALLY,
     ):
         table.clear()
 

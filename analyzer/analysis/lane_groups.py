@@ -65,7 +65,13 @@ def lane_subs(e: S.Expr, subs: S.RememberedSubs) -> S.Expr:
     slots = _slots(e, subs)
     if slots is None or budget.current() is None:
         return terms_grouped(e, subs)
-    return by_values(e, subs, slots)
+    tally = _TALLY.get(slots)
+    if tally is None:
+        tally = [0, 0]
+        remember(_TALLY, slots, tally)
+    elif tally[0] >= TRIAL_LANES and tally[1] * 4 < tally[0]:
+        return terms_grouped(e, subs)  # lanes seldom agree on these slots: looking costs more than it saves
+    return by_values(e, subs, slots, tally)
 
 
 def terms_grouped(e: S.Expr, subs: S.RememberedSubs) -> S.Expr:
@@ -78,6 +84,17 @@ def terms_grouped(e: S.Expr, subs: S.RememberedSubs) -> S.Expr:
 #: Per expression and names substituted: the names read bare and the terms that read nothing
 #: but those names (`_slots`); None where it reads none of them.
 _SLOTS: dict[tuple, tuple[tuple[str, ...], tuple[S.Term, ...]] | None] = {}
+#: Per slots (`_slots`): the lanes `by_values` was asked for, and those it took from a lane
+#: before. Whether lanes agree depends on the slots alone, which the unrolled copies of a loop
+#: share even where each has a counter of its own.
+_TALLY: dict[tuple, list[int]] = {}
+#: The lanes slots are tried by `by_values` before they are given up where fewer than a
+#: quarter of them were taken from a lane before (a miss costs evaluating the slots and
+#: remembering the lane, about half a substitution). tf32TensorCoreGemm.cu's addresses, whose
+#: lanes differ in `threadIdx.x % 16`, each of an unrolled copy with a counter of its own:
+#: 10.80 G instructions before `by_values`, 11.90 G with it tried at every lane, 11.01 G with
+#: the tally by expression, 10.86 G by slots.
+TRIAL_LANES = 64
 #: By (expression, its slots, their values at a lane): the lane's substitution and its steps.
 _BY_VALUES: dict[tuple, tuple[S.Expr, int]] = {}
 _BY_VALUES_CLEARS: list[int | None] = [0]  # `subs.memo`'s clears (`ClearCounted`) when `_BY_VALUES` was last emptied
@@ -117,7 +134,9 @@ def _find_slots(e: S.Expr, bound: frozenset[str], names: set[str], terms: dict[S
                     _find_slots(a, bound, names, terms)
 
 
-def by_values(e: S.Expr, subs: S.RememberedSubs, slots: tuple[tuple[str, ...], tuple[S.Term, ...]]) -> S.Expr:
+def by_values(
+    e: S.Expr, subs: S.RememberedSubs, slots: tuple[tuple[str, ...], tuple[S.Term, ...]], tally: list[int]
+) -> S.Expr:
     """`e.subs(subs)` where `e` reads the names of `subs` only at `slots` (`_slots`): a function of
     the slots' values at this lane, so taken from a lane before whose slots had the same
     values, spending the steps that lane's substitution spent. Worked out (and remembered)
@@ -130,7 +149,8 @@ def by_values(e: S.Expr, subs: S.RememberedSubs, slots: tuple[tuple[str, ...], t
     its sorting network's masks, `(threadIdx.x / 1024) % 2 == (threadIdx.x < (256 ^
     threadIdx.x))` choosing between comparisons of loaded values, was substituted at every
     lane, 5.8 of the file's 7.1 s; the lanes of a warp give one of a few values of its two
-    slots."""
+    slots. `tally` counts the lanes asked for and those taken (`_TALLY`)."""
+    tally[0] += 1
     names, terms = slots
     values: list[int] = [subs[n] for n in names]
     for t in terms:
@@ -146,6 +166,7 @@ def by_values(e: S.Expr, subs: S.RememberedSubs, slots: tuple[tuple[str, ...], t
     key = (e, slots, *values)
     seen = _BY_VALUES.get(key)
     if seen is not None:
+        tally[1] += 1
         budget.spend(seen[1])
         return seen[0]
     meter = budget.current()
