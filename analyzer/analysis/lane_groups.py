@@ -1,5 +1,12 @@
-"""A lane's substitution of a mask built from one opaque term, taken from a lane before it whose
-arguments' terms gave the same results.
+"""A lane's substitution of a mask taken from a lane before it: one whose parts of thread indices
+alone had the same values (`by_values`), or, for a mask built from one opaque term, whose
+arguments' terms gave the same results (`grouped_subs`).
+
+`by_values` is the general way: the substitution reads the lane only through the values of
+the mask's slots (the thread indices it reads bare, and its largest terms that read nothing
+else and hold no unknown, which `RememberedSubs` evaluates), so lanes whose slots agree get
+the same result in the same steps. Its figures are in its docstring and `TRIAL_LANES`'s; what
+follows is the older way, which `by_values` calls for the first lane of each value.
 
 The cost walk puts each lane's thread indices into a warp's masks (`scenarios._at_lane`:
 `e.subs(S.RememberedSubs(env, memo))`). A mask such as `amLast && (tid == 0)` is one opaque
