@@ -497,9 +497,11 @@ def _analyze_kernels(
     The file's analysis budget is shared out (`Meter.share`): a kernel that spends its share
     keeps the launches analysed before (WL940 says what was cut short), and once the budget is
     spent the kernels left are named in one WL940. Returns the meter, for the rules' reanalyses."""
+    from analyzer.analysis.costing import new_file
     from analyzer.analysis.launch import LaunchIndex
     from analyzer.api_front import keep_launches, taken_launches
 
+    new_file()  # walks remembered from other files cost this one what making them took
     meter = Meter("analysis", options.budget.analysis)
     # the host code is run once for every kernel of the module, or not at all where the survey ran it
     launches = LaunchIndex(module, taken_launches(module))
