@@ -228,8 +228,9 @@ def new_file() -> None:
     """A file's analysis begins (`api._analyze_kernels`): the walks remembered so far were made
     for other files. A walk costs each file what it would cost the file checked alone (the
     five corpora in one process: 29,087 walks met from another file, 142,270 from their own,
-    43,016 made), so that where a budget cuts a kernel short depends neither on the files
-    checked before it in the process nor on how `-j` shares the files out."""
+    43,016 made), so that a walk met from the files checked before it in the process (which
+    `-j` decides) does not make a file cheaper. (The lane memos of `scenarios`, whose hits
+    cost no step, still do.)"""
     _FILE[0] += 1
 
 
