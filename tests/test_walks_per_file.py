@@ -6,6 +6,7 @@ again costs a step a scenario, as before."""
 
 from __future__ import annotations
 
+from analyzer.analysis import costing
 from walk_checks import checked, forget_walk_tables
 
 KERNEL = """\
@@ -35,3 +36,22 @@ def test_a_walk_met_in_another_file_costs_what_making_it_would(tmp_path, monkeyp
     # and within the file, checked again: its own walks are met again, a step a scenario
     again, again_steps = checked(tmp_path, monkeypatch, "again.json", *launch, "b.cu")
     assert again == alone and again_steps == alone_steps
+
+
+def test_lanes_put_in_for_another_file_cost_what_putting_them_in_would(tmp_path, monkeypatch):
+    """The same, where the walks are made again (forgotten between the files) but the lanes'
+    expressions were put in for the first file: their memos, whose hits cost no step, are
+    emptied as a file begins (`scenarios.forget_lanes`)."""
+    (tmp_path / "a.cu").write_text(KERNEL)
+    (tmp_path / "b.cu").write_text(OTHER)
+    monkeypatch.chdir(tmp_path)
+    launch = ("--block", "128", "--grid", "8")
+    forget_walk_tables()
+    checked(tmp_path, monkeypatch, "warm.json", *launch, "b.cu")
+    forget_walk_tables()
+    alone, alone_steps = checked(tmp_path, monkeypatch, "alone.json", *launch, "b.cu")
+    forget_walk_tables()
+    checked(tmp_path, monkeypatch, "first.json", *launch, "a.cu")
+    costing._WALKS.clear()
+    after, after_steps = checked(tmp_path, monkeypatch, "after.json", *launch, "b.cu")
+    assert after == alone and after_steps == alone_steps

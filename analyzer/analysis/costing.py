@@ -46,7 +46,15 @@ from analyzer.analysis.loops import vectorized_iterations
 from analyzer.analysis.memo import remember
 from analyzer.analysis.merge import mark_reused
 from analyzer.analysis.results import AccessCost, Collision, LaunchConfig, TypicalCost, stride, unit_of
-from analyzer.analysis.scenarios import ScenarioLanes, Site, WarpPlan, plan_warp, scenario_lanes, warp_lanes
+from analyzer.analysis.scenarios import (
+    ScenarioLanes,
+    Site,
+    WarpPlan,
+    forget_lanes,
+    plan_warp,
+    scenario_lanes,
+    warp_lanes,
+)
 from analyzer.analysis.starts import remembered_starts
 from analyzer.analysis.symbolic import Origin
 from analyzer.analysis.symbolic.expressions import LANE_VARYING_PREFIX
@@ -229,9 +237,10 @@ def new_file() -> None:
     for other files. A walk costs each file what it would cost the file checked alone (the
     five corpora in one process: 29,087 walks met from another file, 142,270 from their own,
     43,016 made), so that a walk met from the files checked before it in the process (which
-    `-j` decides) does not make a file cheaper. (The lane memos of `scenarios`, whose hits
-    cost no step, still do.)"""
+    `-j` decides) does not make a file cheaper; nor do the lanes put in for them, whose memos
+    are emptied (`scenarios.forget_lanes`)."""
     _FILE[0] += 1
+    forget_lanes()
 
 
 def walk_key(site: Site, arch: Architecture) -> tuple | None:

@@ -53,6 +53,7 @@ __all__ = [
     "Site",
     "WarpPlan",
     "evaluated",
+    "forget_lanes",
     "plan_warp",
     "scenario_lanes",
     "warp_lanes",
@@ -374,6 +375,13 @@ _LANE_TERMS: ClearCounted = ClearCounted()
 #: 57,344 lanes worked out, 1.89 -> 1.59 s). Built on `_LANE_TERMS`: emptied with it (`_read_table`).
 _READ_LANES: dict[tuple, tuple[Any, int | None]] = {}
 _READ_LANES_CLEARS = [0]  # `_LANE_TERMS.clears` when `_READ_LANES` was last emptied
+
+
+def forget_lanes() -> None:
+    """Empty the memos whose hits cost no budget step (a file's analysis begins, `costing.new_file`:
+    another file's lanes must not make it cheaper than it is alone)."""
+    for table in (_LANE_MEMO, _WARP_MEMO, _DECIDED, _MOVES):
+        table.clear()
 
 
 def _affine_lanes(
