@@ -69,7 +69,7 @@ def test_the_warps_of_an_access_share_its_part_of_the_key(tmp_path, monkeypatch)
     # `a[threadIdx.y * 33]`, whose mask `threadIdx.x < w` no lane decides), or only as a move:
     # (m,) with the index's coefficient times m a multiple of 128 bytes (`threadIdx.x * 2`
     # floats (16,); `threadIdx.x`, `w * threadIdx.y` and `threadIdx.y * 33` (32,))
-    assert {key[0][-1] for key in keys} == {
+    assert {key[0].index_reads for key in keys} == {
         ((16,), False, False),
         ((32,), False, False),
         ((32,), (32,), False),
@@ -77,7 +77,7 @@ def test_the_warps_of_an_access_share_its_part_of_the_key(tmp_path, monkeypatch)
     }
     # an index read as a move is keyed less its first lane's value, and that modulo m after
     # the lanes: the 4 warps of `a[threadIdx.y * 33]` differ there only
-    rows = [key[1] for key in keys if key[0][-1] == (False, (32,), False)]
+    rows = [key[1] for key in keys if key[0].index_reads == (False, (32,), False)]
     assert {row[:32] for row in rows} == {((None, 0, None),) * 32}
     assert sorted(row[32] for row in rows) == [(0,), (1,), (2,), (3,)]
 
@@ -176,12 +176,12 @@ def test_accesses_moved_by_a_multiple_of_the_period_share_their_walks(tmp_path, 
     # three walks, the two warps alike: their lanes' addresses are 128 bytes apart, and no
     # lane decides `threadIdx.x < n` (`n` is read nowhere else: `index_reads`)
     assert len(keys) == 3
-    assert {key[0][-1] for key in keys} == {((32,), False, False)}
+    assert {key[0].index_reads for key in keys} == {((32,), False, False)}
     # the address's terms but the constant, the constant modulo 128
     x, m = ((S.Symbol("threadIdx.x"),), 4), ((S.Symbol("m"),), 4)
-    assert {key[0][1:3] for key in keys} == {(frozenset([x]), 0), (frozenset([x]), 4), (frozenset([x, m]), 0)}
+    assert {key[0].offset[:2] for key in keys} == {(frozenset([x]), 0), (frozenset([x]), 4), (frozenset([x, m]), 0)}
     assert [a["per_request"] for a in json.loads(fast)["files"][0]["kernels"][0]["accesses"]] == [4, 4, 5, 5]
-    assert all(key[0][7] == Facts(range_of=(("m", 0, None), ("m", None, 3))) for key in keys)  # `__assume`'s
+    assert all(key[0].facts == Facts(range_of=(("m", 0, None), ("m", None, 3))) for key in keys)  # `__assume`'s
 
 
 TRANSLATED = """\

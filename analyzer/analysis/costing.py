@@ -243,21 +243,21 @@ def new_file() -> None:
     forget_lanes()
 
 
-def walk_key(site: Site, arch: Architecture) -> tuple | None:
+def walk_key(site: Site, arch: Architecture) -> walk_keys.WalkKey | None:
     """`walk_keys.walk_key` with the cost model's functions this module charges with (a test
     that replaces one must not meet walks charged by the other)."""
     return walk_keys.walk_key(site, arch, (shared_cost, global_cost))
 
 
 def walk_warp(
-    site: Site, lanes: tuple, warp: int, summary: Summary, arch: Architecture, decided: tuple | None
+    site: Site, lanes: tuple, warp: int, summary: Summary, arch: Architecture, decided: walk_keys.WalkKey | None
 ) -> WarpWalk:
     """The plan of one warp's walk and what each of its scenarios charges; remembered by the
     site's `walk_key` (`decided`) and the warp's thread indices that the site reads: a walk
     seen before costs a step a scenario and has its blocks counted anew. The warps of a block
     that differ only in indices the access does not read walk alike (threadFenceReduction.cu's
     32 x 4 x 4 blocks: 4,624 plans -> 860; C++AMP BinomialOptions 2.44 -> 1.24 s of CPU)."""
-    key = None if decided is None else (decided, walk_keys.read_indices(lanes, decided[-1]))
+    key = None if decided is None else (decided, walk_keys.read_indices(lanes, decided.index_reads))
     seen = _WALKS.get(key) if key is not None else None
     if seen is not None and key is not None and decided is not None:
         (plan, charged), steps, made_in = seen
@@ -267,7 +267,7 @@ def walk_warp(
             budget.spend(steps)
             _WALKS[key] = ((plan, charged), steps, _FILE[0])
         grid = site.launch.grid
-        if plan is None or decided[walk_keys.GRID_AT] == grid:  # made for this grid (a block index is read)
+        if plan is None or decided.grid == grid:  # made for this grid (a block index is read)
             return plan, charged
         return replace(plan, block_weight=None if grid is None else math.prod(grid)), charged
     meter = budget.current()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import per_node
@@ -32,21 +33,39 @@ from analyzer.analysis.values import THREAD_SYMBOLS, is_loop_counter
 from analyzer.analysis.verdict import is_block_index
 from analyzer.arch import Architecture
 
-__all__ = ["GRID_AT", "IndexRead", "index_reads", "moved_offset", "read_indices", "thread_indices", "walk_key"]
+__all__ = ["IndexRead", "WalkKey", "index_reads", "moved_offset", "read_indices", "thread_indices", "walk_key"]
 
 #: How an access reads a thread index (`index_reads`): not at all, as it is, or (a tuple of
 #: one number m) only as a move of the warp's addresses, a multiple of the address period
 #: for a move of the index by a multiple of m.
 IndexRead = bool | tuple[int]
 
-GRID_AT = 0  # where `walk_key` holds the grid, or only whether it is known
+
+class WalkKey(NamedTuple):
+    """What decides the walks of a site's warps (`walk_key`), a tuple: its fields are hashed and
+    compared as one, and `costing.walk_warp` reads two of them by name."""
+
+    grid: tuple[int, int, int] | bool | None  # the grid where a block index is read, else whether it is known
+    offset: tuple  # the address up to a move by a multiple of the period (`moved_offset`)
+    mask: S.Expr
+    loops: tuple
+    loop_known: tuple[tuple[str, int], ...]  # the known values the loops' conditions read
+    facts: Any  # those that restrict the values tried (hashable: `walk_key` checks)
+    space: Any  # ir.nodes.Space
+    op: Any  # ir.nodes.AccessOp: a seed generation may charge a load and a store differently
+    pieces: tuple[tuple[int, int], ...]  # (byte offset, bytes) of each hardware access of an element
+    address_period: int
+    arch: Architecture
+    cost_models: tuple[Callable, ...]
+    index_reads: tuple[IndexRead, ...]  # how each thread index (x, y, z) is read (`index_reads`)
+
 
 #: The comparisons whose folding `never_folded` reasons about (`logic.compare` folds one
 #: where its two sides differ by a number).
 _COMPARISONS = frozenset({"<", "<=", "==", "!="})
 
 
-def walk_key(site: Site, arch: Architecture, cost_models: tuple[Callable, ...]) -> tuple | None:
+def walk_key(site: Site, arch: Architecture, cost_models: tuple[Callable, ...]) -> WalkKey | None:
     """What decides the plans and charges of the site's warps apart from the block and grid
     sizes and their lanes (`costing.walk_warp` adds those): the address up to a move by a
     multiple of the address period (`moved_offset`), the mask and loops with the launch's
@@ -54,7 +73,7 @@ def walk_key(site: Site, arch: Architecture, cost_models: tuple[Callable, ...]) 
     the architecture and its `cost_models`; the grid itself where a block index is read
     (blocks may be walked one by one, or decide lanes), else only whether it is known (it
     says how many blocks a request stands for); the facts that restrict the values tried;
-    and how the thread indices are read (`index_reads`), last. None (not remembered) where the
+    and how the thread indices are read (`index_reads`). None (not remembered) where the
     facts are not a value (hashable). Worked out once per access, not per warp: the five
     corpora asked for it for each of 211,861 warps of 53,408 accesses (3.8 s of 404
     profiled); myocyte/main.cu 26,902 -> 3,550 asks."""
@@ -67,19 +86,19 @@ def walk_key(site: Site, arch: Architecture, cost_models: tuple[Callable, ...]) 
     loop_known = tuple(sorted((name, site.known[name]) for name in symbols if name in site.known))
     grid = site.launch.grid
     grid_known = grid if any(is_block_index(name) for name in symbols) else grid is not None
-    return (
+    return WalkKey(
         grid_known,
-        *moved_offset(site),
+        moved_offset(site),
         site.mask,
         site.loops,
         loop_known,
         site.facts,
         site.space,
-        site.op,  # a seed generation may charge a load and a store differently
+        site.op,
         site.pieces,
         site.address_period,
         arch,
-        *cost_models,
+        cost_models,
         index_reads(site, symbols),
     )
 
