@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from analyzer import budget
 from analyzer.analysis import symbolic as S
-from analyzer.analysis.memo import remember
+from analyzer.analysis.memo import BuiltOn, remember
 from analyzer.analysis.symbolic.expressions import REMEMBERED_TERMS
 from analyzer.analysis.symbolic.remembered import evaluable
 
@@ -103,8 +103,7 @@ _TALLY: dict[tuple, list[int]] = {}
 #: the tally by expression, 10.86 G by slots.
 TRIAL_LANES = 64
 #: By (expression, its slots, their values at a lane): the lane's substitution and its steps.
-_BY_VALUES: dict[tuple, tuple[S.Expr, int]] = {}
-_BY_VALUES_CLEARS: list[int | None] = [0]  # `subs.memo`'s clears (`ClearCounted`) when `_BY_VALUES` was last emptied
+_BY_VALUES: BuiltOn = BuiltOn()  # on `subs.memo` (`ClearCounted`): the steps kept stand on its entries
 
 
 def _slots(e: S.Expr, subs: S.RememberedSubs) -> tuple[tuple[str, ...], tuple[S.Term, ...]] | None:
@@ -167,11 +166,9 @@ def by_values(
             return terms_grouped(e, subs)
     memo = subs.memo
     clears = getattr(memo, "clears", None)
-    if clears != _BY_VALUES_CLEARS[0]:  # the memo's entries are what the steps below stand on
-        _BY_VALUES.clear()
-        _BY_VALUES_CLEARS[0] = clears
+    table = _BY_VALUES.since(clears)
     key = (e, slots, *values)
-    seen = _BY_VALUES.get(key)
+    seen = table.get(key)
     if seen is not None:
         tally[1] += 1
         budget.spend(seen[1])
@@ -181,7 +178,7 @@ def by_values(
     before, fresh = meter.left, S.fresh_values()
     done = terms_grouped(e, subs)
     if S.fresh_values() == fresh and getattr(memo, "clears", None) == clears:
-        remember(_BY_VALUES, key, (done, before - meter.left))
+        remember(table, key, (done, before - meter.left))
     return done
 
 

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from analyzer import budget
 
-__all__ = ["MEMO_LIMIT", "ClearCounted", "per_node", "remember", "replayed"]
+__all__ = ["MEMO_LIMIT", "BuiltOn", "ClearCounted", "per_node", "remember", "replayed"]
 
 T = TypeVar("T")
 Node = TypeVar("Node")
@@ -57,7 +57,7 @@ def per_node(memo: dict, node: Node, compute: Callable[[Node], T]) -> T:
 
 class ClearCounted(dict):
     """A memo table that counts how often it was emptied (`clears`), so that a table built on
-    its entries can tell that they are gone (`scenarios._READ_LANES`)."""
+    its entries can tell that they are gone (`BuiltOn`)."""
 
     __slots__ = ("clears",)
 
@@ -68,3 +68,22 @@ class ClearCounted(dict):
     def clear(self) -> None:
         self.clears += 1
         super().clear()
+
+
+class BuiltOn(dict):
+    """A memo table whose entries stand on those of a `ClearCounted` one (the steps they keep
+    assume its entries are there: `scenarios._READ_LANES`, `lane_groups._BY_VALUES`):
+    `since(clears)` empties it where that one was emptied since it last asked."""
+
+    __slots__ = ("_clears",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._clears: int | None = 0
+
+    def since(self, clears: int | None) -> BuiltOn:
+        """Itself, emptied first where `clears` (the other table's count) is not what it was."""
+        if clears != self._clears:
+            self.clear()
+            self._clears = clears
+        return self

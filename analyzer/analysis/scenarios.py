@@ -24,7 +24,7 @@ from analyzer import budget
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.lane_groups import lane_subs
 from analyzer.analysis.loops import iterations
-from analyzer.analysis.memo import MEMO_LIMIT, ClearCounted, remember
+from analyzer.analysis.memo import MEMO_LIMIT, BuiltOn, ClearCounted, remember
 from analyzer.analysis.pickers import lane_picker, lane_slots
 from analyzer.analysis.results import LaunchConfig
 from analyzer.analysis.values import (
@@ -373,8 +373,7 @@ _LANE_TERMS: ClearCounted = ClearCounted()
 #: expression and the values of the thread indices it reads (as `S.RememberedSubs` keys a
 #: term): the warps of a block share threadIdx.x (threadFenceReduction.cu, 32 x 4 x 4: 13,184 of
 #: 57,344 lanes worked out, 1.89 -> 1.59 s). Built on `_LANE_TERMS`: emptied with it (`_read_table`).
-_READ_LANES: dict[tuple, tuple[Any, int | None]] = {}
-_READ_LANES_CLEARS = [0]  # `_LANE_TERMS.clears` when `_READ_LANES` was last emptied
+_READ_LANES: BuiltOn = BuiltOn()
 
 
 def forget_lanes() -> None:
@@ -677,11 +676,7 @@ def _read_table(
         return None
     if e.depth > S.MAX_DEPTH // 2 or _LANE_TERMS.__class__ is not ClearCounted or budget.current() is None:
         return None
-    clears = _LANE_TERMS.clears
-    if clears != _READ_LANES_CLEARS[0]:
-        _READ_LANES.clear()
-        _READ_LANES_CLEARS[0] = clears
-    return _READ_LANES
+    return _READ_LANES.since(_LANE_TERMS.clears)
 
 
 def _read_lane(
