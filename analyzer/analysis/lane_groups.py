@@ -111,7 +111,8 @@ def _slots(e: S.Expr, subs: S.RememberedSubs) -> tuple[tuple[str, ...], tuple[S.
     terms' arguments, and its largest terms that read nothing but those names, hold no unknown
     and are shallow enough for `RememberedSubs.term` to evaluate (`evaluable`); None where `e`
     reads none of the names (or is too deep to be remembered)."""
-    key = (e, tuple(subs))
+    bound = subs._names  # (a frozenset, whose hash is kept: no tuple of the names at each lane)
+    key = (e, bound)
     if key in _SLOTS:
         return _SLOTS[key]
     if e.depth > S.MAX_DEPTH // 2:
@@ -119,7 +120,7 @@ def _slots(e: S.Expr, subs: S.RememberedSubs) -> tuple[tuple[str, ...], tuple[S.
     else:
         names: set[str] = set()
         terms: dict[S.Term, None] = {}
-        _find_slots(e, frozenset(subs), names, terms)
+        _find_slots(e, bound, names, terms)
         found = (tuple(sorted(names)), tuple(terms)) if names or terms else None
     remember(_SLOTS, key, found)
     return found
