@@ -6,7 +6,8 @@ collection scans every object that survived the last one, and on a large file th
 took a third of the parse and two thirds of the lowering time. Reference counting still frees
 everything as usual while the collector is paused.
 
-`collect_less_often` is for a whole `check` run: its older collections, far less often.
+`collect_less_often` is for a whole `check` run: its older collections never, and what a paused
+stage built never scanned.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def gc_paused_here() -> Iterator[None]:
     try:
         yield
     finally:
+        if _BATCH:  # what the stage built is never scanned (see `collect_less_often`)
+            gc.freeze()
         gc.enable()
 
 
@@ -53,23 +56,28 @@ def gc_paused(function: F) -> F:
     return paused  # type: ignore[return-value]
 
 
-MIDDLE_COLLECTION_EVERY = 1000  # young collections between two of the middle generation (Python's default: 10)
-FULL_COLLECTION_EVERY = 100  # middle collections between two full ones (Python's default: 10)
+#: A threshold no count of collections reaches: the generation is never collected.
+NEVER = 2**31 - 1
+_BATCH = False  # `collect_less_often` was called: this process is a batch run
 
 
 def collect_less_often() -> None:
-    """Make the collector's middle (generation 1) collections a hundredth and its full
-    (generation 2) ones a tenth as frequent, for the rest of the process (a `check` run, and
-    the workers it forks).
+    """For the rest of the process (a `check` run, and the workers it forks): the collector's
+    middle and full collections never run, and what a paused stage built (`gc_paused_here`)
+    is moved out of the collector's sight (`gc.freeze`) as the stage ends, so that no
+    collection scans it. Young collections run as before, so short-lived cycles are still
+    freed soon; a cycle that outlives one young collection stays till the process ends.
 
     Why: a run keeps what it has analysed (reports, the parse memo, the analyses' own memos),
     so the heap only grows, and each older collection scans again what the young ones let
-    through, to free almost nothing. Measured 2026-11-25 on the 18 small cuda-samples files of
-    issue 16 checked in one process: 6 full collections freed 414 objects of 150,000 to 550,000
-    and cost about 0.7 s of 3.3 s CPU; with one every 100 middle collections, 2.5 s. Measured
-    2026-11-26 on the same files: the 69 middle collections then left freed 55 objects and cost
-    0.13-0.20 s of the collector's 0.21-0.32 s (gc.callbacks); with one every 1000 young
-    collections, none ran and the collector cost 0.10 s. The young generation is collected as
-    before, so short-lived cycles are still freed soon; a longer-lived one waits longer."""
+    through, to free almost nothing; and the first young collection after a paused stage
+    scans all the stage built. Measured 2026-11-28 with `gc.callbacks`, the five corpora in one
+    process (`check --no-cache -j 1`, middle collections one in 1,000 young ones, full ones
+    one in 100 middle ones, as this function made them before): the collector took 8.8 s of
+    91 s, 27 middle collections 6.5 s (up to 1.9 s each, freeing 32 objects in all) and 26,031
+    young ones 2.3 s; on the 20 cuda-samples files of issue 16, 0.34 s of 3.7 s, and all its
+    collections freed 713 objects."""
+    global _BATCH
     young, _, _ = gc.get_threshold()
-    gc.set_threshold(young, MIDDLE_COLLECTION_EVERY, FULL_COLLECTION_EVERY)
+    gc.set_threshold(young, NEVER, NEVER)
+    _BATCH = True

@@ -4,17 +4,38 @@ from __future__ import annotations
 
 import gc
 
+from analyzer import gc_pause
 from analyzer.gc_pause import collect_less_often, gc_paused, gc_paused_here
 
 
-def test_a_batch_run_collects_the_older_generations_less_often_and_the_young_one_as_before():
+def test_a_batch_run_never_collects_the_older_generations_and_the_young_one_as_before(monkeypatch):
+    monkeypatch.setattr(gc_pause, "_BATCH", False)
     before = gc.get_threshold()
     try:
         gc.set_threshold(700, 10, 10)
         collect_less_often()
-        assert gc.get_threshold() == (700, 1000, 100)
+        assert gc.get_threshold() == (700, 2**31 - 1, 2**31 - 1)
     finally:
         gc.set_threshold(*before)
+
+
+def test_in_a_batch_run_what_a_paused_stage_built_is_out_of_the_collectors_sight(monkeypatch):
+    monkeypatch.setattr(gc_pause, "_BATCH", False)  # (a check run in this process may have set it)
+    before = gc.get_threshold()
+    gc.unfreeze()
+    frozen = gc.get_freeze_count()
+    try:
+        with gc_paused_here():
+            built = [[i] for i in range(1000)]
+        assert gc.get_freeze_count() == frozen  # not a batch run: left to the collector
+        collect_less_often()
+        with gc_paused_here():
+            built = [[i] for i in range(1000)]
+        assert gc.get_freeze_count() >= frozen + 1001 and gc.isenabled()
+        assert gc.is_tracked(built)
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
 
 
 def test_a_paused_stage_runs_without_the_collector_and_restores_it():
