@@ -720,9 +720,37 @@ def _at_lane(e: S.Expr, env: dict[str, int]) -> S.Expr:
         return done
     shared = S.RememberedSubs(env, _LANE_TERMS)
     free = e._free  # the stored set where it is worked out (`Expr.free_symbols`)
-    done = evaluated(e, shared) if (e.free_symbols if free is None else free) <= THREAD_SET else lane_subs(e, shared)
+    done = (
+        _lane_evaluated(e, shared) if (e.free_symbols if free is None else free) <= THREAD_SET else lane_subs(e, shared)
+    )
     remember(_LANE_MEMO, key, done)
     return done
+
+
+#: How many lanes each expression that reads only thread indices was evaluated at, up to
+#: `COMPILE_AT` (`_lane_evaluated`).
+_EVALUATED_AT: dict[S.Expr, int] = {}
+#: The lanes an expression is evaluated at by walking it before it is compiled (`S.strict_values`):
+#: writing and compiling it costs about as much as 20 walks of a mask.
+COMPILE_AT = 8
+
+
+def _lane_evaluated(e: S.Expr, lane: S.RememberedSubs) -> S.Expr:
+    """`evaluated(e, lane)` for an `e` that reads only thread indices, by the function that
+    `S.strict_values` compiles of it once it has been met at `COMPILE_AT` lanes: the same
+    number, or where evaluating raises (an unknown, a division by zero), the substitution."""
+    met = _EVALUATED_AT.get(e, 0)
+    if met < COMPILE_AT:
+        remember(_EVALUATED_AT, e, met + 1)
+        return evaluated(e, lane)
+    function = S.strict_values((e,), THREAD_SYMBOLS)
+    if function is None:
+        return evaluated(e, lane)
+    try:
+        (value,) = function(lane["threadIdx.x"], lane["threadIdx.y"], lane["threadIdx.z"])
+    except (ArithmeticError, ValueError, LookupError):
+        return lane_subs(e, lane)
+    return S.const(value)
 
 
 def _substituted_value(e: S.Expr | None, assign: dict[str, int], bound: frozenset[str]) -> int | None:
