@@ -375,6 +375,9 @@ _BY_EXPRS: dict[tuple, Callable[..., tuple]] = {}  # by (expressions, names)
 #: call that raises (no symbol is named so: `_cc_atom` never writes it).
 _STRICT = "\0strict"
 _STRICT_FUNCTIONS: dict[tuple, Callable[..., tuple] | None] = {}
+#: The most functions `_STRICT_FUNCTIONS` holds before it is emptied (each keeps its numbers:
+#: about a kilobyte for a mask of ten).
+STRICT_LIMIT = 10_000
 
 
 def strict_values(items: tuple[Expr | Term, ...], names: tuple[str, ...]) -> Callable[..., tuple] | None:
@@ -418,7 +421,7 @@ def strict_values(items: tuple[Expr | Term, ...], names: tuple[str, ...]) -> Cal
                     _COMPILED.clear()
                 _COMPILED[source] = maker
         function = None if maker is None else maker(*consts)
-    if len(_STRICT_FUNCTIONS) >= _WRITTEN_LIMIT:
+    if len(_STRICT_FUNCTIONS) >= STRICT_LIMIT:
         _STRICT_FUNCTIONS.clear()
     _STRICT_FUNCTIONS[key] = function
     return function
