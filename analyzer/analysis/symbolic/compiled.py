@@ -300,20 +300,34 @@ def _compiled_source(exprs: Sequence[Expr | None], names: Sequence[str]) -> Call
     params = ", ".join(f"a{i}" for i in range(len(args)))
     # the numbers are parameters of a maker: the warps of a block and the unrolled copies of
     # a loop differ in them alone (binomialOptions.cu: 2,000 sources, a few dozen shapes)
-    if len(consts) > len(_NAMES):  # the names written once (binomialOptions.cu, writing its sources: 1.14 -> 0.83 s)
-        _NAMES.extend(f"k{i}" for i in range(len(_NAMES), 2 * len(consts)))
-    numbers = ", ".join([*_NAMES[: len(consts)], *(f"h{i}" for i in range(len(hoist.numbers)))])
-    values = ", ".join(items).format(*_NAMES[: len(consts)])  # (what is taken out is named already)
+    fields = _field_names(len(consts))
+    numbers = ", ".join([*fields, *(f"h{i}" for i in range(len(hoist.numbers)))])
+    values = ", ".join(items).format(*fields)  # (what is taken out is named already)
     source = _source(values, len(items), hoist.groups, params, numbers)
+    maker = _maker_of(source)
+    function: Any = maker(*consts, *hoist.numbers, *[{} for _ in hoist.groups])
+    function.compiled = tuple(item != "None" for item in items)
+    return function
+
+
+def _field_names(count: int) -> list[str]:
+    """The names of the first `count` numbers' fields, ``k0`` ... (`_NAMES`, written once:
+    binomialOptions.cu, writing its sources: 1.14 -> 0.83 s)."""
+    if count > len(_NAMES):
+        _NAMES.extend(f"k{i}" for i in range(len(_NAMES), 2 * count))
+    return _NAMES[:count]
+
+
+def _maker_of(source: str) -> Callable[..., Callable[..., tuple]]:
+    """The maker `source` writes, compiled once (`_COMPILED`: the same kernel under several
+    launches, template instances). Raises what compiling it raises."""
     maker = _COMPILED.get(source)
-    if maker is None:  # (the same kernel under several launches, template instances)
+    if maker is None:
         maker = _made(source)
         if len(_COMPILED) >= 1000:
             _COMPILED.clear()
         _COMPILED[source] = maker
-    function: Any = maker(*consts, *hoist.numbers, *[{} for _ in hoist.groups])
-    function.compiled = tuple(item != "None" for item in items)
-    return function
+    return maker
 
 
 def _made(source: str) -> Callable[..., Callable[..., tuple]]:
@@ -405,22 +419,13 @@ def strict_values(items: tuple[Expr | Term, ...], names: tuple[str, ...]) -> Cal
     except _NotCompilable:
         written = None
     if written is not None:
-        if len(consts) > len(_NAMES):
-            _NAMES.extend(f"k{i}" for i in range(len(_NAMES), 2 * len(consts)))
+        fields = _field_names(len(consts))
         params = ", ".join(f"a{i}" for i in range(len(names)))
-        values = ", ".join(written).format(*_NAMES[: len(consts)])
-        source = _source(values, len(written), {}, params, ", ".join(_NAMES[: len(consts)]))
-        maker = _COMPILED.get(source)
-        if maker is None:
-            try:
-                maker = _made(source)
-            except (SyntaxError, RecursionError, MemoryError):  # nested past what Python compiles
-                maker = None
-            else:
-                if len(_COMPILED) >= 1000:
-                    _COMPILED.clear()
-                _COMPILED[source] = maker
-        function = None if maker is None else maker(*consts)
+        source = _source(", ".join(written).format(*fields), len(written), {}, params, ", ".join(fields))
+        try:
+            function = _maker_of(source)(*consts)
+        except (SyntaxError, RecursionError, MemoryError):  # nested past what Python compiles
+            function = None
     if len(_STRICT_FUNCTIONS) >= STRICT_LIMIT:
         _STRICT_FUNCTIONS.clear()
     _STRICT_FUNCTIONS[key] = function
