@@ -186,8 +186,9 @@ def by_values(
 
 def _slot_values(terms: tuple[S.Term, ...], subs: S.RememberedSubs) -> tuple[int, ...] | list[int]:
     """Each slot term's value at the lane `subs` (raising where `evaluate` does): by the function
-    `S.strict_values` compiles of them once they are tried (`_TALLY`), else each walked.
-    cdpBitonicSort.cu's sorting network: 112,704 slot values of 56,448 lanes."""
+    `S.strict_values` compiles of them (remembered by the terms), else each walked. A mask's
+    slots are asked for at every lane `by_values` is tried at (`_TALLY`): cdpBitonicSort.cu's
+    sorting network, 112,704 slot values of 56,448 lanes."""
     function = S.strict_values(terms, THREAD_SYMBOLS) if subs._names == _THREAD_NAMES else None
     if function is None:
         return [t.evaluate(subs) for t in terms]

@@ -730,8 +730,11 @@ def _at_lane(e: S.Expr, env: dict[str, int]) -> S.Expr:
 #: How many lanes each expression that reads only thread indices was evaluated at, up to
 #: `COMPILE_AT` (`_lane_evaluated`).
 _EVALUATED_AT: dict[S.Expr, int] = {}
-#: The lanes an expression is evaluated at by walking it before it is compiled (`S.strict_values`):
-#: writing and compiling it costs about as much as 20 walks of a mask.
+#: The lanes an expression is evaluated at by walking it before it is compiled (`S.strict_values`).
+#: Measured 2026-11-28 (timeit) on a sorting network's mask of two loaded keys: a walk 6.7 us,
+#: a call of the compiled function 0.9 us; writing and compiling it 216 us where its source is
+#: new, 34 us where a mask of the same shape was compiled before (other numbers): a block's
+#: masks are of a few shapes, and an expression met at 8 lanes is met at most of the warp's.
 COMPILE_AT = 8
 
 
