@@ -37,7 +37,7 @@ from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import BuiltOn, remember
 from analyzer.analysis.symbolic.expressions import REMEMBERED_TERMS
 from analyzer.analysis.symbolic.remembered import evaluable
-from analyzer.analysis.values import THREAD_SYMBOLS
+from analyzer.analysis.values import THREAD_SET, THREAD_SYMBOLS
 
 __all__ = ["by_values", "grouped_subs", "lane_subs", "terms_grouped"]
 
@@ -189,13 +189,10 @@ def _slot_values(terms: tuple[S.Term, ...], subs: S.RememberedSubs) -> tuple[int
     `S.strict_values` compiles of them (remembered by the terms), else each walked. A mask's
     slots are asked for at every lane `by_values` is tried at (`_TALLY`): cdpBitonicSort.cu's
     sorting network, 112,704 slot values of 56,448 lanes."""
-    function = S.strict_values(terms, THREAD_SYMBOLS) if subs._names == _THREAD_NAMES else None
+    function = S.strict_values(terms, THREAD_SYMBOLS) if subs._names == THREAD_SET else None
     if function is None:
         return [t.evaluate(subs) for t in terms]
     return function(subs["threadIdx.x"], subs["threadIdx.y"], subs["threadIdx.z"])
-
-
-_THREAD_NAMES = frozenset(THREAD_SYMBOLS)
 
 
 def _key(t: S.Term, subs: S.RememberedSubs) -> tuple:
