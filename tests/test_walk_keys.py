@@ -10,8 +10,10 @@ import pytest
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.results import LaunchConfig
 from analyzer.analysis.scenarios import Site
-from analyzer.analysis.walk_keys import index_reads, moved_modulus, never_folded
+from analyzer.analysis.walk_keys import WalkKey, index_reads, moved_modulus, never_folded, walk_key
+from analyzer.arch import get_arch
 from analyzer.ir.nodes import Space
+from analyzer.records import fields
 
 X, Y, BX = S.sym("threadIdx.x"), S.sym("threadIdx.y"), S.sym("blockIdx.x")
 N, M, W, K = S.sym("n"), S.sym("m"), S.sym("w"), S.sym("k@1")
@@ -83,3 +85,17 @@ def test_how_each_thread_index_is_read():
     assert index_reads(s, {"threadIdx.x", "threadIdx.y"}) == (True, (32,), False)
     s = site(X * X * 4, undecided)
     assert index_reads(s, {"threadIdx.x", "blockIdx.x", "n"}) == (True, False, False)
+
+
+def test_a_walk_key_is_hashed_once_as_its_fields_are():
+    """`walk_key` works the hash out once (`WalkKey.digest`): it is the hash of the compared
+    fields, so a key made of the same fields without it is equal, hashes the same and finds
+    the same entry; a key of another site differs."""
+    arch = get_arch("sm_90")
+    key = walk_key(site(X * 4 + BX * 512, S.compare("<", X, N)), arch, ())
+    assert key is not None and key.digest != 0
+    same = WalkKey(*(getattr(key, f.name) for f in fields(key) if f.name != "digest"))
+    assert same.digest == 0 and same == key and hash(same) == hash(key) == key.digest
+    assert {key: 1}[same] == 1
+    other = walk_key(site(X * 4 + BX * 512 + 4, S.compare("<", X, N)), arch, ())
+    assert other is not None and other != key
