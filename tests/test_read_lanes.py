@@ -128,3 +128,19 @@ def test_a_row_of_lanes_is_not_remembered_where_no_other_warp_meets_it_again():
     assert not scenarios._READ_LANES
     assert done == tuple(mask.subs(lane) for lane in lanes)
     assert str(done[0]) == "0 < n"
+
+
+def test_a_lane_has_one_substitution():
+    """`lane_subs_of` makes a lane's `RememberedSubs` once and gives it again for that lane (the
+    lanes are remembered, and a warp's expressions are put in at the same lanes); an equal lane
+    that is another object gets one of its own, with the same values and the same memo."""
+    lane = {"threadIdx.x": 5, "threadIdx.y": 1, "threadIdx.z": 0}
+    first = scenarios.lane_subs_of(lane)
+    assert isinstance(first, S.RememberedSubs) and dict(first) == lane
+    assert first.memo is scenarios._LANE_TERMS
+    assert scenarios.lane_subs_of(lane) is first
+    other = scenarios.lane_subs_of(dict(lane))
+    assert other is not first and dict(other) == lane and other.memo is first.memo
+    x, y = S.sym("threadIdx.x"), S.sym("threadIdx.y")
+    mask = S.compare("<", x + y * 32, S.sym("n"))
+    assert mask.subs(first) == mask.subs(S.RememberedSubs(lane, {})) == S.compare("<", S.const(37), S.sym("n"))
