@@ -185,3 +185,33 @@ def test_an_expression_whose_lanes_never_agree_is_given_up_after_its_trial():
     assert fast == plain and fast_steps == plain_steps and worked_out == 128
     slots = lane_groups._slots(spread, S.RememberedSubs(dict.fromkeys(THREAD_SYMBOLS, 0), {}))
     assert lane_groups._TALLY[slots] == [lane_groups.TRIAL_LANES, 0]  # asked no more after 64
+
+
+def test_a_mask_whose_lanes_never_share_a_group_is_given_up_after_its_trial():
+    """A mask of the grouped shape whose argument's term gives another result at each lane
+    (`(tid * 7) % 1000 < n`, never remembered at a lane before) takes no lane from a group:
+    after `TRIAL_LANES` of the block's 128 lanes it is substituted without looking
+    (`_GROUP_TALLY`), with the same results, steps and memo as substituting each lane."""
+    tid = S.sym("threadIdx.x") + S.sym("threadIdx.y") * 32
+    flag = S.compare("!=", S.unknown("flag", S.Origin.LOADED), 0)
+    mask = S.logical_and(flag, S.compare("<", S.mod(tid * 7, 1000), S.sym("n")))
+    S.const(0), S.const(1)
+    substituted([mask], False)  # the numbers both meet made
+    plain = substituted([mask], False)
+    looked: list[S.Term] = []
+    key = lane_groups._key
+
+    def counted(t, subs):
+        looked.append(t)
+        return key(t, subs)
+
+    lane_groups._key = counted
+    try:
+        fast = substituted([mask], True)
+    finally:
+        lane_groups._key = key
+    assert fast[0] == plain[0] and fast[1] == plain[1]
+    assert {k: (v[0], v[1]) for k, v in fast[2].items()} == {k: (v[0], v[1]) for k, v in plain[2].items()}
+    assert lane_groups._GROUP_TALLY[mask] == [lane_groups.TRIAL_LANES, 0]
+    # each lane of the trial looked its term and its argument's term up, the others none
+    assert len(looked) == 2 * lane_groups.TRIAL_LANES

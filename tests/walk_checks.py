@@ -32,6 +32,7 @@ def forget_walk_tables() -> None:
         lane_groups._SLOTS,
         lane_groups._BY_VALUES,
         lane_groups._TALLY,
+        lane_groups._GROUP_TALLY,
     ):
         table.clear()
 
