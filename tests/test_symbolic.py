@@ -13,6 +13,7 @@ import random
 
 import pytest
 
+from analyzer.analysis import symbolic as S
 from analyzer.analysis.symbolic import (
     Expr,
     Origin,
@@ -681,3 +682,23 @@ def test_an_expression_not_compiled_is_remembered_as_such_and_leaves_no_number_b
         f = compile_values([x * 4 + 1, partly, k * 2 + 3], ["k", "threadIdx.x"])
         assert f(3, 2) == (9, None, 9)
         assert f.compiled == (True, False, True)
+
+
+def test_a_terms_order_is_worked_out_when_first_asked_for():
+    """`Term.key` (the order of atoms and of commutative arguments) is made from the
+    arguments' sort keys on first use, and `atom_expr` leaves the expression's sort key to be
+    made then: a term never ordered costs no key; one asked for has the key it had."""
+    n, x = S.sym("n"), S.sym("threadIdx.x")
+    lt = S.compare("<", x + 3, n)
+    ((t,),) = tuple(lt._p)  # (`terms()` orders the monomials: it asks)
+    assert t._key is None and lt._skey is None  # nothing asked yet
+    assert t.key == (1, "<", ((x + 3).skey, n.skey))
+    assert lt.skey == (((t.key,), 1),)
+    u = S.unknown("loaded", S.Origin.LOADED)
+    ((ua,),) = tuple(u._p)
+    assert ua.key == (2, "loaded", ua.uid) and u._skey == (((ua.key,), 1),)
+    # ordered as before: symbols, then terms by operator and arguments, then unknowns
+    product = lt * u * n * S.compare("<=", x, n)
+    ((atoms, coefficient),) = product.terms()
+    assert coefficient == 1
+    assert [a.key[:2] for a in atoms] == [(0, 4), (1, "<"), (1, "<="), (2, "loaded")]

@@ -89,11 +89,23 @@ class Symbol(Atom):
 class Term(Atom):
     """An opaque operation ``op(args)``; built only through the module's constructors."""
 
-    __slots__ = ("_bnd", "_hash", "args", "op")
+    __slots__ = ("_bnd", "_hash", "_key", "args", "op")
     op: str
     args: tuple[Expr, ...]
     _hash: int
     _bnd: tuple[int | None, int | None] | None  # `queries.bounds`, remembered
+    _key: tuple | None  # `key`, worked out when first asked for
+
+    @property
+    def key(self) -> tuple:  # type: ignore[override]  # (Atom's `key` is a slot Symbol sets)
+        """The atom's order (`Atom.key`) from its arguments' sort keys, worked out when first
+        asked for: most terms built are never ordered (a lane's comparison `c < n`, rebuilt at
+        each lane, is one monomial's one atom), and the arguments' keys were a third of
+        building one (reduction_kernel.cu under py-spy: `_raw_term` 9% of the check)."""
+        k = self._key
+        if k is None:
+            k = self._key = (1, self.op, tuple([a.skey for a in self.args]))
+        return k
 
     def __eq__(self, other):
         if self is other:
@@ -194,7 +206,7 @@ def _raw_term(op: str, args: tuple[Expr, ...]) -> Term:
     t = object.__new__(Term)
     t.op = op
     t.args = args
-    t.key = (1, op, tuple([a.skey for a in args]))
+    t._key = None  # (`Term.key`)
     free: frozenset[str] = _NO_NAMES
     depth = 0
     for a in args:
@@ -219,7 +231,7 @@ def _raw_unknown(tag: str, uid: int, origin: Origin, lane_varying: bool) -> Unkn
     u.uid = uid
     u.origin = origin
     u.lane_varying = lane_varying
-    u.key = (2, tag, uid)
+    u._key = (2, tag, uid)  # (`Term.key` reads it)
     u.free = frozenset()
     u.depth = 0
     u._hash = hash(("unknown", uid))
@@ -603,7 +615,9 @@ def atom_expr(a: Atom) -> Expr:
     build 72,000 terms and 48,000 unknowns: `run_kernel` 0.86 -> 0.76 s CPU; a loop building
     such masks, 0.78 -> 0.56 s)."""
     e = new_expr({(a,): 1})
-    e._free, e._depth, e._skey = a.free, a.depth, (((a.key,), 1),)
+    e._free, e._depth = a.free, a.depth
+    if a.__class__ is not Term or a._key is not None:  # (a term's key is worked out when asked for)
+        e._skey = (((a.key,), 1),)
     return e
 
 
