@@ -144,3 +144,21 @@ def test_a_lane_has_one_substitution():
     x, y = S.sym("threadIdx.x"), S.sym("threadIdx.y")
     mask = S.compare("<", x + y * 32, S.sym("n"))
     assert mask.subs(first) == mask.subs(S.RememberedSubs(lane, {})) == S.compare("<", S.const(37), S.sym("n"))
+
+
+def test_an_expression_of_no_thread_index_is_itself_at_every_lane():
+    """`per_lane` of an expression that reads symbols but no thread index gives it at each lane
+    the warp has (None at the others) and spends no step, as putting the lanes in one by one
+    (`_each_lane`) does."""
+    forget_walk_tables()
+    cond = S.compare("<", S.sym("k@1") * 4, S.sym("n"))
+    lanes = scenarios.warp_lanes((48, 1, 1), 32)[1]  # lanes 32..47 of the block, then 16 absent
+    meter = budget.Meter("analysis", 10**6)
+    with budget.metered(meter):
+        fast = scenarios.per_lane(cond, lanes, ((48, 1, 1), 32, 1))
+    assert meter.left == 10**6
+    assert fast == (cond,) * 16 + (None,) * 16 and all(e is cond for e in fast[:16])
+    forget_walk_tables()
+    with budget.metered(meter):
+        plain = scenarios._each_lane(cond, lanes, (48, 1, 1))
+    assert plain == fast and meter.left == 10**6

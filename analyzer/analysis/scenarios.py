@@ -407,6 +407,13 @@ def per_lane(e: S.Expr | None, lanes: tuple[Lane, ...], where: Where) -> tuple[S
     key = (e, where)
     done = _WARP_MEMO.get(key)
     if done is None:
+        free = e.free_symbols
+        if free and free.isdisjoint(THREAD_SET):  # no thread index to put in: `e` at every lane
+            # (what `_at_lane` gives, in no step: `Expr.subs` finds nothing to replace; a loop's
+            # condition on its counter, reduction_kernel.cu: 10% of its check)
+            done = tuple([None if env is None else e for env in lanes])
+            remember(_WARP_MEMO, key, done)
+            return done
         shifts = _lane_shifts(e)
         if shifts is None:
             done = _each_lane(e, lanes, where[0])
