@@ -32,6 +32,8 @@ is grouped without a meter (the steps are what a group keeps).
 
 from __future__ import annotations
 
+from typing import Any
+
 from analyzer import budget
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import BuiltOn, remember
@@ -78,13 +80,22 @@ def lane_subs(e: S.Expr, subs: S.RememberedSubs) -> S.Expr:
     slots = _slots(e, subs)
     if slots is None or budget.current() is None:
         return terms_grouped(e, subs)
-    tally = _TALLY.get(slots)
+    tally = _on_trial(_TALLY, slots)
+    if tally is None:  # lanes seldom agree on these slots: looking costs more than it saves
+        return terms_grouped(e, subs)
+    return by_values(e, subs, slots, tally)
+
+
+def _on_trial(tallies: dict, key: Any) -> list[int] | None:
+    """The tally under `key` (the lanes looked up, those taken from a lane before), made where
+    there is none; None where it is given up: `TRIAL_LANES` looked up, fewer than a quarter taken."""
+    tally = tallies.get(key)
     if tally is None:
         tally = [0, 0]
-        remember(_TALLY, slots, tally)
+        remember(tallies, key, tally)
     elif tally[0] >= TRIAL_LANES and tally[1] * 4 < tally[0]:
-        return terms_grouped(e, subs)  # lanes seldom agree on these slots: looking costs more than it saves
-    return by_values(e, subs, slots, tally)
+        return None
+    return tally
 
 
 def terms_grouped(e: S.Expr, subs: S.RememberedSubs) -> S.Expr:
@@ -228,12 +239,9 @@ def grouped_subs(e: S.Expr, subs: S.RememberedSubs) -> S.Expr | None:
         remember(_SHAPES, shape_key, shape)
     if shape is None:
         return None
-    tally = _GROUP_TALLY.get(e)
-    if tally is None:
-        tally = [0, 0]
-        remember(_GROUP_TALLY, e, tally)
-    elif tally[0] >= TRIAL_LANES and tally[1] * 4 < tally[0]:
-        return None  # its lanes seldom share a group: looking costs more than it saves
+    tally = _on_trial(_GROUP_TALLY, e)
+    if tally is None:  # its lanes seldom share a group: looking costs more than it saves
+        return None
     tally[0] += 1
     t, reading = shape
     memo = subs.memo
