@@ -126,11 +126,11 @@ class Preprocessor(DirectiveRunner, MacroExpander):
         self.quiet = True
         key = tuple(predefined.items())
         base = _PREDEFINED.get(key)
-        if base is not None and not self.macros:
+        if base is not None:  # (the table is empty until here: `PreprocessorState`)
             self.macros.update(base[0])
             self.version += base[1]
         else:
-            before = (len(self.diagnostics), self.version)
+            errors = len(self.diagnostics)
             for name in DYNAMIC_MACROS:
                 self.macros[name] = Macro(name, DYNAMIC)
             self.macros["_Pragma"] = Macro("_Pragma", OPERATOR)
@@ -138,8 +138,8 @@ class Preprocessor(DirectiveRunner, MacroExpander):
             self._run_directives(HEADERS_ORIGIN, "\n".join(f"#define {n} {v}" for n, v in HEADER_CONSTANTS.items()))
             lines = [f"#define {name} {value}" for name, value in predefined.items()]
             self._run_directives("<built-in>", "\n".join(lines))
-            if len(self.diagnostics) == before[0]:
-                _PREDEFINED[key] = (dict(self.macros), self.version - before[1])
+            if len(self.diagnostics) == errors:
+                _PREDEFINED[key] = (dict(self.macros), self.version)
         lines = []
         for name, value in (defines or {}).items():
             name = str(name)
