@@ -132,3 +132,37 @@ def test_a_number_is_written_as_its_field_among_expressions_and_groups():
     again = compile_values([const(9), None, k + b + n, const(2), b * 16 + n, const(5), sym("threadIdx.x")], NAMES)
     assert len(compiled._COMPILED) == 1
     assert again(1, 2, 3) == (9, None, 6, 2, 35, 5, None)
+
+
+def test_an_expression_met_again_is_written_and_worked_out_once():
+    again = compare("<", k + b, n)  # a walked loop's condition, the same at every lane
+    varying = k * 2 + b * 4 + n
+    exprs = [again, varying, again, None, again, k * 2 + b * 4 + n]
+    function = compile_values(exprs, NAMES)
+    assert function.compiled == (True, True, True, False, True, True)
+    for ck, cb, cn in itertools.product(range(3), range(3), (1, 2)):
+        env = {"k": ck, "b": cb, "n": cn}
+        assert function(ck, cb, cn) == tuple(None if e is None else e.evaluate(env) for e in exprs)
+    (source,) = compiled._COMPILED
+    # the first of each named where it stands, the others read that name: each written once
+    assert source.count(":=") == 2 and source.count("<") == 1
+    assert source == (
+        "lambda k0, k1, k2, k3, k4, k5, k6: lambda a0, a1, a2: ((v0 := (k0*(1 if (k1*a0+k2*a1) < (k3*a2) else 0))), "
+        "(v1 := (k4*a0+k5*a1+k6*a2)), v0, None, v0, v1)"
+    )
+
+
+def test_an_expression_met_again_that_raises_raises_where_it_is_first_met():
+    divides = floordiv(n, b)
+    function = compile_values([k + b + n, divides + k, divides + k], NAMES)
+    assert function(1, 2, 7) == (10, 4, 4)
+    with pytest.raises(ZeroDivisionError):
+        function(1, 0, 7)
+
+
+def test_a_group_entry_met_again_is_read_from_the_group():
+    part = b * 16 + n  # reads b and n of k, b, n: worked out in a group
+    function = compile_values([part, k + b + n, part], NAMES)
+    assert function(1, 2, 3) == (35, 6, 35) and function(4, 2, 3) == (35, 9, 35)
+    (source,) = compiled._COMPILED
+    assert ":=" not in source and source.count("g0[0]") == 2

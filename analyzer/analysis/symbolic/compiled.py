@@ -266,8 +266,9 @@ def _compiled_source(exprs: Sequence[Expr | None], names: Sequence[str]) -> Call
     args = tuple(names)
     bound = frozenset(names)
     consts: list[int] = []
-    items = []
+    items: list[str] = []
     hoist = _Hoist(names)
+    written_at: dict[Expr, int] = {}  # each expression written, and where
     for e in exprs:
         if e is None:
             items.append("None")
@@ -278,6 +279,11 @@ def _compiled_source(exprs: Sequence[Expr | None], names: Sequence[str]) -> Call
             consts.append(e._c)
             items.append("({})")
             continue
+        first = written_at.get(e)
+        if first is not None:
+            items.append(_again(items, first))
+            continue
+        written_at[e] = len(items)
         item = "None"
         free = e._free  # the stored set where it is worked out, without the property's call (as
         # `Expr.subs` reads it; see `neutral.lanes_read`)
@@ -308,6 +314,21 @@ def _compiled_source(exprs: Sequence[Expr | None], names: Sequence[str]) -> Call
     function: Any = maker(*consts, *hoist.numbers, *[{} for _ in hoist.groups])
     function.compiled = tuple(item != "None" for item in items)
     return function
+
+
+def _again(items: list[str], first: int) -> str:
+    """The item of an expression written before, at `first`: its value named there (``v{first}``,
+    with `:=`) and read again here, neither written nor worked out twice; a group's entry or
+    None as it is. The same value, and where working it out raises, the same first raise.
+    Why: a walked loop's condition reads no thread index, and each lane's copy of it is one
+    expression: binomialOptions.cu's plans hold 97 lane expressions, 31 of them written before."""
+    item = items[first]
+    if not item.startswith("("):  # None, or a group's entry (`_Hoist.add`): read as it is
+        return item
+    name = f"v{first}"
+    if not item.startswith(f"({name} :="):
+        items[first] = f"({name} := {item})"
+    return name
 
 
 def _field_names(count: int) -> list[str]:
