@@ -485,6 +485,55 @@ def test_whole_warps_give_the_rows_and_warps_the_general_way_gives():
     assert warps.tolist() == want_warps.tolist() == list(range(8))
 
 
+def test_a_request_moved_by_a_multiple_of_the_period_takes_the_last_rows_and_patterns():
+    from analyzer.sim.memory import Memory
+    from analyzer.sim.run import SiteRecorder, _patterns, _Site
+
+    recorder = SiteRecorder(Memory(), ARCH)
+    site = _Site(access=None, pieces=())
+    addrs = (1 << 40) + np.random.default_rng(5).integers(0, 1 << 12, 256).astype(np.int64)
+    assert recorder._moved_alike(site, addrs) is None  # no request before
+    rel, warps = recorder._whole_warps(addrs, 32)
+    site.last_whole = (addrs, rel, warps, _patterns(rel, warps))
+    for shift, taken in [(ARCH.address_period * 3, True), (-ARCH.address_period, True), (4, False), (0, True)]:
+        moved = addrs + shift
+        got = recorder._moved_alike(site, moved)
+        assert (got is not None) == taken, shift
+        want_rel, want_warps = recorder._whole_warps(moved, 32)
+        if got is not None:  # what working it out gives
+            assert got[0].tobytes() == want_rel.tobytes()
+            assert list(got[1].items()) == list(_patterns(want_rel, want_warps).items())
+            addrs = moved
+        else:
+            site.last_whole = (moved, want_rel, want_warps, _patterns(want_rel, want_warps))
+            addrs = moved
+    uneven = addrs + np.where(np.arange(256) == 7, 2 * ARCH.address_period, ARCH.address_period)
+    assert recorder._moved_alike(site, uneven) is None  # one lane moved further
+    assert recorder._moved_alike(site, addrs[:128]) is None  # fewer lanes
+
+
+def test_a_loop_walking_a_column_is_charged_the_same_with_the_moved_requests_taken(capsys, monkeypatch):
+    from analyzer.sim.run import SiteRecorder
+
+    def report() -> str:
+        assert main(["simulate", "--format", "json", str(REPO / "samples" / "001_matmul_v1_naive.cu")]) in (0, 1)
+        return capsys.readouterr().out
+
+    taken: list[int] = []
+    moved_alike = SiteRecorder._moved_alike
+
+    def counting(self, site, addrs):
+        got = moved_alike(self, site, addrs)
+        taken.append(got is not None)
+        return got
+
+    monkeypatch.setattr(SiteRecorder, "_moved_alike", counting)
+    short = report()
+    assert sum(taken) > 1000  # `b[k * P + y]`: P * 4 bytes further at each iteration
+    monkeypatch.setattr(SiteRecorder, "_moved_alike", lambda self, site, addrs: None)
+    assert report() == short
+
+
 def test_a_site_repeating_its_request_gets_the_patterns_grouping_again_would_give():
     from analyzer.sim.run import _patterns, _Site, _site_patterns
 

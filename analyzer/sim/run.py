@@ -34,7 +34,7 @@ from analyzer.diagnostics import Span
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 from analyzer.ir.nodes import AccessOp, Space
-from analyzer.sim.memory import Memory
+from analyzer.sim.memory import Memory, every, lowest
 from analyzer.sim.warp import BarrierProblem, BlockInterpreter, StepBudgetExceeded
 
 DEFAULT_BLOCKS = 8  # blocks simulated when the grid is larger
@@ -71,6 +71,8 @@ class _Site:
     # makes the same request again and again (001_matmul's `b[k * P + y]`: 32 patterns in 256
     # warps, the same every iteration), and comparing two arrays costs less than grouping again
     last_patterns: tuple[np.ndarray, np.ndarray, dict[bytes, list[int]]] | None = None
+    # the last request of whole warps: its addresses, rows, warps and patterns (`_moved_alike`)
+    last_whole: tuple[np.ndarray, np.ndarray, np.ndarray, dict[bytes, list[int]]] | None = None
 
 
 @dataclass
@@ -176,9 +178,16 @@ class SiteRecorder:
             )
             site.requests += count * max(1, len(site.pieces))
             return
-        rel, warps = self._whole_warps(addrs, warp) if whole else self._some_lanes(addrs, mask, warp)
+        moved = self._moved_alike(site, addrs) if whole else None
+        if moved is not None:
+            rel, patterns = moved
+        else:
+            rel, warps = self._whole_warps(addrs, warp) if whole else self._some_lanes(addrs, mask, warp)
+            patterns = _site_patterns(site, rel, warps)
+            if whole:
+                site.last_whole = (addrs, rel, warps, patterns)
         cache = self.cache
-        for key_lanes, (w, times) in _site_patterns(site, rel, warps).items():
+        for key_lanes, (w, times) in patterns.items():
             for off, size in site.pieces:
                 key = (space, size, off, key_lanes, access.op)
                 charge = cache.get(key)
@@ -206,10 +215,28 @@ class SiteRecorder:
         anchors = lows - lows % self.anchor
         return np.where(m, a - anchors[:, None], -1), warps
 
+    def _moved_alike(self, site: _Site, addrs: np.ndarray) -> tuple[np.ndarray, dict[bytes, list[int]]] | None:
+        """The rows and patterns of the site's last request of whole warps, where every lane's
+        address moved from it by the same multiple of the address period: each warp's lowest
+        address moves by it too, and its anchor with it, so every lane's address relative to
+        its warp's anchor is what it was (`_whole_warps`). Why: a loop walks a row or a column
+        of a matrix request after request (001_matmul's `b[k * P + y]`, P * 4 bytes further
+        each iteration), and telling that costs three numpy calls, not the rows' grouping again.
+        None where it did not move so (or there is no such request)."""
+        last = site.last_whole
+        if last is None or len(last[0]) != len(addrs):
+            return None
+        shift = addrs - last[0]
+        first = int(shift[0])
+        if first % self.anchor or not every(shift == first):
+            return None
+        site.last_whole = (addrs, last[1], last[2], last[3])
+        return last[1], last[3]
+
     def _whole_warps(self, addrs: np.ndarray, warp: int) -> tuple[np.ndarray, np.ndarray]:
         """`_some_lanes` where every lane of whole warps is active (most requests): no masks."""
         a = addrs.astype(np.int64, copy=False).reshape(-1, warp)
-        lows = a.min(axis=1)
+        lows = lowest(a, axis=1)
         return a - (lows - lows % self.anchor)[:, None], np.arange(len(a))
 
     def charge(
@@ -246,7 +273,7 @@ def _patterns(rel: np.ndarray, warps: np.ndarray) -> dict[bytes, list[int]]:
     that one (and a request that only ties the worst never replaces it), so each pattern is
     charged once and counted as often (001_matmul: 256 warps a request, two patterns)."""
     rows = rel[warps] if len(warps) < len(rel) else rel
-    if len(rows) and (rows == rows[0]).all():  # the common case, without a loop over the warps
+    if len(rows) and every((rows == rows[0]).ravel()):  # the common case, without a loop over the warps
         return {rows[0].tobytes(): [int(warps[0]), len(rows)]}
     buf = np.ascontiguousarray(rel).tobytes()
     width = rel.shape[1] * rel.itemsize
