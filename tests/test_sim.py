@@ -544,3 +544,17 @@ def test_a_site_repeating_its_request_gets_the_patterns_grouping_again_would_giv
     for rel, some in [(rows, warps), (rows.copy(), warps), (other, warps), (other, warps[2:]), (rows, warps)]:
         got = _site_patterns(site, rel, some)
         assert list(got.items()) == list(_patterns(rel, some).items())
+
+
+@pytest.mark.parametrize(("given", "kept"), [(None, "1"), ("4", "4")])
+def test_the_simulator_keeps_openblas_to_one_thread_unless_told(given, kept):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    code = "import os, analyzer.sim.run, numpy; print(os.environ['OPENBLAS_NUM_THREADS'])"
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == kept
