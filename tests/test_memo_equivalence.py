@@ -5,6 +5,7 @@ to the same in `benchmarks/compare_reports.py`.)"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,54 @@ def test_the_memos_change_no_report(tmp_path, monkeypatch, block):
     costing._WALKS.clear()
     without = report(tmp_path, "without.json", "--block", block, "--grid", "4", "k.cu")
     assert with_memos == without
+
+
+#: One kernel launched with two grids: its walks are remembered under the first and met again
+#: under the second (the walk's key does not hold the grid where no block index is read).
+TWO_GRIDS = """\
+__global__ void rows(float *a, int n) {
+    for (int i = 0; i < 4; i++)
+        a[(threadIdx.y * 4 + i) * 32 + threadIdx.x] += 1.0f;
+}
+
+int main() {
+    float *a;
+    rows<<<8, dim3(32, 4)>>>(a, 64);
+    rows<<<3, dim3(32, 4)>>>(a, 64);
+    return 0;
+}
+"""
+
+
+def test_a_walk_met_under_another_grid_is_counted_for_that_grid(tmp_path, monkeypatch):
+    (tmp_path / "k.cu").write_text(TWO_GRIDS)
+    monkeypatch.chdir(tmp_path)
+    made: list[tuple] = []
+    reweighed = costing.reweighed
+
+    def counting(plan, weight):
+        done = reweighed(plan, weight)
+        made.append((id(plan), weight, id(done)))
+        return done
+
+    monkeypatch.setattr(costing, "reweighed", counting)
+    kernels = json.loads(report(tmp_path, "with.json", "k.cu"))["files"][0]["kernels"]
+    totals = {k["launch"]["grid"][0]: [(a["requests"], a["total"]) for a in k["accesses"]] for k in kernels}
+    # 8 blocks of 4 warps, 4 iterations, a load and a store of 4 sectors each: 128 requests
+    assert totals == {8: [(128, 512), (128, 512)], 3: [(48, 192), (48, 192)]}
+    assert {weight for _, weight, _ in made} == {8, 3}  # (a key without the grid: reweighed under both)
+    # one plan made per plan and weight, however often the walk is met
+    assert len({(plan, weight, done) for plan, weight, done in made}) == len({(p, w) for p, w, _ in made})
+
+
+def test_a_plan_reweighed_is_made_once_per_plan_and_weight():
+    from analyzer.analysis import symbolic as S
+    from analyzer.analysis.scenarios import WarpPlan
+    from analyzer.records import replace
+
+    zero = S.const(0)
+    plan = WarpPlan(zero, (zero,), (), 1, (), (), (), 1, True, (zero, zero), (-1,), ((),), [0], -1, block_weight=4)
+    eight, again, unknown = costing.reweighed(plan, 8), costing.reweighed(plan, 8), costing.reweighed(plan, None)
+    assert eight is again and eight is not plan
+    assert (eight.block_weight, unknown.block_weight, plan.block_weight) == (8, None, 4)
+    assert replace(eight, block_weight=4) == plan
