@@ -122,3 +122,39 @@ def test_a_store_into_a_chunk_not_made_keeps_the_rest_of_its_contents():
     assert got == read_first.read(around, np.dtype(np.int32)).tolist()
     first = 3 * CHUNK_BYTES // 4
     assert got == [first, first + 1, -1, first + 3]
+
+
+def test_a_constant_at_every_thread_is_made_once_per_value_and_type_and_read_only():
+    import numpy as np
+    import pytest
+
+    from analyzer.arch import get_arch
+    from analyzer.ir import types as T
+    from analyzer.ir.nodes import Module
+    from analyzer.sim.memory import Memory
+    from analyzer.sim.warp import BlockInterpreter
+
+    interp = BlockInterpreter(
+        Module("k.cu", {}, [], [], [], [], []),
+        Memory(),
+        (64, 1, 1),
+        (1, 1, 1),
+        print,
+        10**6,
+        set(),
+        {},
+        get_arch("sm_90"),
+    )
+    interp.resize(2)
+    one = interp.full(1, T.INT)
+    assert one is interp.full(1, T.INT) and one.tolist() == [1] * 128 and one.dtype == np.int32
+    assert not one.flags.writeable
+    with pytest.raises(ValueError):
+        one += 1
+    # equal values of other kinds or signs are other arrays
+    assert interp.full(1.0, T.FLOAT).dtype == np.float32 and interp.full(True, T.INT) is not one
+    zero, negative = interp.full(0.0, T.FLOAT), interp.full(-0.0, T.FLOAT)
+    assert np.signbit(negative).all() and not np.signbit(zero).any()
+    assert interp.full(2**32 + 5, T.INT).tolist() == [5] * 128  # wrapped as C does
+    interp.resize(1)
+    assert len(interp.full(1, T.INT)) == 64  # made again for the new number of threads

@@ -107,6 +107,16 @@ def _where(mask: np.ndarray, new: Value, old: Value) -> Value:
     return np.where(mask, new, old)
 
 
+_COMPARISONS = {
+    "<": np.less,
+    "<=": np.less_equal,
+    ">": np.greater,
+    ">=": np.greater_equal,
+    "==": np.equal,
+    "!=": np.not_equal,
+}
+
+
 def _shuffle_source(operation: str, lane: np.ndarray, arg: np.ndarray, width: np.ndarray) -> np.ndarray:
     """The lane each thread reads in a `__shfl*_sync` of `operation` (idx, up, down, xor): its
     own lane when the source is outside its segment of `width` lanes."""
@@ -227,6 +237,7 @@ class BlockInterpreter(Visitor):
         """Lay out the threads of `blocks` blocks."""
         block = self.block_dim
         self.n = blocks * self.per_block
+        self._filled: dict[tuple[Any, np.dtype], np.ndarray] = {}  # `full`'s arrays, for this many threads
         linear = np.arange(self.n, dtype=np.int64)
         self.slot = linear // self.per_block  # which block of the batch
         t = linear % self.per_block
@@ -239,13 +250,22 @@ class BlockInterpreter(Visitor):
 
     # ------------------------------------------------------------------ helpers
     def full(self, value: Any, t: T.CType) -> np.ndarray:
+        """`value` at every thread, as `t`: made once per value and type (a loop's constants are
+        evaluated at every iteration: 2.5% of `check --verify samples/001_matmul_v2_coalesced.cu`,
+        py-spy) and read-only, as every value is (none is changed in place: numpy would raise)."""
         dt = dtype_of(t) or (np.dtype(np.float64) if isinstance(value, float) else np.dtype(np.int64))
-        if isinstance(value, int) and dt.kind in "iu":  # a literal wider than its type wraps, as in C
-            bits = dt.itemsize * 8
-            value %= 1 << bits
-            if dt.kind == "i" and value >= 1 << (bits - 1):
-                value -= 1 << bits
-        return np.full(self.n, value, dt)
+        key = (repr(value), dt)  # (not the value: 0.0 == -0.0, and 1 == 1.0 == True)
+        made = self._filled.get(key)
+        if made is None:
+            if isinstance(value, int) and dt.kind in "iu":  # a literal wider than its type wraps, as in C
+                bits = dt.itemsize * 8
+                value %= 1 << bits
+                if dt.kind == "i" and value >= 1 << (bits - 1):
+                    value -= 1 << bits
+            made = np.full(self.n, value, dt)
+            made.flags.writeable = False
+            self._filled[key] = made
+        return made
 
     def note(self, text: str) -> None:
         self.notes.add(text)
@@ -446,9 +466,9 @@ class BlockInterpreter(Visitor):
         if dt is None:
             self.note(f"a value of type {t} was read as 0 (its layout is unknown)")
             return np.zeros(self.n, np.int32)
-        idx = np.nonzero(mask)[0]
-        if len(idx) == self.n:  # every thread (most loads): no gather and scatter of the lanes
+        if np.count_nonzero(mask) == self.n:  # every thread (most loads): no gather and scatter of the lanes
             return self.memory.read(addrs, dt)
+        idx = np.nonzero(mask)[0]
         out = np.zeros(self.n, dt)
         if len(idx):
             out[idx] = self.memory.read(addrs[idx], dt)
@@ -625,14 +645,7 @@ class BlockInterpreter(Visitor):
             else:
                 common = arithmetic_result_type(lt, rt, "+")
             a, b = _convert(a, common), _convert(b, common)
-            return {
-                "<": np.less,
-                "<=": np.less_equal,
-                ">": np.greater,
-                ">=": np.greater_equal,
-                "==": np.equal,
-                "!=": np.not_equal,
-            }[op](a, b)
+            return _COMPARISONS[op](a, b)
         t = e.type
         dt = dtype_of(t)
         if dt is None:
