@@ -99,3 +99,29 @@ def test_a_walk_key_is_hashed_once_as_its_fields_are():
     assert {key: 1}[same] == 1
     other = walk_key(site(X * 4 + BX * 512 + 4, S.compare("<", X, N)), arch, ())
     assert other is not None and other != key
+
+
+def test_equal_keys_are_one_key_and_the_index_reads_are_remembered(monkeypatch):
+    """An access whose key equals one made before gets that key itself (`walk_keys._KEYS`), so
+    that its warps' look-ups find it by identity; `index_reads` is asked once per address, mask,
+    loops and period (`walk_keys._READS`), and gives what it gives."""
+    from analyzer.analysis import walk_keys
+
+    monkeypatch.setattr(walk_keys, "_KEYS", {})
+    monkeypatch.setattr(walk_keys, "_READS", {})
+    asked: list[int] = []
+    plain = walk_keys.index_reads
+
+    def counting(s, symbols):
+        asked.append(1)
+        return plain(s, symbols)
+
+    monkeypatch.setattr(walk_keys, "index_reads", counting)
+    arch = get_arch("sm_90")
+    first = walk_key(site(X * 4 + BX * 512, S.compare("<", X, N)), arch, ())
+    again = walk_key(site(X * 4 + BX * 512, S.compare("<", X, N)), arch, ())
+    other = walk_key(site(X * 4 + BX * 512 + 4, S.compare("<", X, N)), arch, ())
+    assert first is again and other is not first and other != first
+    assert len(asked) == 2  # the first address and the moved one
+    s = site(X * 4 + BX * 512, S.compare("<", X, N))
+    assert first.index_reads == plain(s, {"threadIdx.x", "blockIdx.x", "n"})
