@@ -158,3 +158,25 @@ def test_a_constant_at_every_thread_is_made_once_per_value_and_type_and_read_onl
     assert interp.full(2**32 + 5, T.INT).tolist() == [5] * 128  # wrapped as C does
     interp.resize(1)
     assert len(interp.full(1, T.INT)) == 64  # made again for the new number of threads
+
+
+def test_the_runs_of_chunks_made_are_copied_whole_when_a_buffer_grows():
+    import numpy as np
+
+    from analyzer.ir import types as T
+    from analyzer.sim.memory import CHUNK_BYTES, Memory, _runs
+
+    assert _runs(np.array([1, 1, 0, 1, 0, 0, 1, 1, 1], bool)) == [(0, 2), (3, 4), (6, 9)]
+    assert _runs(np.zeros(3, bool)) == [] and _runs(np.ones(2, bool)) == [(0, 2)]
+    memory = Memory(fill="random", seed=3)
+    region = memory.add("p", "global", None, T.FLOAT)  # growable
+    reads = [0, 1, 3]  # chunks 0 and 1 (one run), then 3 after a gap
+    before = [
+        memory.read(np.array([region.base + c * CHUNK_BYTES + 8], np.int64), np.dtype(np.float32))[0] for c in reads
+    ]
+    memory.read(np.array([region.base + 40 * CHUNK_BYTES], np.int64), np.dtype(np.float32))  # grows past them
+    assert len(region.data) > 40 * CHUNK_BYTES and region.made[[0, 1, 3]].all() and not region.made[2]
+    after = [
+        memory.read(np.array([region.base + c * CHUNK_BYTES + 8], np.int64), np.dtype(np.float32))[0] for c in reads
+    ]
+    assert after == before and not region.data[2 * CHUNK_BYTES : 3 * CHUNK_BYTES].any()

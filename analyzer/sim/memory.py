@@ -108,8 +108,8 @@ class Region:
         else:
             end = self.limit
         new = np.zeros(end, np.uint8)  # (pages of zeros cost nothing until written)
-        for chunk in np.flatnonzero(self.made).tolist():  # the others are zeros, never written
-            span = slice(chunk * CHUNK_BYTES, (chunk + 1) * CHUNK_BYTES)
+        for first, stop in _runs(self.made):  # the others are zeros, never written
+            span = slice(first * CHUNK_BYTES, min(stop * CHUNK_BYTES, old))
             new[span] = self.data[span]
         self.data = new
         # a growable buffer's length is a whole number of chunks (or its limit): no chunk is cut
@@ -167,6 +167,19 @@ class Region:
         self.data = np.zeros(0, np.uint8)
         self.made = np.zeros(0, np.bool_)
         self.touched = 0
+
+
+def _runs(made: np.ndarray) -> list[tuple[int, int]]:
+    """The runs of consecutive chunks made, (first, one past the last): each copied in one slice
+    when a buffer grows (`Region.ensure`), not chunk by chunk (001_matmul's matrices, read row
+    after row: 3.6% of `check --verify samples/` went to copying chunk by chunk, py-spy)."""
+    chunks = np.flatnonzero(made)
+    if not len(chunks):
+        return []
+    breaks = np.flatnonzero(np.diff(chunks) != 1) + 1
+    firsts = chunks[np.concatenate(([0], breaks))]
+    lasts = chunks[np.concatenate((breaks - 1, [len(chunks) - 1]))]
+    return list(zip(firsts.tolist(), (lasts + 1).tolist()))
 
 
 class Memory:
