@@ -45,8 +45,9 @@ def replayed(memo: dict, key: Any, compute: Callable[[], T]) -> T:
 
 
 def per_node(memo: dict, node: Node, compute: Callable[[Node], T]) -> T:
-    """`compute(node)`, remembered by the node's identity, for what depends on an IR node alone
-    and spends no budget steps; the node is kept with its answer, so that its id stays its own."""
+    """`compute(node)`, remembered by the node's identity, for what depends on an IR node (or
+    another object kept unchanged: a warp's lanes, one lane) alone and spends no budget steps;
+    the node is kept with its answer, so that its id stays its own."""
     seen = memo.get(id(node))
     if seen is not None and seen[0] is node:
         return seen[1]

@@ -24,7 +24,7 @@ from analyzer import budget
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.lane_groups import lane_subs
 from analyzer.analysis.loops import iterations
-from analyzer.analysis.memo import MEMO_LIMIT, BuiltOn, ClearCounted, remember
+from analyzer.analysis.memo import MEMO_LIMIT, BuiltOn, ClearCounted, per_node, remember
 from analyzer.analysis.pickers import lane_picker, lane_slots
 from analyzer.analysis.results import LaunchConfig
 from analyzer.analysis.values import (
@@ -743,12 +743,11 @@ _SUBS_OF: dict[int, tuple[dict[str, int], S.RememberedSubs]] = {}
 
 def lane_subs_of(env: dict[str, int]) -> S.RememberedSubs:
     """`S.RememberedSubs(env, _LANE_TERMS)`, made once per lane."""
-    seen = _SUBS_OF.get(id(env))
-    if seen is not None and seen[0] is env:
-        return seen[1]
-    subs = S.RememberedSubs(env, _LANE_TERMS)
-    remember(_SUBS_OF, id(env), (env, subs))
-    return subs
+    return per_node(_SUBS_OF, env, _new_lane_subs)
+
+
+def _new_lane_subs(env: dict[str, int]) -> S.RememberedSubs:
+    return S.RememberedSubs(env, _LANE_TERMS)
 
 
 #: How many lanes each expression that reads only thread indices was evaluated at, up to
