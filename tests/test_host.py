@@ -357,3 +357,30 @@ def test_a_loop_that_surely_runs_past_the_limit_is_given_up_before_its_first_ite
     ((_, launch, costs),) = kernels(tmp_path, capsys, source)
     assert launch["params"] == {"w": 2} and costs == [(3, 8)]
     assert host_steps(source) < 20
+
+
+def test_a_loop_asked_again_at_the_same_values_is_told_past_the_limit_from_the_memo(tmp_path, capsys, monkeypatch):
+    # `run(d, 100)` twice: its loop's tests are run once; `run(d, 2)` (another bound) runs them
+    # again and iterates: w = 1 and 2. The first two give one launch with w unknown (worst case)
+    import analyzer.analysis.host as host
+
+    counted: list[int] = []
+    count = host.HostInterpreter._counted_past_limit
+
+    def counting(self, s, step, counter, first):
+        counted.append(first)
+        return count(self, s, step, counter, first)
+
+    monkeypatch.setattr(host.HostInterpreter, "_counted_past_limit", counting)
+    monkeypatch.setattr(host, "_PAST_LIMIT", {})
+    source = STRIDED + (
+        "void run(float *d, int n)\n{\n    for (int i = 0; i < n; ++i)\n        k<<<1, 32>>>(d, i + 1);\n}\n"
+        "int main()\n{\n    float *d;\n    run(d, 100);\n    run(d, 100);\n    run(d, 2);\n}\n"
+    )
+    got = kernels(tmp_path, capsys, source)
+    assert [(launch["params"], costs) for _, launch, costs in got] == [
+        ({}, [(3, 32)]),
+        ({"w": 1}, [(3, 4)]),
+        ({"w": 2}, [(3, 8)]),
+    ]
+    assert counted == [0, 0]  # n = 100 once, n = 2 once
