@@ -384,3 +384,34 @@ def test_a_loop_asked_again_at_the_same_values_is_told_past_the_limit_from_the_m
         ({"w": 2}, [(3, 8)]),
     ]
     assert counted == [0, 0]  # n = 100 once, n = 2 once
+
+
+ESCAPING = "void input(int *n);\nint input2(int *n);\n"
+
+
+def test_a_launch_from_a_local_whose_address_was_passed_on_is_not_held_to_cuda_limits(tmp_path):
+    # `input(&n)` may have changed n: the 2048 is a guess, so no WL907; without it, WL907
+    launching = "int main()\n{\n    float *d;\n    int n = 2048;\n    INPUT\n    k<<<1, n>>>(d, 1);\n}\n"
+    (tmp_path / "k.cu").write_text(STRIDED + ESCAPING + launching.replace("INPUT", "input(&n);"))
+    assert main(["check", "--isolated", "-q", str(tmp_path / "k.cu")]) == 0
+    (tmp_path / "k.cu").write_text(STRIDED + ESCAPING + launching.replace("INPUT", ";"))
+    assert main(["check", "--isolated", "-q", str(tmp_path / "k.cu")]) == 1
+
+
+def test_a_read_before_the_address_is_passed_in_the_same_expression_is_not_a_guess():
+    # a walk of `n + input2(&n)` meets `&n` first (the right operand is taken first), of
+    # `input2(&n) + n` the read first: only the first makes `m` a guess
+    from analyzer.analysis.host import HostInterpreter
+
+    def guessed(expression: str) -> tuple[bool, set[str], bool]:
+        source = ESCAPING + f"int main()\n{{\n    int n = 4;\n    int m = {expression};\n}}\n"
+        pp = preprocess(source, "k.cu")
+        module = lower(parse(pp.text).unit, pp.text, "k.cu")
+        (fn,) = [f for f in module.host if f.name == "main"]
+        assign = fn.body[1]
+        interp = HostInterpreter({f.name: f for f in module.host})
+        first = interp._guessed(assign.value)
+        return first, interp.escaped, interp._guessed(assign.value)
+
+    assert guessed("n + input2(&n)") == (True, {"n"}, True)
+    assert guessed("input2(&n) + n") == (False, {"n"}, True)  # the second time, n had escaped
