@@ -123,6 +123,30 @@ def constant_difference(a: Expr, b: Expr) -> int | None:
     return pa.get((), 0) - pb.get((), 0)
 
 
+def linear_comparison(e: Expr, name: str) -> tuple[str, int, int] | None:
+    """``(op, d0, d1)`` where `e` is the comparison ``a op b`` (op ``<`` or ``<=``, as `compare`
+    leaves every order) of two expressions of `name` alone, each a number plus a multiple of
+    it: ``e`` is ``d0 + d1 * name op 0``. None for any other expression. Nothing is built."""
+    if e._c is not None or len(e._p) != 1:
+        return None
+    ((monomial, coefficient),) = e._p.items()
+    if coefficient != 1 or len(monomial) != 1:
+        return None
+    t = monomial[0]
+    if t.__class__ is not Term or t.op not in ("<", "<="):
+        return None
+    d0 = d1 = 0
+    for side, sign in zip(t.args, (1, -1)):
+        for m, c in side._p.items():
+            if not m:
+                d0 += sign * c
+            elif len(m) == 1 and m[0].__class__ is Symbol and m[0].name == name:
+                d1 += sign * c
+            else:
+                return None
+    return t.op, d0, d1
+
+
 def plus_constant(e: Expr, k: int) -> Expr:
     """``e + k``, built as one new expression whatever `k` is (`const` would remember a number
     met for the first time, and spend a step for it only then)."""
