@@ -166,3 +166,33 @@ def test_a_group_entry_met_again_is_read_from_the_group():
     assert function(1, 2, 3) == (35, 6, 35) and function(4, 2, 3) == (35, 9, 35)
     (source,) = compiled._COMPILED
     assert ":=" not in source and source.count("g0[0]") == 2
+
+
+def test_parts_compiled_one_by_one_give_the_values_flags_and_first_raise_of_the_whole():
+    """`compile_parts`: the values one function of all the expressions gives, in order; the
+    flags of what was compiled; where a part divides by zero, the raise (a part before it is
+    worked out first, as in the whole); each part remembered on its own, so that a part met
+    again with other parts is not written again."""
+    addresses = [b * 4 + c for c in range(4)]
+    masks = [logical_and(compare("<=", k + 1, b), compare("<", b * 16 + c, n)) for c in range(4)]
+    conds = [compare("<", k, n), None, compare("<", k * 3, n + b)]
+    divides = [floordiv(n, b)]
+    parts = [addresses, masks, conds, divides]
+    flat = [e for part in parts for e in part]
+    joined = compiled.compile_parts(parts, NAMES)
+    whole = compile_values(flat, NAMES)
+    assert joined.compiled == whole.compiled == (*[True] * 8, True, False, True, True)
+    for ck, cb, cn in itertools.product(range(3), range(1, 4), range(20, 60, 10)):
+        assert joined(ck, cb, cn) == whole(ck, cb, cn)
+        env = {"k": ck, "b": cb, "n": cn}
+        assert joined(ck, cb, cn)[4] == masks[0].evaluate(env)
+    with pytest.raises(ZeroDivisionError):
+        joined(1, 0, 30)  # b = 0: the last part divides by zero, as the whole does
+    with pytest.raises(ZeroDivisionError):
+        whole(1, 0, 30)
+    written = len(compiled._BY_EXPRS)
+    other = compiled.compile_parts([[b * 8 + c for c in range(4)], masks, conds, divides], NAMES)
+    assert len(compiled._BY_EXPRS) == written + 1  # only the new addresses were written
+    assert other(2, 3, 40)[4:] == joined(2, 3, 40)[4:]
+    assert compiled.compile_parts([[], masks], NAMES) is compiled.compile_parts([masks], NAMES)
+    assert compiled.compile_parts([[k], [b], [n], [k + b], [k + n], [b + n]], NAMES)(1, 2, 3) == (1, 2, 3, 3, 4, 5)

@@ -114,3 +114,34 @@ def test_a_plan_reweighed_is_made_once_per_plan_and_weight():
     assert eight is again and eight is not plan
     assert (eight.block_weight, unknown.block_weight, plan.block_weight) == (8, None, 4)
     assert replace(eight, block_weight=4) == plan
+
+
+@pytest.mark.parametrize("block", ["32,4", "16,8"])
+def test_compiling_plans_part_by_part_or_whole_changes_no_report(tmp_path, monkeypatch, block):
+    """`scenarios._compiled` compiles a plan of few evaluations part by part and others as one
+    function (`WHOLE_AFTER`): all in parts, all whole and the default give the same report."""
+    from analyzer.analysis import scenarios
+    from analyzer.analysis.symbolic import compiled
+
+    (tmp_path / "k.cu").write_text(PROGRAM)
+    monkeypatch.chdir(tmp_path)
+    joined: list[int] = []
+    compile_parts = compiled.compile_parts
+
+    def counting(parts, names):
+        joined.append(len([p for p in parts if len(p)]))
+        return compile_parts(parts, names)
+
+    monkeypatch.setattr(scenarios.S, "compile_parts", counting)
+    reports = []
+    for whole_after in (10**9, scenarios.WHOLE_AFTER, 0):
+        monkeypatch.setattr(scenarios, "WHOLE_AFTER", whole_after)
+        monkeypatch.setattr(compiled, "_BY_EXPRS", {})
+        costing._WALKS.clear()
+        joined.clear()
+        reports.append(report(tmp_path, f"{whole_after}.json", "--block", block, "--grid", "4", "k.cu"))
+        if whole_after == 0:
+            assert joined == []
+        else:
+            assert joined and max(joined) >= 3  # addresses, masks or a loop's conditions, the first address
+    assert reports[0] == reports[1] == reports[2]

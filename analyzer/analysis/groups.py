@@ -55,6 +55,12 @@ def scenario_groups(plan: WarpPlan, period: int, facts: SymbolFacts | None = Non
     scenarios are cut short (`MAX_SCENARIOS`) other than at whole values of the first symbol."""
     if plan.evaluate is None:  # few scenarios: not worth it
         return None
+    return groups_of(plan, period, facts)
+
+
+def groups_of(plan: WarpPlan, period: int, facts: SymbolFacts | None = None) -> tuple[Group, ...] | None:
+    """`scenario_groups`, whether or not the plan is compiled (`scenarios._compiled` asks how
+    many scenarios a plan will evaluate before it compiles it). Remembered."""
     values = _walked_values(plan.values)
     if values is None:
         return None

@@ -230,7 +230,7 @@ def plan_warp(site: Site, lanes: tuple[Lane, ...], where: Where) -> WarpPlan | N
         masks_vary=masks_vary,
     )
     # compiling costs about a millisecond: worth it only for many scenarios
-    return _compiled(plan, lane_offsets) if count > COMPILE_SCENARIOS else plan
+    return _compiled(plan, lane_offsets, site) if count > COMPILE_SCENARIOS else plan
 
 
 def _loops_to_walk(
@@ -267,10 +267,24 @@ def _differ(conds: list[S.Expr]) -> bool:
     return False
 
 
-def _compiled(plan: WarpPlan, lane_offsets: tuple[S.Expr | None, ...] | None) -> WarpPlan:
+#: Scenarios a plan evaluates, past which its expressions are compiled as one function, not
+#: part by part (`_compiled`). A part's call and its tables cost about 2 us a scenario more
+#: (hotspot.cu: 48,928 evaluations of 80 plans, 6.07 G -> 6.43 G instructions with parts
+#: throughout); writing a plan's 97 expressions costs about 400 us (binomialOptions.cu: 1,845
+#: plans, 10,548 evaluations in all). Past some 200 evaluations, the one function pays.
+WHOLE_AFTER = 256
+
+
+def _compiled(plan: WarpPlan, lane_offsets: tuple[S.Expr | None, ...] | None, site: Site) -> WarpPlan:
     """`plan` with its lane expressions compiled. Where every lane's address is a number in
     each scenario, the addresses are compiled and subtracted, not their differences: half
-    the source and the work."""
+    the source and the work. Where the plan evaluates few scenarios (its groups, `groups.py`,
+    or all of them, no more than `WHOLE_AFTER`), its addresses, masks, each walked loop's
+    conditions and the first lane's address are compiled each on its own (`S.compile_parts`):
+    the other accesses of the warp share the masks and conditions, and their source is
+    written once. Else as one function: a call a scenario."""
+    from analyzer.analysis.groups import groups_of  # (groups.py reads this module)
+
     bound = frozenset(plan.names)
     absolute = lane_offsets is not None and all(
         lane_offsets[j].free_symbols <= bound  # type: ignore[union-attr]
@@ -278,7 +292,16 @@ def _compiled(plan: WarpPlan, lane_offsets: tuple[S.Expr | None, ...] | None) ->
     )
     n_lanes = len(plan.diffs)
     first = lane_offsets if absolute and lane_offsets is not None else plan.diffs
-    evaluate = S.compile_values([*first, *plan.lane_exprs[n_lanes:]], list(plan.names))
+    exprs = plan.lane_exprs
+    few = plan.count <= WHOLE_AFTER
+    if not few:
+        groups = groups_of(plan, site.address_period, site.facts)
+        few = groups is not None and len(groups) <= WHOLE_AFTER
+    if few:
+        parts = [first, *(exprs[at : at + n_lanes] for at in range(n_lanes, len(exprs) - 1, n_lanes)), exprs[-1:]]
+        evaluate = S.compile_parts(parts, plan.names)
+    else:
+        evaluate = S.compile_values([*first, *exprs[n_lanes:]], list(plan.names))
     plan.evaluate = evaluate
     plan.pick = lane_picker(evaluate.compiled, plan.present, plan.mask_at, plan.conds_at, absolute)  # type: ignore[attr-defined]
     return plan

@@ -37,7 +37,7 @@ are the interface; the modules are how it is built):
 """
 
 from analyzer.analysis.symbolic.bits import bitand, bitor, bitxor, shl, shr
-from analyzer.analysis.symbolic.compiled import compile_values, strict_values
+from analyzer.analysis.symbolic.compiled import compile_parts, compile_values, strict_values
 from analyzer.analysis.symbolic.division import floordiv, mod
 from analyzer.analysis.symbolic.expressions import (
     MAX_DEPTH,
@@ -98,6 +98,7 @@ __all__ = [
     "bounds",
     "coefficient_gcd",
     "compare",
+    "compile_parts",
     "compile_values",
     "conjuncts",
     "const",

@@ -261,6 +261,39 @@ def compile_values(exprs: Sequence[Expr | None], names: Sequence[str]) -> Callab
     return function
 
 
+def compile_parts(parts: Sequence[Sequence[Expr | None]], names: Sequence[str]) -> Callable[..., tuple]:
+    """`compile_values` of the expressions of `parts`, one part after another, with each part
+    compiled (and remembered) on its own: the same values, in the same order, and the same
+    first raise (a part is worked out after those before it). Why: a warp's plan is its
+    lanes' addresses, masks and loop conditions, and the accesses under one condition and in
+    one loop share the masks and conditions, but not the addresses: the whole was written
+    anew for each (binomialOptions.cu: 1,845 plans, of whose addresses 1,765 and of whose
+    loop conditions 1,746 had been written before, and 594 of the masks)."""
+    functions = [compile_values(part, names) for part in parts if len(part)]
+    if len(functions) <= 1:
+        return functions[0] if functions else compile_values((), names)
+    joined: Any = _JOINED[len(functions)](*functions) if len(functions) in _JOINED else _joined_all(functions)
+    joined.compiled = tuple(flag for f in functions for flag in f.compiled)  # type: ignore[attr-defined]
+    return joined
+
+
+def _joined_all(functions: list[Callable[..., tuple]]) -> Callable[..., tuple]:
+    def joined(*values: int) -> tuple:
+        return tuple(v for f in functions for v in f(*values))
+
+    return joined
+
+
+#: The function of 2, 3, 4 or 5 parts' functions: their values one after another (a call
+#: each, written out; `_joined_all` for more).
+_JOINED: dict[int, Callable[..., Callable[..., tuple]]] = {
+    2: lambda f, g: lambda *a: f(*a) + g(*a),
+    3: lambda f, g, h: lambda *a: f(*a) + g(*a) + h(*a),
+    4: lambda f, g, h, i: lambda *a: f(*a) + g(*a) + h(*a) + i(*a),
+    5: lambda f, g, h, i, j: lambda *a: f(*a) + g(*a) + h(*a) + i(*a) + j(*a),
+}
+
+
 def _compiled_source(exprs: Sequence[Expr | None], names: Sequence[str]) -> Callable[..., tuple]:
     """`compile_values`, worked out: the source written, and compiled unless seen before."""
     args = tuple(names)
