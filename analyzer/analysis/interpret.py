@@ -71,18 +71,66 @@ class Flow:
 _CARRIED_ON = Flow()
 
 
-@record(frozen=False, slots=False)
+class _Under:
+    """A mask not built yet: `outer` (a mask, built or not) and `cond`, or its negation; once
+    built, kept (`built`), for every context that reads it."""
+
+    __slots__ = ("built", "cond", "negated", "outer")
+
+    def __init__(self, outer: S.Expr | _Under, cond: S.Expr, negated: bool) -> None:
+        self.outer, self.cond, self.negated = outer, cond, negated
+        self.built: S.Expr | None = None
+
+
+def _built(mask: S.Expr | _Under) -> S.Expr:
+    """The mask `mask` stands for: `outer && cond` (or `outer && !cond`), as the branch's
+    `logical_and` built it when it was entered, the masks it stands on built first."""
+    chain: list[_Under] = []
+    while isinstance(mask, _Under) and mask.built is None:
+        chain.append(mask)
+        mask = mask.outer
+    built = mask.built if isinstance(mask, _Under) else mask
+    assert built is not None
+    for under in reversed(chain):
+        built = under.built = S.logical_and(built, S.logical_not(under.cond) if under.negated else under.cond)
+    return built
+
+
 class Ctx:
     """Where the interpreter is: the condition under which a lane runs, the enclosing loops,
-    the call it was inlined through."""
+    the call it was inlined through. The mask of a branch is built when it is first read
+    (`under`): the branches of inlined helpers that make no access need none (interval.cu's
+    interval arithmetic: `logical_and` and `logical_not` about a fifth of its check)."""
 
-    mask: S.Expr
-    loops: tuple[LoopCtx, ...]
-    via: str | None
-    kernel_level: bool
+    __slots__ = ("_mask", "kernel_level", "loops", "via")
 
-    def child(self, mask: S.Expr) -> Ctx:
+    def __init__(self, mask: S.Expr | _Under, loops: tuple[LoopCtx, ...], via: str | None, kernel_level: bool) -> None:
+        self._mask = mask
+        self.loops = loops
+        self.via = via
+        self.kernel_level = kernel_level
+
+    @property
+    def mask(self) -> S.Expr:
+        mask = self._mask
+        if isinstance(mask, _Under):
+            mask = self._mask = _built(mask)
+        return mask
+
+    @mask.setter
+    def mask(self, value: S.Expr | _Under) -> None:
+        self._mask = value
+
+    def child(self, mask: S.Expr | _Under) -> Ctx:
         return Ctx(mask, self.loops, self.via, self.kernel_level)
+
+    def under(self, cond: S.Expr, negated: bool = False) -> Ctx:
+        """The context of the lanes where `cond` holds (fails, `negated`), its mask not built yet."""
+        return Ctx(_Under(self._mask, cond, negated), self.loops, self.via, self.kernel_level)
+
+    def within(self, via: str | None, kernel_level: bool) -> Ctx:
+        """The same lanes and loops, inlined through `via`: the mask as it is, built or not."""
+        return Ctx(self._mask, self.loops, via, kernel_level)
 
 
 @record
@@ -229,8 +277,8 @@ class Interpreter(Visitor):
         # made by the lanes where c holds
         c = self.eval(e.cond, env, ctx)
         cond = c if isinstance(c, S.Expr) else S.unknown("condition", Origin.UNMODELLED)
-        a = self.eval(e.then, env, ctx.child(S.logical_and(ctx.mask, cond)))
-        b = self.eval(e.otherwise, env, ctx.child(S.logical_and(ctx.mask, S.logical_not(cond))))
+        a = self.eval(e.then, env, ctx.under(cond))
+        b = self.eval(e.otherwise, env, ctx.under(cond, negated=True))
         return self.join(c, a, b)
 
     def visit_PtrAdd(self, e: N.PtrAdd, env: dict[int, Value], ctx: Ctx) -> Value:
@@ -477,7 +525,7 @@ class Interpreter(Visitor):
         env: dict[int, Value] = {}
         for p, a in zip(fn.params, args):
             env[p.uid] = a if a is not None else self.param_value(p, False)
-        inner = Ctx(ctx.mask, ctx.loops, ctx.via or f"inlined from {fn.name}", False)
+        inner = ctx.within(ctx.via or f"inlined from {fn.name}", False)
         self.depth += 1
         try:
             result = self.block(fn.body, env, inner)
@@ -497,7 +545,8 @@ class Interpreter(Visitor):
                 if isinstance(cond, S.Expr) and cond.is_const and cond.value:
                     flow.returned = S.const(1)
                     return flow
-                ctx.mask = S.logical_and(ctx.mask, S.logical_not(cond)) if isinstance(cond, S.Expr) else ctx.mask
+                if isinstance(cond, S.Expr):  # the rest runs where it did not return (built when read)
+                    ctx.mask = _Under(ctx._mask, cond, True)
                 flow.returned = cond if flow.returned is None else S.logical_or(flow.returned, cond)
             if f.broke:
                 flow.broke = True
@@ -571,8 +620,8 @@ class Interpreter(Visitor):
             return self.block(s.then if c.value else s.otherwise, env, ctx)
         then_env = dict(env)
         else_env = dict(env)
-        then_ctx = ctx.child(S.logical_and(ctx.mask, c))
-        else_ctx = ctx.child(S.logical_and(ctx.mask, S.logical_not(c)))
+        then_ctx = ctx.under(c)
+        else_ctx = ctx.under(c, negated=True)
         held = dict(self.held)
         start = len(self.occurrences)
         self.break_windows()  # accesses in different blocks are not merged (a conservative rule)
@@ -663,7 +712,7 @@ class Interpreter(Visitor):
         for var_uid in writes:
             loop_env[var_uid] = S.unknown("modified in loop", Origin.LOOP_CARRIED, var_uid in per_lane)
         loop_ctx = self.bind_inductions(s, uid, found, env, loop_env, ctx)
-        inner = ctx.child(ctx.mask)
+        inner = ctx.child(ctx._mask)
         inner.loops = (*ctx.loops, loop_ctx)
         body_env = dict(loop_env)
         self.block(s.body, body_env, inner)
