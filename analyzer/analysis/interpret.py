@@ -60,7 +60,7 @@ HeldKey = tuple[str, S.Expr, int, S.Expr]
 class Flow:
     """How a block of statements ended."""
 
-    returned: S.Expr | None = None  # the condition under which the block returned
+    returned: Condition | None = None  # the condition under which the block returned (built when read)
     value: Value = None
     broke: bool = False
 
@@ -71,29 +71,62 @@ class Flow:
 _CARRIED_ON = Flow()
 
 
-class _Under:
-    """A mask not built yet: `outer` (a mask, built or not) and `cond`, or its negation; once
-    built, kept (`built`), for every context that reads it."""
+class _Deferred:
+    """A condition not built yet: `left op right` (op ``&&`` or ``||``), either side negated
+    where said, each side built or not; once built, kept (`built`) for every reader. What a
+    branch's mask and the condition under which a block returned stand for until read
+    (`built`): the branches of inlined helpers that make no access read neither. Never a
+    number: both sides of one are conditions that are not (an `if`'s on a number runs one
+    branch, and a block that surely returned stops), and `&&`, `||` and `!` of such give none."""
 
-    __slots__ = ("built", "cond", "negated", "outer")
+    __slots__ = ("built", "left", "negate_left", "negate_right", "op", "right")
+    is_const = False
 
-    def __init__(self, outer: S.Expr | _Under, cond: S.Expr, negated: bool) -> None:
-        self.outer, self.cond, self.negated = outer, cond, negated
+    def __init__(
+        self, op: str, left: S.Expr | _Deferred, right: S.Expr | _Deferred, negate_left: bool, negate_right: bool
+    ) -> None:
+        self.op, self.left, self.right = op, left, right
+        self.negate_left, self.negate_right = negate_left, negate_right
         self.built: S.Expr | None = None
 
 
-def _built(mask: S.Expr | _Under) -> S.Expr:
-    """The mask `mask` stands for: `outer && cond` (or `outer && !cond`), as the branch's
-    `logical_and` built it when it was entered, the masks it stands on built first."""
-    chain: list[_Under] = []
-    while isinstance(mask, _Under) and mask.built is None:
-        chain.append(mask)
-        mask = mask.outer
-    built = mask.built if isinstance(mask, _Under) else mask
-    assert built is not None
-    for under in reversed(chain):
-        built = under.built = S.logical_and(built, S.logical_not(under.cond) if under.negated else under.cond)
-    return built
+Condition = S.Expr | _Deferred  # a condition, built or not (`built`)
+
+
+def _under(outer: Condition, cond: Condition, negated: bool = False) -> _Deferred:
+    """`outer && cond` (`outer && !cond`, `negated`), built when read."""
+    return _Deferred("&&", outer, cond, False, negated)
+
+
+def built(cond: Condition) -> S.Expr:
+    """The condition `cond` stands for, built as `logical_and`, `logical_or` and `logical_not`
+    would have built it where it was made, its sides first (left, then right); without
+    recursion, however deep the conditions nest."""
+    if not isinstance(cond, _Deferred):
+        return cond
+    if cond.built is not None:
+        return cond.built
+    stack: list[_Deferred] = [cond]
+    while stack:
+        top = stack[-1]
+        pending = [side for side in (top.left, top.right) if isinstance(side, _Deferred) and side.built is None]
+        if pending:
+            stack.extend(reversed(pending))  # the left built first, as it was
+            continue
+        stack.pop()
+        if top.built is not None:
+            continue
+        left = top.left.built if isinstance(top.left, _Deferred) else top.left
+        assert left is not None
+        if top.negate_left:
+            left = S.logical_not(left)
+        right = top.right.built if isinstance(top.right, _Deferred) else top.right
+        assert right is not None
+        if top.negate_right:
+            right = S.logical_not(right)
+        top.built = S.logical_and(left, right) if top.op == "&&" else S.logical_or(left, right)
+    assert cond.built is not None
+    return cond.built
 
 
 class Ctx:
@@ -104,7 +137,7 @@ class Ctx:
 
     __slots__ = ("_mask", "kernel_level", "loops", "via")
 
-    def __init__(self, mask: S.Expr | _Under, loops: tuple[LoopCtx, ...], via: str | None, kernel_level: bool) -> None:
+    def __init__(self, mask: Condition, loops: tuple[LoopCtx, ...], via: str | None, kernel_level: bool) -> None:
         self._mask = mask
         self.loops = loops
         self.via = via
@@ -113,20 +146,20 @@ class Ctx:
     @property
     def mask(self) -> S.Expr:
         mask = self._mask
-        if isinstance(mask, _Under):
-            mask = self._mask = _built(mask)
+        if isinstance(mask, _Deferred):
+            mask = self._mask = built(mask)
         return mask
 
     @mask.setter
-    def mask(self, value: S.Expr | _Under) -> None:
+    def mask(self, value: Condition) -> None:
         self._mask = value
 
-    def child(self, mask: S.Expr | _Under) -> Ctx:
+    def child(self, mask: Condition) -> Ctx:
         return Ctx(mask, self.loops, self.via, self.kernel_level)
 
     def under(self, cond: S.Expr, negated: bool = False) -> Ctx:
         """The context of the lanes where `cond` holds (fails, `negated`), its mask not built yet."""
-        return Ctx(_Under(self._mask, cond, negated), self.loops, self.via, self.kernel_level)
+        return Ctx(_under(self._mask, cond, negated), self.loops, self.via, self.kernel_level)
 
     def within(self, via: str | None, kernel_level: bool) -> Ctx:
         """The same lanes and loops, inlined through `via`: the mask as it is, built or not."""
@@ -542,12 +575,11 @@ class Interpreter(Visitor):
                 if f.value is not None:
                     flow.value = f.value if flow.value is None else flow.value
                 cond = f.returned
-                if isinstance(cond, S.Expr) and cond.is_const and cond.value:
+                if isinstance(cond, S.Expr) and cond.is_const and cond.value:  # (a `_Deferred` is no number)
                     flow.returned = S.const(1)
                     return flow
-                if isinstance(cond, S.Expr):  # the rest runs where it did not return (built when read)
-                    ctx.mask = _Under(ctx._mask, cond, True)
-                flow.returned = cond if flow.returned is None else S.logical_or(flow.returned, cond)
+                ctx.mask = _under(ctx._mask, cond, True)  # the rest runs where it did not return
+                flow.returned = cond if flow.returned is None else _Deferred("||", flow.returned, cond, False, False)
             if f.broke:
                 flow.broke = True
                 return flow
@@ -798,10 +830,10 @@ def call_varies(spec: builtins.BuiltinSpec | None, operands: list[Value]) -> boo
 def _joined_flow(c: S.Expr, f1: Flow, f2: Flow) -> Flow:
     """How an if/else with condition `c` ended, from how its branches did."""
     flow = Flow()
-    r1 = S.logical_and(c, f1.returned) if f1.returned is not None else None
-    r2 = S.logical_and(S.logical_not(c), f2.returned) if f2.returned is not None else None
+    r1 = _Deferred("&&", c, f1.returned, False, False) if f1.returned is not None else None
+    r2 = _Deferred("&&", c, f2.returned, True, False) if f2.returned is not None else None
     if r1 is not None and r2 is not None:
-        flow.returned = S.logical_or(r1, r2)
+        flow.returned = _Deferred("||", r1, r2, False, False)
     else:
         flow.returned = r1 if r1 is not None else r2
     flow.value = f1.value if f1.value is not None else f2.value
