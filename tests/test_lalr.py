@@ -6,6 +6,8 @@ the same tokens at the same offsets, the same spans, and errors at the same plac
 from __future__ import annotations
 
 import marshal
+import re
+import string
 from pathlib import Path
 from typing import Any
 
@@ -257,27 +259,75 @@ def test_the_lexers_fast_path_over_white_space_is_exactly_the_ws_terminal():
 def test_the_first_character_scanners_match_as_the_whole_scanner_at_every_offset():
     from analyzer.syntax.lalr import Lexer
 
-    lexer = Lexer(cuda_tables(), compile_after=0)  # each character's own scanner at once
+    lexer = Lexer(cuda_tables())
     texts = [*TRICKY, "a <<= b >>= c <<< d >>> e && f || g -> h ... 1.5e3f 0x1p3 'c' \"s\" // c\n/* c */ #x\n"]
+    texts += ["u'c' U\"s\" L'x' u8\"t\" uint ::x::y :: : $ @ \\ \u00e9t\u00e9"]
     texts += [p.read_text() for p in SAMPLES[:10]]
     checked = 0
     for text in texts:
         for pos in range(len(text)):
-            fast = lexer._first_char_scanner(text[pos])(text, pos)
             whole = lexer._all(text, pos)
+            single = lexer._single.get(text[pos])
+            if single is not None:  # read without a scanner: the whole scanner agrees
+                assert whole is not None and (whole.lastgroup, whole.end()) == (single, pos + 1), text[pos:]
+            fast = lexer._first_char_scanner(text[pos])(text, pos)
             assert (fast and (fast.lastgroup, fast.end())) == (whole and (whole.lastgroup, whole.end())), text[pos:]
             checked += 1
     assert checked > 10_000
-    assert lexer._by_first[";"] is not lexer._all and lexer._by_first["a"] is lexer._all
 
 
-def test_a_characters_own_scanner_is_compiled_only_after_many_tokens_start_with_it():
+def test_each_first_character_has_the_scanner_of_the_terminals_that_can_start_with_it():
     from analyzer.syntax.lalr import Lexer
 
-    lexer = Lexer(cuda_tables(), compile_after=2)
-    scanners = [lexer._first_char_scanner(";") for _ in range(3)]
-    assert scanners[:2] == [lexer._all, lexer._all] and scanners[2] is not lexer._all
-    assert lexer._by_first == {";": scanners[2]}
+    lexer = Lexer(cuda_tables())
+    assert lexer._terminals_from("a") == ("IDENTIFIER",)
+    assert lexer._terminals_from("u") == ("IDENTIFIER", "CHARACTER", "STRING")
+    assert lexer._terminals_from("7") == ("FLOATING", "INTEGER")
+    assert lexer._terminals_from(".") == ("FLOATING", "ELLIPSIS", "DOT")
+    assert lexer._terminals_from("@") == ()
+    assert lexer._terminals_from("\u00e9") == ()
+    # characters with the same terminals share one scanner
+    assert lexer._first_char_scanner("a") is lexer._first_char_scanner("Z") is not lexer._first_char_scanner("u")
+    assert lexer._first_char_scanner("@")("@", 0) is None
+    assert lexer._single == {
+        "(": "LPAR",
+        ")": "RPAR",
+        ",": "COMMA",
+        ";": "SEMICOLON",
+        "?": "QMARK",
+        "[": "LSQB",
+        "]": "RSQB",
+        "{": "LBRACE",
+        "}": "RBRACE",
+        "~": "TILDE",
+    }
+
+
+def test_the_first_characters_of_a_pattern():
+    from analyzer.syntax.lalr import first_chars
+
+    assert first_chars(r"(::)?[A-Za-z_]\w*") == frozenset(":_" + string.ascii_letters)
+    assert first_chars(r"(u8|u|U|L)?'([^'\\\n]|\\.)+'") == frozenset("uUL'")
+    assert first_chars(r"\&=") == frozenset("&")
+    assert first_chars(r"a*?b|(?:c{0,2}d)+") == frozenset("abcd")
+    assert first_chars(r"^(?=x)\b#") == frozenset("#")  # what reads no character is passed over
+    # not known (any character): a category, a negated class, any, an empty match, case ignored
+    for pattern in (r"\w+", "[^x]y", ".x", "x?", "(?i:a)", "(?i)a", "(a)?\\1b", "(", "[\x00-\uffff]"):
+        assert first_chars(pattern) is None, pattern
+
+
+def test_no_terminal_matches_from_a_character_outside_its_first_characters():
+    from analyzer.syntax.lalr import first_chars
+
+    tables = cuda_tables()
+    tails = ("", "x", "1", "8'a'", "'", '"', "=", "*/", ".5", ":x", "\n")
+    for name, pattern in tables.patterns.items():
+        firsts = first_chars(pattern)
+        assert firsts is not None, name  # every cuda.lark terminal's first characters are known
+        match = re.compile(pattern).match
+        for code in range(0x400):
+            if chr(code) not in firsts:
+                assert not any(match(chr(code) + tail) for tail in tails), (name, chr(code))
 
 
 def test_a_literal_terminal_is_told_from_a_pattern():
