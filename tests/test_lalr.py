@@ -159,6 +159,39 @@ def test_an_inlined_rule_carries_its_childrens_extents():
     assert inl.children == ["a", "b"] and inl.extents == [(0, 1), (2, 3)]
 
 
+def test_a_meta_is_the_pair_of_its_start_and_end():
+    meta = Meta((3, 9))
+    assert meta == (3, 9) and isinstance(meta, tuple)
+    assert (meta.start_pos, meta.end_pos, meta.empty) == (3, 9, False)
+    assert Meta((None, None)).empty
+
+
+def test_direct_calls_are_given_the_plain_pair_and_the_builder_a_meta():
+    """`Parser.parse`'s `direct` node functions get `(start, end)` as a plain tuple (no `Meta`
+    made), and `build` a `Meta` with the same positions."""
+    seen: dict[str, set[tuple[type, Any]]] = {"direct": set(), "build": set()}
+
+    def build(rule, children, meta, extents):
+        seen["build"].add((type(meta), tuple(meta)))
+        return (rule.name, meta.start_pos, meta.end_pos)
+
+    def node(builder, meta, *kept):
+        seen["direct"].add((type(meta), tuple(meta)))
+        return ("node", meta[0], meta[1])
+
+    tables = cuda_tables()
+    methods = [node if r.kind == T.CALL else None for r in tables.rules]
+    text = "int f(int a) { return a + 1; }"
+    for direct in (None, (None, methods)):
+        postlex = CudaPostLexer()
+        postlex.text = text
+        Parser(tables).parse(text, build, postlex.process, direct)
+    assert {kind for kind, _ in seen["direct"]} == {tuple} and {kind for kind, _ in seen["build"]} == {Meta}
+    assert {pair for _, pair in seen["direct"]} == {pair for _, pair in seen["build"]}
+    pairs = {pair for _, pair in seen["direct"]}
+    assert (0, 30) in pairs and (15, 28) in pairs and (22, 27) in pairs  # the function, `return a + 1;`, `a + 1`
+
+
 # ----------------------------------------------------------------------------- the table cache
 
 

@@ -24,6 +24,7 @@ import re
 import re._constants as _sre_constants  # type: ignore[import-not-found]  # (no stubs: read by `first_chars`)
 import re._parser as _sre_parser  # type: ignore[import-not-found]
 from collections.abc import Callable, Iterable, Iterator
+from operator import itemgetter
 from typing import Any
 
 from analyzer.syntax.tables import CALL, INLINE, PASS, LexContext, RuleSpec, Tables
@@ -87,17 +88,24 @@ class ParseError(Exception):
         self.expected = frozenset(expected)
 
 
-class Meta:
+class Meta(tuple):
     """Where a reduction's text starts and ends (what the builder's `meta` argument holds,
     as lark's `Meta` with propagated positions: the first kept or dropped symbol's start to the
-    last one's end; `empty` for a rule that matched nothing)."""
+    last one's end; `empty` for a rule that matched nothing): the pair `(start, end)`, made
+    `Meta((start, end))`.
 
-    __slots__ = ("empty", "end_pos", "start_pos")
+    A tuple, so that making one calls no Python function (a class with an `__init__` runs it
+    in a frame of its own); `Parser.parse`'s `direct` calls are given the plain pair, which
+    `ToAst._span` reads as it reads this."""
 
-    def __init__(self, start_pos: int | None, end_pos: int | None) -> None:
-        self.start_pos = start_pos
-        self.end_pos = end_pos
-        self.empty = start_pos is None
+    __slots__ = ()
+
+    start_pos = property(itemgetter(0))
+    end_pos = property(itemgetter(1))
+
+    @property
+    def empty(self) -> bool:
+        return self[0] is None
 
 
 class Inlined:
@@ -341,7 +349,11 @@ class Parser:
     huffman/main_test_cu.cu, correlation.cu -- parsed in one process, start-up taken off):
     3.415 G instructions before; 3.225 G with the chains (and the lexer's contexts read by
     state, the builder's spans without typing.cast, TypeTable.is_type without a generator);
-    3.090 G with the one-child nodes too (and no child filter for a rule that keeps all)."""
+    3.090 G with the one-child nodes too (and no child filter for a rule that keeps all).
+    Measured 2026-11-28 under callgrind, the parse of the twenty cuda-samples files of
+    /work/baseline/twenty.txt (see `Lexer._first_char_scanner`): 2.980 G before, 2.907 G with
+    each reduction's extent a tuple (`Meta`; the plain pair for `direct` calls) and the
+    children's starts and ends sliced only for the rules that read them (`_filtered`)."""
 
     def __init__(self, tables: Tables, with_extents: frozenset[str] = frozenset()) -> None:
         self.tables = tables
@@ -357,6 +369,10 @@ class Parser:
             r.kind == CALL and r.size == 1 and r.plain and not r.expand1 and r.name not in with_extents
             for r in tables.rules
         )
+        # by rule: its children are filtered (`_kept`) or their extents read -- an INLINE rule's
+        # always, a CALL rule's where it is not `plain` or is in `with_extents`; the others' are
+        # the node's arguments as they are, and their starts and ends are not sliced off
+        self._filtered = tuple(r.kind == INLINE or not r.plain or r.name in with_extents for r in tables.rules)
 
     def parse(
         self,
@@ -377,6 +393,7 @@ class Parser:
         with_extents = self.with_extents
         passed = self._passed
         one_child = self._one_child
+        filtered = self._filtered
         builder, methods = direct if direct is not None else (None, None)
         states: list[int] = [tables.start_state]
         values: list[Any] = []
@@ -403,9 +420,9 @@ class Parser:
                 rule_kind = rule.kind
                 if one_child[~action]:  # the node built on the one child, in place on the stacks
                     if methods is not None:
-                        value = methods[~action](builder, Meta(starts[-1], ends[-1]), values[-1])  # type: ignore[misc]  # a CALL rule has its method
+                        value = methods[~action](builder, (starts[-1], ends[-1]), values[-1])  # type: ignore[misc]  # a CALL rule has its method
                     else:
-                        value = build(rule, [values[-1]], Meta(starts[-1], ends[-1]), None)
+                        value = build(rule, [values[-1]], Meta((starts[-1], ends[-1])), None)
                     goto = states[-1] = actions[states[-2]][rule.origin]
                     values[-1] = value  # (its start and end are the child's)
                     if kind == "$END" and goto == end_state:
@@ -426,15 +443,16 @@ class Parser:
                 size = rule.size
                 if size:
                     children = values[-size:]
-                    child_starts = starts[-size:]
-                    child_ends = ends[-size:]
-                    del states[-size:], values[-size:], starts[-size:], ends[-size:]
-                    start = child_starts[0]
+                    if filtered[~action]:  # each child's start and end are read
+                        child_starts = starts[-size:]
+                        child_ends = ends[-size:]
+                    start = starts[-size]
                     if start is None:
-                        start = next((s for s in child_starts if s is not None), None)
-                    stop = child_ends[-1]
+                        start = next((s for s in starts[-size:] if s is not None), None)
+                    stop = ends[-1]
                     if stop is None:
-                        stop = next((e for e in reversed(child_ends) if e is not None), None)
+                        stop = next((e for e in reversed(ends[-size:]) if e is not None), None)
+                    del states[-size:], values[-size:], starts[-size:], ends[-size:]
                 else:
                     children = []
                     child_starts = child_ends = []
@@ -442,18 +460,22 @@ class Parser:
                 if rule_kind == INLINE:
                     kept, extents = _kept(rule, children, child_starts, child_ends, True)
                     value = Inlined(kept, extents or [])  # with_extents: never None
+                elif not filtered[~action]:  # every child kept as it is, without extents
+                    if rule.expand1 and len(children) == 1:
+                        value = children[0]
+                    elif methods is not None:
+                        value = methods[~action](builder, (start, stop), *children)  # type: ignore[misc]  # a CALL rule has its method
+                    else:
+                        value = build(rule, children, Meta((start, stop)), None)
                 else:
                     wants = rule.name in with_extents
-                    if rule.plain and not wants:
-                        kept, extents = children, None
-                    else:
-                        kept, extents = _kept(rule, children, child_starts, child_ends, wants)
+                    kept, extents = _kept(rule, children, child_starts, child_ends, wants)
                     if rule.expand1 and len(kept) == 1:
                         value = kept[0]
                     elif methods is not None and extents is None:
-                        value = methods[~action](builder, Meta(start, stop), *kept)  # type: ignore[misc]  # a CALL rule has its method
+                        value = methods[~action](builder, (start, stop), *kept)  # type: ignore[misc]  # a CALL rule has its method
                     else:
-                        value = build(rule, kept, Meta(start, stop), extents)
+                        value = build(rule, kept, Meta((start, stop)), extents)
                 goto = actions[states[-1]][rule.origin]
                 states.append(goto)
                 values.append(value)
