@@ -1,0 +1,65 @@
+"""The splitter searches function bodies with `chunks._BODY_SCAN`, not BODY_TOKENS: the same
+chunks and diagnostics, on texts made to tell the two apart (`#` inside and outside directive
+lines, comments, strings, unterminated comments) and on the samples read raw."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from analyzer.syntax import chunks
+from analyzer.syntax.chunks import split_top_level
+
+SAMPLES = sorted((Path(__file__).resolve().parents[1] / "samples").glob("*.cu"))
+
+TEXTS = [
+    "void f() {\n  #pragma unroll\n  for (;;) { g(); }\n}\nint x;\n",
+    "void f() { a(); # not a directive ( \n b(); }\nint y;",
+    "void f() {\n\t \t# x {\n}\nint z;",
+    "void f() { s = \"#{\"; c = '#'; /* # { */ // # {\n }\nint w;",
+    "void f() {\n#define X {\n x; }\n int g() { return 1; }",
+    "void f() { ;#\n#\n }  int x;",
+    "void f() { /* never closed",
+    "void f() { a / b; c /= d; e = f/ *g; h = i /**/ / j; }\nint v;",
+    "void f() {\r\n  # p (\r\n}\nint u;",
+    "void f() { g(); }# {\nint t;",
+    "void f() {\n  x; # {\n  #{\n}\nint s;",
+    "struct S { int a; # ( \n };\nvoid f() { { ( } ) }\nint r;",
+    "#include <x>\nvoid f() {\n#if 1\n  a();\n#endif\n}\n",
+]
+
+
+def _split_with_body_tokens(text: str, monkeypatch: pytest.MonkeyPatch):
+    """`split_top_level` searching bodies with BODY_TOKENS, as it did before `_BODY_SCAN`."""
+    with monkeypatch.context() as patch:
+        patch.setattr(chunks, "_BODY_SCAN", chunks.BODY_TOKENS)
+        return split_top_level(text)
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_the_body_scan_splits_as_body_tokens(text, monkeypatch):
+    assert split_top_level(text) == _split_with_body_tokens(text, monkeypatch)
+
+
+def test_a_hash_after_code_on_its_line_is_no_directive():
+    chunks_found, _ = split_top_level("void f() { a(); # {\n}\nint x;")
+    assert [(c.start, c.end, c.is_function) for c in chunks_found] == [(0, 28, False)]  # `{` opens a block
+    chunks_found, _ = split_top_level("void f() {\n  # {\n}\nint x;")
+    assert [(c.start, c.end, c.is_function) for c in chunks_found] == [(0, 18, True), (19, 25, False)]
+
+
+def test_the_body_scan_splits_as_body_tokens_on_random_texts(monkeypatch):
+    rng = random.Random(20261128)
+    pieces = [*"{}();#/*\"'\n \t\\a", "f()", "int x", "//", "/*", "*/"]
+    for _ in range(3000):
+        text = "void f() {" + "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 40))) + "}\nint y;"
+        assert split_top_level(text) == _split_with_body_tokens(text, monkeypatch), text
+
+
+def test_the_body_scan_splits_the_raw_samples_as_body_tokens(monkeypatch):
+    assert SAMPLES
+    for path in SAMPLES:
+        text = path.read_text()
+        assert split_top_level(text) == _split_with_body_tokens(text, monkeypatch), path.name
