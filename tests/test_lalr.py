@@ -155,7 +155,7 @@ def test_a_rule_spec_keeps_what_lark_keeps():
 
 
 def test_an_inlined_rule_carries_its_childrens_extents():
-    inl = Inlined(["a", "b"], [(0, 1), (2, 3)])
+    inl = Inlined((["a", "b"], [(0, 1), (2, 3)]))
     assert inl.children == ["a", "b"] and inl.extents == [(0, 1), (2, 3)]
 
 
@@ -190,6 +190,26 @@ def test_direct_calls_are_given_the_plain_pair_and_the_builder_a_meta():
     assert {pair for _, pair in seen["direct"]} == {pair for _, pair in seen["build"]}
     pairs = {pair for _, pair in seen["direct"]}
     assert (0, 30) in pairs and (15, 28) in pairs and (22, 27) in pairs  # the function, `return a + 1;`, `a + 1`
+
+
+def test_a_rule_whose_children_are_only_picked_by_index_has_a_picker():
+    from analyzer.syntax.lalr import _picker
+
+    def rule(keep, nones_after=0, plain=False):
+        return T.RuleSpec("r", 4, T.CALL, "r", keep, nones_after, False, plain)
+
+    children = ["a", ".", "b", ";"]
+    assert _picker(rule(((0, False, 0), (2, False, 0))))(children) == ("a", "b")
+    assert _picker(rule(((3, False, 0),)))(children) == (";",)
+    assert _picker(rule(()))(children) == ()
+    assert _picker(rule(((0, False, 0), (2, False, 0)), plain=True)) is None  # the children as they are
+    assert _picker(rule(((0, True, 0), (2, False, 0)))) is None  # a `_rule` spliced
+    assert _picker(rule(((0, False, 1),))) is None  # a None placed before
+    assert _picker(rule(((0, False, 0),), nones_after=1)) is None
+    parser = Parser(cuda_tables(), with_extents=OPERATOR_CHAINS)
+    picked = {r.name for r, pick in zip(cuda_tables().rules, parser._picks, strict=True) if pick is not None}
+    assert {"member", "expression_statement", "call"} <= picked
+    assert not picked & (OPERATOR_CHAINS | {"declaration_specifiers"})  # extents wanted; a `_rule` spliced
 
 
 # ----------------------------------------------------------------------------- the table cache

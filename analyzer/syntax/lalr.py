@@ -108,14 +108,15 @@ class Meta(tuple):
         return self[0] is None
 
 
-class Inlined:
-    """The kept children of a `_rule` (with their extents), spliced into the parent's children."""
+class Inlined(tuple):
+    """The kept children of a `_rule` (with their extents), spliced into the parent's children:
+    the pair `(children, extents)`, made `Inlined((children, extents))` -- a tuple, made
+    without a Python frame, as `Meta`. The two lists grow in place (`_kept`)."""
 
-    __slots__ = ("children", "extents")
+    __slots__ = ()
 
-    def __init__(self, children: list[Any], extents: list[tuple[int | None, int | None]]) -> None:
-        self.children = children
-        self.extents = extents
+    children: list[Any] = property(itemgetter(0))  # type: ignore[assignment]
+    extents: list[tuple[int | None, int | None]] = property(itemgetter(1))  # type: ignore[assignment]
 
 
 Builder = Callable[[RuleSpec, list[Any], Meta, list[tuple[int | None, int | None]] | None], Any]
@@ -190,7 +191,7 @@ class Lexer:
         allowed_of_state = self._allowed_of_state
         retype_of_state = self._retype_of_state
         skip_space = _SPACE.match
-        make = _token
+        new_str = _new_str
         pos = 0
         end = len(text)
         while pos < end:
@@ -235,7 +236,13 @@ class Lexer:
             if retype is not None:
                 kind = retype.get(value, kind)
             stop = pos + len(value)
-            yield make(kind, value, pos, stop)
+            tok = new_str(Token, value)  # `_token(kind, value, pos, stop)`, without its call
+            slots = tok.__dict__
+            slots["type"] = kind
+            slots["value"] = value
+            slots["start_pos"] = pos
+            slots["end_pos"] = stop
+            yield tok
             pos = stop
 
 
@@ -353,7 +360,10 @@ class Parser:
     Measured 2026-11-28 under callgrind, the parse of the twenty cuda-samples files of
     /work/baseline/twenty.txt (see `Lexer._first_char_scanner`): 2.980 G before, 2.907 G with
     each reduction's extent a tuple (`Meta`; the plain pair for `direct` calls) and the
-    children's starts and ends sliced only for the rules that read them (`_filtered`)."""
+    children's starts and ends sliced only for the rules that read them (`_filtered`); then
+    (the splitter's body scan changed in between) 2.845 G -> 2.804 G with `Inlined` a tuple,
+    the children of a rule that only picks them by index picked by `operator.itemgetter`
+    (`_picks`, 12,500 reductions of the twenty files), and the lexer making its tokens inline."""
 
     def __init__(self, tables: Tables, with_extents: frozenset[str] = frozenset()) -> None:
         self.tables = tables
@@ -373,6 +383,10 @@ class Parser:
         # always, a CALL rule's where it is not `plain` or is in `with_extents`; the others' are
         # the node's arguments as they are, and their starts and ends are not sliced off
         self._filtered = tuple(r.kind == INLINE or not r.plain or r.name in with_extents for r in tables.rules)
+        # by rule: the C function that picks its kept children (as a tuple) where `_kept` would
+        # only pick them by index -- a CALL rule not `plain`, without extents, splices or Nones
+        # (`member`: `a . b`, `expression_statement`, `call`); None for the others
+        self._picks = tuple(_picker(r) if r.kind == CALL and r.name not in with_extents else None for r in tables.rules)
 
     def parse(
         self,
@@ -394,6 +408,7 @@ class Parser:
         passed = self._passed
         one_child = self._one_child
         filtered = self._filtered
+        picks = self._picks
         builder, methods = direct if direct is not None else (None, None)
         states: list[int] = [tables.start_state]
         values: list[Any] = []
@@ -459,7 +474,7 @@ class Parser:
                     start = stop = None
                 if rule_kind == INLINE:
                     kept, extents = _kept(rule, children, child_starts, child_ends, True)
-                    value = Inlined(kept, extents or [])  # with_extents: never None
+                    value = Inlined((kept, extents or []))  # with_extents: never None
                 elif not filtered[~action]:  # every child kept as it is, without extents
                     if rule.expand1 and len(children) == 1:
                         value = children[0]
@@ -467,6 +482,12 @@ class Parser:
                         value = methods[~action](builder, (start, stop), *children)  # type: ignore[misc]  # a CALL rule has its method
                     else:
                         value = build(rule, children, Meta((start, stop)), None)
+                elif (pick := picks[~action]) is not None and methods is not None:  # children picked by index
+                    kept_tuple = pick(children)
+                    if rule.expand1 and len(kept_tuple) == 1:
+                        value = kept_tuple[0]
+                    else:
+                        value = methods[~action](builder, (start, stop), *kept_tuple)  # type: ignore[misc]  # a CALL rule has its method
                 else:
                     wants = rule.name in with_extents
                     kept, extents = _kept(rule, children, child_starts, child_ends, wants)
@@ -505,6 +526,21 @@ def _passed(actions: list[dict[str, int]], rules: tuple[RuleSpec, ...], key: tup
         if rule.kind != PASS:
             return top
         top = actions[below][rule.origin]
+
+
+def _picker(rule: RuleSpec) -> Callable[[list[Any]], tuple[Any, ...]] | None:
+    """The function of a rule's children that gives its kept children as a tuple, where they
+    are only picked by index (not `plain`, no `_rule` spliced, no None for a left-out
+    `[optional]`); else None."""
+    if rule.plain or rule.nones_after or any(splice or nones for _, splice, nones in rule.keep):
+        return None
+    indices = [i for i, _, _ in rule.keep]
+    if len(indices) >= 2:
+        return itemgetter(*indices)  # (a tuple of the items)
+    if len(indices) == 1:
+        one = itemgetter(indices[0])
+        return lambda children: (one(children),)
+    return lambda children: ()
 
 
 def _kept(
