@@ -309,6 +309,29 @@ def test_the_lexers_fast_path_over_white_space_is_exactly_the_ws_terminal():
             assert not any(starts.match(c + "x1 ") for c in lalr._SPACE_CHARS), name
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("int a = b;", [("int", 0), ("a", 4), ("=", 6), ("b", 8), (";", 9)]),
+        ("int  a=\tb ;\n", [("int", 0), ("a", 5), ("=", 6), ("b", 8), (";", 10)]),
+        (" int a; ", [("int", 1), ("a", 5), (";", 6)]),
+        ("\n\nint\n a ;\t", [("int", 2), ("a", 7), (";", 9)]),
+        ("int a;\n \t\n", [("int", 0), ("a", 4), (";", 5)]),
+    ],
+)
+def test_the_lexer_reads_one_blank_and_runs_of_blanks_alike(text, expected):
+    """`Lexer.tokens` steps over one blank without the WS match, and over a run with it."""
+    seen: list[tuple[str, int]] = []
+
+    def watch(stream):
+        for tok in stream:
+            seen.append((tok.value, tok.start_pos))
+            yield tok
+
+    Parser(cuda_tables()).parse(text, lambda rule, children, meta, extents: None, watch)
+    assert seen == expected
+
+
 def test_the_first_character_scanners_match_as_the_whole_scanner_at_every_offset():
     from analyzer.syntax.lalr import Lexer
 
