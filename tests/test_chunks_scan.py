@@ -1,6 +1,7 @@
-"""The splitter searches function bodies with `chunks._BODY_SCAN`, not BODY_TOKENS: the same
-chunks and diagnostics, on texts made to tell the two apart (`#` inside and outside directive
-lines, comments, strings, unterminated comments) and on the samples read raw."""
+"""The splitter reads bodies in one loop (`_Splitter._read_body`) over `chunks._BODY_SCAN`, not
+token by token (`_Splitter._token`) over BODY_TOKENS: the same chunks and diagnostics, on texts
+made to tell them apart (`#` inside and outside directive lines, comments, strings,
+unterminated comments, nesting past the limits), random texts and the samples read raw."""
 
 from __future__ import annotations
 
@@ -28,13 +29,39 @@ TEXTS = [
     "void f() {\n  x; # {\n  #{\n}\nint s;",
     "struct S { int a; # ( \n };\nvoid f() { { ( } ) }\nint r;",
     "#include <x>\nvoid f() {\n#if 1\n  a();\n#endif\n}\n",
+    "struct S { int a; } s = { 1 }; int g(int x = (1)) { if (x) { return (x); } }",
+    "int f() { (((a); }\nint b; int c() { )) }\nint d;",
+    "int f() {" + "{" * 300 + "}" * 300 + "}\nint e;",
+    "int f() {" + "(" * 2100 + ")" * 2100 + "}\nint g;",
+    "int f() {" + "{" * 300 + "\nint h;",
+    "namespace n { int f() { return 0; } struct T { }; } int i;",
+    'extern "C" { void f() { g(); } } }} int j;',
 ]
 
 
+def _token_by_token(self: chunks._Splitter, pos: int) -> int | None:
+    """`_Splitter._read_body` as the splitter read a body before it: BODY_TOKENS searched, and
+    each token given to `_token`."""
+    text = self.text
+    while self.depth != self.base:
+        m = chunks.BODY_TOKENS.search(text, pos)
+        if m is None:
+            return None
+        pos = m.end()
+        if m.lastgroup == "skip":
+            continue
+        if m.lastgroup == "open_comment":
+            self._error("unterminated comment: '/*' without '*/'", m)
+            return chunks._STOP
+        if not self._token(m.group(0), m):
+            return chunks._STOP
+    return pos
+
+
 def _split_with_body_tokens(text: str, monkeypatch: pytest.MonkeyPatch):
-    """`split_top_level` searching bodies with BODY_TOKENS, as it did before `_BODY_SCAN`."""
+    """`split_top_level` reading bodies token by token over BODY_TOKENS, as it did before."""
     with monkeypatch.context() as patch:
-        patch.setattr(chunks, "_BODY_SCAN", chunks.BODY_TOKENS)
+        patch.setattr(chunks._Splitter, "_read_body", _token_by_token)
         return split_top_level(text)
 
 
