@@ -6,6 +6,8 @@ the same tokens at the same offsets, the same spans, and errors at the same plac
 from __future__ import annotations
 
 import marshal
+import re
+import string
 from pathlib import Path
 from typing import Any
 
@@ -153,8 +155,61 @@ def test_a_rule_spec_keeps_what_lark_keeps():
 
 
 def test_an_inlined_rule_carries_its_childrens_extents():
-    inl = Inlined(["a", "b"], [(0, 1), (2, 3)])
+    inl = Inlined((["a", "b"], [(0, 1), (2, 3)]))
     assert inl.children == ["a", "b"] and inl.extents == [(0, 1), (2, 3)]
+
+
+def test_a_meta_is_the_pair_of_its_start_and_end():
+    meta = Meta((3, 9))
+    assert meta == (3, 9) and isinstance(meta, tuple)
+    assert (meta.start_pos, meta.end_pos, meta.empty) == (3, 9, False)
+    assert Meta((None, None)).empty
+
+
+def test_direct_calls_are_given_the_plain_pair_and_the_builder_a_meta():
+    """`Parser.parse`'s `direct` node functions get `(start, end)` as a plain tuple (no `Meta`
+    made), and `build` a `Meta` with the same positions."""
+    seen: dict[str, set[tuple[type, Any]]] = {"direct": set(), "build": set()}
+
+    def build(rule, children, meta, extents):
+        seen["build"].add((type(meta), tuple(meta)))
+        return (rule.name, meta.start_pos, meta.end_pos)
+
+    def node(builder, meta, *kept):
+        seen["direct"].add((type(meta), tuple(meta)))
+        return ("node", meta[0], meta[1])
+
+    tables = cuda_tables()
+    methods = [node if r.kind == T.CALL else None for r in tables.rules]
+    text = "int f(int a) { return a + 1; }"
+    for direct in (None, (None, methods)):
+        postlex = CudaPostLexer()
+        postlex.text = text
+        Parser(tables).parse(text, build, postlex.process, direct)
+    assert {kind for kind, _ in seen["direct"]} == {tuple} and {kind for kind, _ in seen["build"]} == {Meta}
+    assert {pair for _, pair in seen["direct"]} == {pair for _, pair in seen["build"]}
+    pairs = {pair for _, pair in seen["direct"]}
+    assert (0, 30) in pairs and (15, 28) in pairs and (22, 27) in pairs  # the function, `return a + 1;`, `a + 1`
+
+
+def test_a_rule_whose_children_are_only_picked_by_index_has_a_picker():
+    from analyzer.syntax.lalr import _picker
+
+    def rule(keep, nones_after=0, plain=False):
+        return T.RuleSpec("r", 4, T.CALL, "r", keep, nones_after, False, plain)
+
+    children = ["a", ".", "b", ";"]
+    assert _picker(rule(((0, False, 0), (2, False, 0))))(children) == ("a", "b")
+    assert _picker(rule(((3, False, 0),)))(children) == (";",)
+    assert _picker(rule(()))(children) == ()
+    assert _picker(rule(((0, False, 0), (2, False, 0)), plain=True)) is None  # the children as they are
+    assert _picker(rule(((0, True, 0), (2, False, 0)))) is None  # a `_rule` spliced
+    assert _picker(rule(((0, False, 1),))) is None  # a None placed before
+    assert _picker(rule(((0, False, 0),), nones_after=1)) is None
+    parser = Parser(cuda_tables(), with_extents=OPERATOR_CHAINS)
+    picked = {r.name for r, pick in zip(cuda_tables().rules, parser._picks, strict=True) if pick is not None}
+    assert {"member", "expression_statement", "call"} <= picked
+    assert not picked & (OPERATOR_CHAINS | {"declaration_specifiers"})  # extents wanted; a `_rule` spliced
 
 
 # ----------------------------------------------------------------------------- the table cache
@@ -254,30 +309,101 @@ def test_the_lexers_fast_path_over_white_space_is_exactly_the_ws_terminal():
             assert not any(starts.match(c + "x1 ") for c in lalr._SPACE_CHARS), name
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("int a = b;", [("int", 0), ("a", 4), ("=", 6), ("b", 8), (";", 9)]),
+        ("int  a=\tb ;\n", [("int", 0), ("a", 5), ("=", 6), ("b", 8), (";", 10)]),
+        (" int a; ", [("int", 1), ("a", 5), (";", 6)]),
+        ("\n\nint\n a ;\t", [("int", 2), ("a", 7), (";", 9)]),
+        ("int a;\n \t\n", [("int", 0), ("a", 4), (";", 5)]),
+    ],
+)
+def test_the_lexer_reads_one_blank_and_runs_of_blanks_alike(text, expected):
+    """`Lexer.tokens` steps over one blank without the WS match, and over a run with it."""
+    seen: list[tuple[str, int]] = []
+
+    def watch(stream):
+        for tok in stream:
+            seen.append((tok.value, tok.start_pos))
+            yield tok
+
+    Parser(cuda_tables()).parse(text, lambda rule, children, meta, extents: None, watch)
+    assert seen == expected
+
+
 def test_the_first_character_scanners_match_as_the_whole_scanner_at_every_offset():
     from analyzer.syntax.lalr import Lexer
 
-    lexer = Lexer(cuda_tables(), compile_after=0)  # each character's own scanner at once
+    lexer = Lexer(cuda_tables())
     texts = [*TRICKY, "a <<= b >>= c <<< d >>> e && f || g -> h ... 1.5e3f 0x1p3 'c' \"s\" // c\n/* c */ #x\n"]
+    texts += ["u'c' U\"s\" L'x' u8\"t\" uint ::x::y :: : $ @ \\ \u00e9t\u00e9"]
     texts += [p.read_text() for p in SAMPLES[:10]]
     checked = 0
     for text in texts:
         for pos in range(len(text)):
-            fast = lexer._first_char_scanner(text[pos])(text, pos)
             whole = lexer._all(text, pos)
+            single = lexer._single.get(text[pos])
+            if single is not None:  # read without a scanner: the whole scanner agrees
+                assert whole is not None and (whole.lastgroup, whole.end()) == (single, pos + 1), text[pos:]
+            fast = lexer._first_char_scanner(text[pos])(text, pos)
             assert (fast and (fast.lastgroup, fast.end())) == (whole and (whole.lastgroup, whole.end())), text[pos:]
             checked += 1
     assert checked > 10_000
-    assert lexer._by_first[";"] is not lexer._all and lexer._by_first["a"] is lexer._all
 
 
-def test_a_characters_own_scanner_is_compiled_only_after_many_tokens_start_with_it():
+def test_each_first_character_has_the_scanner_of_the_terminals_that_can_start_with_it():
     from analyzer.syntax.lalr import Lexer
 
-    lexer = Lexer(cuda_tables(), compile_after=2)
-    scanners = [lexer._first_char_scanner(";") for _ in range(3)]
-    assert scanners[:2] == [lexer._all, lexer._all] and scanners[2] is not lexer._all
-    assert lexer._by_first == {";": scanners[2]}
+    lexer = Lexer(cuda_tables())
+    assert lexer._terminals_from("a") == ("IDENTIFIER",)
+    assert lexer._terminals_from("u") == ("IDENTIFIER", "CHARACTER", "STRING")
+    assert lexer._terminals_from("7") == ("FLOATING", "INTEGER")
+    assert lexer._terminals_from(".") == ("FLOATING", "ELLIPSIS", "DOT")
+    assert lexer._terminals_from("@") == ()
+    assert lexer._terminals_from("\u00e9") == ()
+    # characters with the same terminals share one scanner
+    assert lexer._first_char_scanner("a") is lexer._first_char_scanner("Z") is not lexer._first_char_scanner("u")
+    assert lexer._first_char_scanner("@")("@", 0) is None
+    assert lexer._single == {
+        "(": "LPAR",
+        ")": "RPAR",
+        ",": "COMMA",
+        ";": "SEMICOLON",
+        "?": "QMARK",
+        "[": "LSQB",
+        "]": "RSQB",
+        "{": "LBRACE",
+        "}": "RBRACE",
+        "~": "TILDE",
+    }
+
+
+def test_the_first_characters_of_a_pattern():
+    from analyzer.syntax.lalr import first_chars
+
+    assert first_chars(r"(::)?[A-Za-z_]\w*") == frozenset(":_" + string.ascii_letters)
+    assert first_chars(r"(u8|u|U|L)?'([^'\\\n]|\\.)+'") == frozenset("uUL'")
+    assert first_chars(r"\&=") == frozenset("&")
+    assert first_chars(r"a*?b|(?:c{0,2}d)+") == frozenset("abcd")
+    assert first_chars(r"^(?=x)\b#") == frozenset("#")  # what reads no character is passed over
+    # not known (any character): a category, a negated class, any, an empty match, case ignored
+    for pattern in (r"\w+", "[^x]y", ".x", "x?", "(?i:a)", "(?i)a", "(a)?\\1b", "(", "[\x00-\uffff]"):
+        assert first_chars(pattern) is None, pattern
+
+
+def test_no_terminal_matches_from_a_character_outside_its_first_characters():
+    from analyzer.syntax.lalr import first_chars
+
+    tables = cuda_tables()
+    tails = ("", "x", "1", "8'a'", "'", '"', "=", "*/", ".5", ":x", "\n")
+    for name, pattern in tables.patterns.items():
+        firsts = first_chars(pattern)
+        assert firsts is not None, name  # every cuda.lark terminal's first characters are known
+        match = re.compile(pattern).match
+        for code in range(0x400):
+            if chr(code) not in firsts:
+                assert not any(match(chr(code) + tail) for tail in tails), (name, chr(code))
 
 
 def test_a_literal_terminal_is_told_from_a_pattern():

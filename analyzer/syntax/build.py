@@ -70,12 +70,14 @@ class ToAst:
             return method(self, meta, *children, extents=[_shifted(s, e, offset) for s, e in extents])
         return method(self, meta, *children)
 
-    def _span(self, meta: Meta) -> Span:
+    def _span(self, meta: tuple[int | None, int | None]) -> Span:
+        """The span of a reduction's `(start, end)` (a `Meta`, or the plain pair `Parser.parse`'s
+        direct calls give), shifted by `offset`."""
         # (no typing.cast on this path: a call of a Python function, 840,000 spans over the corpora)
-        start = meta.start_pos
+        start = meta[0]
         if start is None:  # empty
             return Span(self.offset, self.offset)
-        return Span(start + self.offset, meta.end_pos + self.offset)  # type: ignore[operator]  # not empty
+        return Span(start + self.offset, meta[1] + self.offset)  # type: ignore[operator]  # not empty
 
     def _tok_span(self, tok: Token) -> Span:
         return Span(tok.start_pos + self.offset, tok.end_pos + self.offset)
