@@ -530,3 +530,18 @@ def test_nodes_built_directly_equal_those_built_through_the_builder() -> None:
             trees.append(tree)
         assert trees[0] == trees[1], text[:80]
     assert parser.parse(TRICKY[0], ToAst(0).reduce, CudaPostLexer().process).decls[0].span.start == 0
+
+
+def test_without_re_s_parser_every_first_character_has_the_whole_scanner(monkeypatch):
+    # a Python that renames `re._parser`: no first characters known, the same matches
+    from analyzer.syntax import lalr
+
+    monkeypatch.setattr(lalr, "_sre_parser", None)
+    assert lalr.first_chars(r"\&=") is None
+    lexer = lalr.Lexer(cuda_tables())
+    assert lexer._terminals_from("a") == lexer._terminals_from("@") == tuple(lexer.tables.order)
+    text = "__global__ void k(int *a) { a[threadIdx.x] += 0x1fu << 2; } // done\n"
+    for pos in range(len(text)):
+        whole = lexer._all(text, pos)
+        fast = lexer._first_char_scanner(text[pos])(text, pos)
+        assert (fast and (fast.lastgroup, fast.end())) == (whole and (whole.lastgroup, whole.end()))

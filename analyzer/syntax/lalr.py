@@ -21,11 +21,15 @@ is read without it. Tests compare tokens, trees and positions with lark's parser
 from __future__ import annotations
 
 import re
-import re._constants as _sre_constants  # type: ignore[import-not-found]  # (no stubs: read by `first_chars`)
-import re._parser as _sre_parser  # type: ignore[import-not-found]
 from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
 from typing import Any
+
+try:  # `re`'s own parser, read by `first_chars` (no stubs); private, so a Python may rename it:
+    import re._constants as _sre_constants  # type: ignore[import-not-found]
+    import re._parser as _sre_parser  # type: ignore[import-not-found]
+except ImportError:  # then no terminal's first characters are known, and one scanner reads all
+    _sre_constants = _sre_parser = None
 
 from analyzer.syntax.tables import CALL, INLINE, PASS, LexContext, RuleSpec, Tables
 
@@ -167,7 +171,7 @@ class Lexer:
         FLOATING and INTEGER before IDENTIFIER (0.69 us; 0.32 us with IDENTIFIER alone), and a
         `;` against the eight terminals that are not literals before its own (0.83 us; a `;`
         is now read without a scanner: `_single`). Measured 2026-11-28 under callgrind: the
-        parse of the twenty cuda-samples files of /work/baseline/twenty.txt (preprocessed as
+        parse of the twenty cuda-samples files of `benchmarks/speed.py nvcc` (preprocessed as
         `check -I cuda-samples/Common` does, in one process, the tables loaded before) took
         3.446 G instructions with the literal terminals left out (each character's scanner
         compiled after 400 tokens), 2.978 G so (the 13 M this `Lexer`'s set-up takes, once a
@@ -283,7 +287,10 @@ _MANY_CHARS = 1024
 def first_chars(pattern: str) -> frozenset[str] | None:
     """The characters a match of the regular expression `pattern` can start with, or None
     where that is not known (a class such as `\\w` or `[^x]`, `.`, a flag that ignores
-    case, an empty match, a construct not looked into): a superset, never fewer."""
+    case, an empty match, a construct not looked into, `re`'s parser missing): a superset,
+    never fewer."""
+    if _sre_parser is None:
+        return None
     try:
         parsed = _sre_parser.parse(pattern)
     except (re.error, RecursionError):
@@ -366,7 +373,7 @@ class Parser:
     state, the builder's spans without typing.cast, TypeTable.is_type without a generator);
     3.090 G with the one-child nodes too (and no child filter for a rule that keeps all).
     Measured 2026-11-28 under callgrind, the parse of the twenty cuda-samples files of
-    /work/baseline/twenty.txt (see `Lexer._first_char_scanner`): 2.980 G before, 2.907 G with
+    `benchmarks/speed.py nvcc` (see `Lexer._first_char_scanner`): 2.980 G before, 2.907 G with
     each reduction's extent a tuple (`Meta`; the plain pair for `direct` calls) and the
     children's starts and ends sliced only for the rules that read them (`_filtered`); then
     (the splitter's body scan changed in between) 2.845 G -> 2.804 G with `Inlined` a tuple,
