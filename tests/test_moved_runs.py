@@ -48,7 +48,9 @@ def test_runs_remembered_give_the_plain_walks_report_and_steps(tmp_path, monkeyp
     same_with_and_without(tmp_path, monkeypatch, PROGRAM, launch, forget, kernels=2)
 
 
-@pytest.mark.parametrize(("walks", "met", "spent"), [("remembered", 0, [8227, 3994]), ("each warp", 25, [9737, 4003])])
+# (the steps of the first kernel 2 fewer since a branch's mask is built when read: the else
+# of `threadIdx.x + n < 70` makes no access, and its mask, `!(...)` and `&&`, is not built)
+@pytest.mark.parametrize(("walks", "met", "spent"), [("remembered", 0, [8225, 3994]), ("each warp", 25, [9735, 4003])])
 def test_runs_are_met_again(tmp_path, monkeypatch, walks, met, spent):
     """The runs of the uniform loads and rows moved by blocks (40 blocks, 4 warps) are
     remembered and counted again: 9 worked out, and with every warp walked (`walk_key` None)
