@@ -79,3 +79,28 @@ def test_a_loop_of_linear_lane_conditions_is_counted_as_walking_it_counts():
     never = [term("<=", (k + 1, k)), S.compare("<", k * 5, 50)]
     assert loops._linear_trip_count(never, "k@1") == 10 == _walked(never, "k@1", 64)
     assert loops._linear_trip_count(cases[6][0], "k@1") is None  # evaluated, not solved
+
+
+def test_a_multiplicative_loop_s_values_are_remembered_by_what_they_read():
+    """`for (s = 1; s < size; s <<= 1)`: the values at `size` = 20, worked out once and given
+    again with the steps they took, a list of its own each time; another `size` or another
+    loop is worked out anew, and what `known` gives other symbols does not matter."""
+    from analyzer.analysis.values import LoopCtx, LoopKind
+
+    s, size = S.sym("s@3"), S.sym("size")
+    loop = LoopCtx(3, "s@3", S.compare("<", s, size), LoopKind.MULTIPLICATIVE, S.const(1), "<<", 1)
+    loops._MULTIPLICATIVE.clear()
+    spent = []
+    got = []
+    for known in ({"size": 20}, {"size": 20, "n": 7}, {"size": 5}):
+        meter = budget.Meter("analysis", 10**6)
+        with budget.metered(meter):
+            got.append(loops.iterations(loop, known))
+        spent.append(10**6 - meter.left)
+    assert got == [[1, 2, 4, 8, 16], [1, 2, 4, 8, 16], [1, 2, 4]]
+    assert got[0] is not got[1]
+    assert spent[0] == spent[1] > 0
+    assert len(loops._MULTIPLICATIVE) == 2
+    other = LoopCtx(4, "s@4", S.compare("<", S.sym("s@4"), size), LoopKind.MULTIPLICATIVE, S.const(1), "<<", 2)
+    assert loops.iterations(other, {"size": 20}) == [1, 4, 16]
+    assert loops.iterations(loop, {}) is None  # the condition is no number
