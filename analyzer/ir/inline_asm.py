@@ -24,6 +24,17 @@ _OPERAND = lazy_compile(r"%(%|\d+)")
 _OPERAND_REGISTER = lazy_compile(r"^%_asm(\d+)$")
 _TYPE = lazy_compile(r"^[bsuf](8|16|32|64)$")
 _SPACES = ("global", "shared", "local", "const", "param")
+# `mov.u32 %0, %%laneid;`, `bfind.u32 %0, %1;`: an opcode, an operand it writes, a register
+# (the operands named `%_asmN`, the whitespace the grammar ignores): what `_instruction` makes
+# of the grammar's parse of it is known (the opcode, the operand written) without lark, whose
+# import and parser are a process's first asm's cost: lowering the twenty cuda-samples files
+# of `benchmarks/speed.py nvcc` and reduction_kernel.cu (whose one asm is inlinePTX.cu's
+# `mov.u32 %0, %%laneid;`) under callgrind, 2026-11-28: 1.405 -> 1.204 G instructions. The
+# opcodes `_instruction` reads apart (`ld`, `st` ...) are left to the grammar.
+_REGISTER_FROM_REGISTER = lazy_compile(
+    r"[ \t\f\r\n]*([A-Za-z_]\w*(?:\.[\w:]+)*)[ \t\f\r\n]+%_asm(\d+)[ \t\f\r\n]*,[ \t\f\r\n]*%[A-Za-z_]\w*[ \t\f\r\n]*\Z"
+)
+_NOT_PLAIN = ("ld", "st", "red", "bar", "membar")
 _MEMORY_OPCODES = ("ld", "st")
 
 
@@ -64,12 +75,16 @@ def read_asm(template: str) -> list[AsmInstruction]:
     """The instructions of an inline-assembly template, in order."""
     text = template.replace("\\n", "\n").replace("\\t", " ")
     text = _OPERAND.sub(lambda m: "%" if m.group(1) == "%" else f"%_asm{m.group(1)}", text)
-    from lark.exceptions import LarkError
-
     out = []
     for piece in text.split(";"):
         if not piece.strip():
             continue
+        plain = _REGISTER_FROM_REGISTER.match(piece)
+        if plain is not None and plain.group(1).split(".")[0] not in _NOT_PLAIN:
+            out.append(AsmInstruction(plain.group(1), (int(plain.group(2)),)))
+            continue
+        from lark.exceptions import LarkError
+
         try:
             tree = _parser().parse(piece + ";")
         except LarkError as err:

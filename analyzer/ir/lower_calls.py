@@ -167,7 +167,7 @@ class CallLowering(ExpressionLowering):
         sd = self.struct_defs[struct_name]
         for m in sd.members or ():
             if isinstance(m, A.FunctionDef) and m.name.startswith("operator") and "*" in m.name:
-                returns = [s for s in m.body.walk() if isinstance(s, A.Return) and s.value is not None]
+                returns = self.returns_in(m.body)
                 if not returns:
                     continue
                 params = self.templates.struct_params.get(struct_name, ())

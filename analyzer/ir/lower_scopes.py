@@ -87,11 +87,26 @@ class ScopesAndTypes:
         self.reported: set[tuple[str, int]] = set()
         self.instantiating: set[str] = set()
         self.statement = 0  # a counter: accesses of one statement share it
+        self.returns_memo: dict[int, tuple[A.Compound, tuple[A.Return, ...]]] = {}  # `returns_in`
 
     # ------------------------------------------------------------------ helpers
     def new_uid(self) -> int:
         self.uid += 1
         return self.uid
+
+    def returns_in(self, body: A.Compound) -> tuple[A.Return, ...]:
+        """The `return`s with a value in `body` (an operator of a struct: `conversion_operator`,
+        `subscript_operator`), in source order; looked for once a body (by identity: the body
+        is kept with them), not at each use (cuda-samples' `SharedMemory<T>()`: 2,982 uses in
+        reduction_kernel.cu's instances). Lowering the twenty cuda-samples files of
+        `benchmarks/speed.py nvcc` and reduction_kernel.cu under callgrind, 2026-11-28:
+        1.464 -> 1.445 G instructions."""
+        hit = self.returns_memo.get(id(body))
+        if hit is not None and hit[0] is body:
+            return hit[1]
+        found = tuple(s for s in body.walk() if isinstance(s, A.Return) and s.value is not None)
+        self.returns_memo[id(body)] = (body, found)
+        return found
 
     def source(self, span: Span) -> str:
         return " ".join(self.text[span.start : span.end].split())

@@ -379,6 +379,17 @@ def sub_expressions(e: Expr) -> Iterator[Expr]:
             yield from (v for v in val.values() if isinstance(v, Expr))
 
 
+EXPRESSION_SLOTS: dict[type, tuple[str, ...]] = {}  # class -> the slots `sub_expressions` looks in
+
+
+def expression_slots(kind: type) -> tuple[str, ...]:
+    """The slots of class `kind` that `sub_expressions` looks in, kept in `EXPRESSION_SLOTS`
+    (the classes are few: kept for good)."""
+    slots = tuple(slot for slot in getattr(kind, "__slots__", ()) if slot not in _NOT_CHILDREN)
+    EXPRESSION_SLOTS[kind] = slots
+    return slots
+
+
 def walk_nodes(root: Any) -> Iterator[Any]:
     """Every statement, expression and access in `root` (a node, or a list of them), at any
     depth: branches, loop bodies, operands, the address of each access.
