@@ -150,12 +150,14 @@ class Ctx:
             mask = self._mask = built(mask)
         return mask
 
-    @mask.setter
-    def mask(self, value: Condition) -> None:
-        self._mask = value
+    def in_loop(self, loop: LoopCtx) -> Ctx:
+        """The same lanes, inside `loop` as well: the mask as it is, built or not."""
+        return Ctx(self._mask, (*self.loops, loop), self.via, self.kernel_level)
 
-    def child(self, mask: Condition) -> Ctx:
-        return Ctx(mask, self.loops, self.via, self.kernel_level)
+    def past(self, returned: Condition) -> None:
+        """Narrow the mask to the lanes where `returned` fails: the rest of a block runs where
+        it did not return (built when read)."""
+        self._mask = _under(self._mask, returned, True)
 
     def under(self, cond: S.Expr, negated: bool = False) -> Ctx:
         """The context of the lanes where `cond` holds (fails, `negated`), its mask not built yet."""
@@ -578,7 +580,7 @@ class Interpreter(Visitor):
                 if isinstance(cond, S.Expr) and cond.is_const and cond.value:  # (a `_Deferred` is no number)
                     flow.returned = S.const(1)
                     return flow
-                ctx.mask = _under(ctx._mask, cond, True)  # the rest runs where it did not return
+                ctx.past(cond)
                 flow.returned = cond if flow.returned is None else _Deferred("||", flow.returned, cond, False, False)
             if f.broke:
                 flow.broke = True
@@ -744,8 +746,7 @@ class Interpreter(Visitor):
         for var_uid in writes:
             loop_env[var_uid] = S.unknown("modified in loop", Origin.LOOP_CARRIED, var_uid in per_lane)
         loop_ctx = self.bind_inductions(s, uid, found, env, loop_env, ctx)
-        inner = ctx.child(ctx._mask)
-        inner.loops = (*ctx.loops, loop_ctx)
+        inner = ctx.in_loop(loop_ctx)
         body_env = dict(loop_env)
         self.block(s.body, body_env, inner)
         for st in s.step:

@@ -172,17 +172,14 @@ class _Splitter:
                 if tok == "(":
                     paren += 1
                     if paren > MAX_PAREN_NESTING:
-                        message = f"parentheses nested deeper than {MAX_PAREN_NESTING} levels; the rest of the file is skipped"
-                        self._error(message, m)
+                        self._parens_too_deep(m)
                         return _STOP
                 elif tok == ")":
                     paren = max(0, paren - 1)
                 elif tok == "{":
                     depth += 1
-                    if depth > MAX_NESTING and not self.too_deep:
-                        # the declaration is skipped; the chunker reads on to its end, and the next one is parsed
-                        self._error(f"braces nested deeper than {MAX_NESTING} levels; this declaration is skipped", m)
-                        self.too_deep = True
+                    if depth > MAX_NESTING:
+                        self._braces_too_deep(m)
                 elif tok == "}":
                     depth -= 1
                     if depth == base:
@@ -206,9 +203,7 @@ class _Splitter:
         if tok == "(":
             self.paren += 1
             if self.paren > MAX_PAREN_NESTING:
-                self._error(
-                    f"parentheses nested deeper than {MAX_PAREN_NESTING} levels; the rest of the file is skipped", m
-                )
+                self._parens_too_deep(m)
                 return False
         elif tok == ")":
             self.paren = max(0, self.paren - 1)
@@ -272,11 +267,20 @@ class _Splitter:
                 ends_head and "(" in head and head[0] not in _NOT_FUNCTIONS and not self.head_assigns
             )
         self.depth += 1
-        if self.depth > MAX_NESTING and not self.too_deep:
-            # the declaration is skipped; the chunker reads on to its end, and the next one is parsed
+        if self.depth > MAX_NESTING:
+            self._braces_too_deep(m)
+        return False
+
+    def _braces_too_deep(self, m: Match[str]) -> None:
+        """A `{` past `MAX_NESTING`: the declaration is skipped (said once); the chunker reads on
+        to its end, and the next one is parsed."""
+        if not self.too_deep:
             self._error(f"braces nested deeper than {MAX_NESTING} levels; this declaration is skipped", m)
             self.too_deep = True
-        return False
+
+    def _parens_too_deep(self, m: Match[str]) -> None:
+        """A `(` past `MAX_PAREN_NESTING`: the rest of the file is not read (the caller stops)."""
+        self._error(f"parentheses nested deeper than {MAX_PAREN_NESTING} levels; the rest of the file is skipped", m)
 
     def _close_brace(self, m: Match[str]) -> bool:
         """A `}`: True when it ends the chunk (a function body) or is a stray one."""
