@@ -92,9 +92,9 @@ def test_through_volatile_finds_a_volatile_variable_at_any_depth_and_not_behind_
     assert _through_volatile(in_opaque) is True
     in_struct = N.StructValue({"a": four, "b": ref(vol)}, T.LONG, SPAN)
     assert _through_volatile(in_struct) is True
-    assert N.EXPRESSION_SLOTS[N.PtrAdd] == ("base", "offset")
-    assert N.EXPRESSION_SLOTS[N.VarRef] == ()
-    assert N.EXPRESSION_SLOTS[N.Call] == ("name", "args", "atomic")
+    assert N._EXPRESSION_SLOTS[N.PtrAdd] == ("base", "offset")
+    assert N._EXPRESSION_SLOTS[N.VarRef] == ()
+    assert N._EXPRESSION_SLOTS[N.Call] == ("name", "args", "atomic")
 
 
 def test_returns_in_looks_at_a_body_once_and_gives_its_returns_with_a_value():
