@@ -7,6 +7,7 @@ or one declaration: the next kernel in the file is still lowered.
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from contextlib import contextmanager
@@ -286,6 +287,35 @@ def test_1000_nested_braces_in_a_kernel_skip_that_kernel_only():
     brace = text.index("{") + MAX_NESTING  # the first brace past the limit
     assert d.span == Span(brace, brace + 1)
     assert kernel_names(module) == ["good"]
+
+
+@pytest.mark.parametrize("closed", [True, False], ids=["closed", "never closed"])
+def test_a_kernel_nested_too_deeply_is_an_error_that_check_reports(closed, tmp_path, capsys):
+    """The kernel refused by the splitter is device code: `check` says so (a WL901 error at the
+    first brace past the limit) and analyses the next kernel; it is not hidden as host code."""
+    from analyzer.cli import main
+
+    deep = "__global__ void deep(float *p) {\n" + "{" * 300 + "p[0] = 1;" + ("}" * 300 + "}\n" if closed else "")
+    text = KERNEL + deep
+    path = tmp_path / "deep.cu"
+    path.write_text(text)
+    assert main(["check", "--no-cache", "--block", "256", "--output-format", "json", str(path)]) == 1
+    (report,) = json.loads(capsys.readouterr().out)["files"]
+    (error,) = report["errors"]
+    # line 3 is the braces alone: the first past the limit is the 256th
+    assert (error["code"], error["line"], error["column"]) == ("WL901", 3, MAX_NESTING)
+    assert error["message"] == f"braces nested deeper than {MAX_NESTING} levels; this declaration is skipped"
+    assert [k["name"] for k in report["kernels"]] == ["good"]
+
+
+def test_a_host_function_nested_too_deeply_stays_hidden_as_host_code(tmp_path, capsys):
+    from analyzer.cli import main
+
+    host = "void setup(int *p) {\n" + "{" * 300 + "p[0] = 1;" + "}" * 300 + "}\n"
+    path = tmp_path / "host.cu"
+    path.write_text(KERNEL + host)
+    assert main(["check", "--no-cache", "--block", "256", str(path)]) == 0
+    assert "WL901" not in capsys.readouterr().out
 
 
 def test_nesting_up_to_the_limit_is_parsed():

@@ -50,6 +50,9 @@ class Chunk:
     start: int
     end: int
     is_function: bool
+    too_deep: bool = False  # braces nested past MAX_NESTING: not parsed, but still a declaration
+    # that the file holds (said in `split_top_level`'s diagnostics), so that what it hides,
+    # a kernel, is told from host code (`ir.host_code`)
 
 
 def split_top_level(text: str) -> tuple[list[Chunk], list[Diagnostic]]:
@@ -132,8 +135,8 @@ class _Splitter:
                 return self.chunks, self.diags  # a declaration it cuts short is not parsed: this diagnostic says why
             if not self._token(m.group(0), m):
                 return self.chunks, self.diags
-        if self.chunk_start is not None and text[self.chunk_start :].strip() and not self.too_deep:
-            self.chunks.append(Chunk(self.chunk_start, len(text), False))
+        if self.chunk_start is not None and text[self.chunk_start :].strip():
+            self.chunks.append(Chunk(self.chunk_start, len(text), False, self.too_deep))
         return self.chunks, self.diags
 
     def _read_body(self, pos: int) -> int | None:
@@ -230,9 +233,8 @@ class _Splitter:
         self.body_open_depth = None
 
     def _end_chunk(self, end: int, is_function: bool) -> None:
-        """The declaration ends at `end` (its `;` or `}`); one nested too deeply is dropped."""
-        if not self.too_deep:
-            self.chunks.append(Chunk(self.chunk_start, end, is_function))  # type: ignore[arg-type]
+        """The declaration ends at `end` (its `;` or `}`); one nested too deeply is marked so."""
+        self.chunks.append(Chunk(self.chunk_start, end, is_function, self.too_deep))  # type: ignore[arg-type]
         self.too_deep = False
         self.chunk_start = None
         self.prev = "}" if is_function else ";"
