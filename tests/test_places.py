@@ -166,3 +166,44 @@ def test_the_cost_of_a_finding_is_its_wavefronts_or_sectors():
     assert finding_cost(finding(wavefronts=4, ways=4)) == 4
     assert finding_cost(finding(sectors=9)) == 9
     assert finding_cost(finding(size=12)) is None
+
+
+HELPER_CALLED_TWICE = """\
+__device__ void put(float *p, int i)
+{
+    p[i * 2] = 1.0f;
+    p[i * 3] = 2.0f;
+}
+
+__device__ void other(float *p) { p[threadIdx.x] = 0.0f; }
+
+__global__ void twice(float *p)
+{
+    other(p);
+    put(p, threadIdx.x);
+    put(p + 64, threadIdx.x);
+}
+"""
+
+
+def test_each_finding_in_a_helper_called_twice_names_both_calls_and_the_body_is_read_once(
+    tmp_path, monkeypatch, capsys
+):
+    """Both findings in `put` get both kernel lines that call it, in order; the kernel's calls
+    are found once for the two (`places._calls_by_name`)."""
+    from analyzer import cli, places
+
+    (tmp_path / "t.cu").write_text(HELPER_CALLED_TWICE)
+    monkeypatch.chdir(tmp_path)
+    read = []
+    calls_by_name = places._calls_by_name
+    monkeypatch.setattr(places, "_calls_by_name", lambda kernel: read.append(kernel.name) or calls_by_name(kernel))
+    assert cli.main(["check", "--no-cache", "--block", "256", "--format", "json", "t.cu"]) == 1
+    findings = json.loads(capsys.readouterr().out)["files"][0]["findings"]
+    assert [(f["line"], f["column"], f["code"]) for f in findings] == [(3, 5, "WL201"), (4, 5, "WL201")]
+    for f in findings:
+        assert [(r["line"], r["column"], r["message"]) for r in f["related"]] == [
+            (12, 5, "`put` called from kernel `twice` here"),
+            (13, 5, "`put` called from kernel `twice` here"),
+        ]
+    assert read == ["twice"]
