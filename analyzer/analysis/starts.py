@@ -27,11 +27,13 @@ from analyzer.ir.nodes import Space
 from analyzer.records import record
 
 __all__ = [
+    "KeptStarts",
     "Shape",
     "Starts",
     "Template",
     "atom_key",
     "evaluates",
+    "kept_by_moves",
     "remembered_starts",
     "shape_of",
     "start_residues",
@@ -41,6 +43,9 @@ __all__ = [
 
 #: The first lane's possible starts within the address period, and those a typical verdict considers.
 Starts = tuple[tuple[int, ...], tuple[int, ...]]
+#: `Starts`, and the moves of the first lane's address that keep them and the steps finding them
+#: took (`kept_by_moves`): a multiple of that number; 0 where no move is known to.
+KeptStarts = tuple[tuple[int, ...], tuple[int, ...], int]
 
 
 @record
@@ -101,6 +106,19 @@ def starts_from(site: Site, shape: Shape, c0: int, arch: Architecture) -> Starts
         kept = {r % arch.global_period: r for r in residues}
         typical = frozenset(kept[r % arch.global_period] for r in typical)
     return residues, tuple(r for r in residues if r in typical)
+
+
+def kept_by_moves(site: Site, shape: Shape, arch: Architecture) -> int:
+    """The moves of a first lane's address of `shape` that leave its starts (`starts_from`) as
+    they are: the multiples of this number. `starts_from` reads the constant only modulo the
+    shape's gcds (the period where the address is a number), and not at all for the shared
+    accesses of whole words."""
+    if shape.constant:
+        return arch.address_period
+    if site.space == Space.SHARED and site.pieces[0][1] >= arch.bank_bytes:
+        return 1
+    kept = math.lcm(shape.gcd, shape.typical_gcd)
+    return kept if shape.stated_gcd is None else math.lcm(kept, shape.stated_gcd)
 
 
 def one_per_sector_shift(residues: tuple[int, ...], sector_bytes: int) -> tuple[int, ...]:
@@ -221,7 +239,7 @@ def monomials_value(monomials: tuple[Monomial, ...], env: dict[str, int]) -> int
 
 def remembered_starts(
     site: Site, plan: WarpPlan, combo: tuple[int, ...], lanes: ScenarioLanes, arch: Architecture, memo: dict
-) -> Starts:
+) -> KeptStarts:
     """`start_residues`, remembered in `memo` (one access's). The starts depend on the first
     lane's address only through its `Shape` and its constant modulo `address_period`. The
     warps of a block differ in the monomials a scenario's values make numbers
@@ -230,11 +248,17 @@ def remembered_starts(
     once per scenario and warp (Mandelbrot_cuda.cu: 184,000 substitutions); what is kept of it
     is its shape and constant, and the residue sets are worked out once per shape and
     constant. A remembered substitution spends again the steps it took (analyzer.budget), so
-    budgets run out where they did."""
+    budgets run out where they did.
+
+    With the starts: the moves of the address by a plain term (`k*4`) that keep them and the
+    steps they took (`kept_by_moves`), where those steps do not depend on the values of such
+    terms' symbols (the substitution is the one of the scenarios that agree on the other
+    symbols, or it was worked out from a `Template`, which reads only the symbols of the other
+    monomials); else 0."""
     split = plan.split  # kept only where the address is no number (asked first: one look-up)
     if split is None or lanes.ref_value is not None:
         if lanes.ref_value is not None or plan.ref.is_const:
-            return start_residues(site, plan, combo, lanes, arch)
+            return (*start_residues(site, plan, combo, lanes, arch), 0)
         split = plan.split = split_ref(plan.ref, plan.names)
     env = None
     indexed = split.indexed
@@ -249,7 +273,7 @@ def remembered_starts(
         try:
             shift = split.constant + monomials_value(split.assigned, env)
         except (ArithmeticError, ValueError, LookupError):  # as `evaluated`: the slow way
-            return start_residues(site, plan, combo, lanes, arch)
+            return (*start_residues(site, plan, combo, lanes, arch), 0)
     period = site.address_period
     assigned = combo if split.mixed else ()
     # what the scenario's starts are, with the steps the substitution took, in one look-up
@@ -263,19 +287,23 @@ def remembered_starts(
     key = ("substituted", split.token, assigned)
     seen = memo.get(key)
     if seen is None:
-        seen = numeric_shape(split, plan.names, combo, period, site.facts, memo)
-        if seen is None:
-            seen = substituted_shape(plan.ref, env, shift, period, site.facts)
-        memo[key] = seen
+        found_shape = numeric_shape(split, plan.names, combo, period, site.facts, memo)
+        # the steps are the same at every value of a plain term's symbol where the substitution
+        # is shared by all of them (`assigned` is `()`) or read from a template
+        steady = found_shape is not None or not split.mixed
+        if found_shape is None:
+            found_shape = substituted_shape(plan.ref, env, shift, period, site.facts)
+        seen = memo[key] = (*found_shape, steady)
     else:
         budget.spend(seen[2])
-    shape, rest, steps = seen
+    shape, rest, steps, steady = seen
     starts_key = ("starts", shape, (rest + shift) % period)
     found = memo.get(starts_key)
     if found is None:
         found = memo[starts_key] = starts_from(site, shape, rest + shift, arch)
-    memo[(split.token, assigned, shift % period)] = (found, steps)
-    return found
+    kept = (*found, kept_by_moves(site, shape, arch) if steady else 0)
+    memo[(split.token, assigned, shift % period)] = (kept, steps)
+    return kept
 
 
 def substituted_shape(
