@@ -30,7 +30,7 @@ from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import per_node, remember
 from analyzer.analysis.scenarios import Site
 from analyzer.analysis.values import THREAD_SYMBOLS, is_loop_counter
-from analyzer.analysis.verdict import is_block_index
+from analyzer.analysis.verdict import BLOCK_INDICES, is_block_index
 from analyzer.arch import Architecture
 from analyzer.records import field, record
 
@@ -95,7 +95,7 @@ def walk_key(site: Site, arch: Architecture, cost_models: tuple[Callable, ...]) 
     symbols = set().union(*(e.free_symbols for e in exprs))
     loop_known = tuple(sorted((name, site.known[name]) for name in symbols if name in site.known))
     grid = site.launch.grid
-    grid_known = grid if any(is_block_index(name) for name in symbols) else grid is not None
+    grid_known = grid if not BLOCK_INDICES.isdisjoint(symbols) else grid is not None
     values = (
         grid_known,
         moved_offset(site),
