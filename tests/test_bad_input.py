@@ -308,6 +308,24 @@ def test_a_kernel_nested_too_deeply_is_an_error_that_check_reports(closed, tmp_p
     assert [k["name"] for k in report["kernels"]] == ["good"]
 
 
+def test_parentheses_too_deep_in_a_kernel_are_an_error_that_check_reports(tmp_path, capsys):
+    """The rest of the file is not read from the first parenthesis past the limit: the kernel
+    it stops in is device code, so `check` says why (it is not hidden as host code)."""
+    from analyzer.cli import main
+    from analyzer.syntax.chunks import MAX_PAREN_NESTING
+
+    deep = "__global__ void k(float *p) { p[0] = " + "(" * 3000 + "1" + ")" * 3000 + "; }\n"
+    path = tmp_path / "parens.cu"
+    path.write_text(KERNEL + deep + "__global__ void after(float *q) { q[0] = 1.0f; }\n")
+    assert main(["check", "--no-cache", "--block", "256", "--output-format", "json", str(path)]) == 1
+    (report,) = json.loads(capsys.readouterr().out)["files"]
+    (error,) = report["errors"]
+    column = len("__global__ void k(float *p) { p[0] = ") + MAX_PAREN_NESTING + 1
+    assert (error["code"], error["line"], error["column"]) == ("WL901", 2, column)
+    assert "the rest of the file is skipped" in error["message"]
+    assert [k["name"] for k in report["kernels"]] == ["good"]
+
+
 def test_a_host_function_nested_too_deeply_stays_hidden_as_host_code(tmp_path, capsys):
     from analyzer.cli import main
 

@@ -50,9 +50,10 @@ class Chunk:
     start: int
     end: int
     is_function: bool
-    too_deep: bool = False  # braces nested past MAX_NESTING: not parsed, but still a declaration
-    # that the file holds (said in `split_top_level`'s diagnostics), so that what it hides,
-    # a kernel, is told from host code (`ir.host_code`)
+    # why the splitter refused it, said in its diagnostics ("" where it is to be parsed): a
+    # declaration nested too deeply, or cut short by the end of what is read; kept, not
+    # parsed, so that what it hides, a kernel, is told from host code (`ir.host_code`)
+    refused: str = ""
 
 
 def split_top_level(text: str) -> tuple[list[Chunk], list[Diagnostic]]:
@@ -132,11 +133,12 @@ class _Splitter:
             if m.lastgroup == "open_comment":
                 # a `/*` that never closes: for a compiler the rest of the file is a comment
                 self._error("unterminated comment: '/*' without '*/'", m)
-                return self.chunks, self.diags  # a declaration it cuts short is not parsed: this diagnostic says why
+                self._cut_short(m.start(), "unterminated comment")  # not parsed: the diagnostic says why
+                return self.chunks, self.diags
             if not self._token(m.group(0), m):
                 return self.chunks, self.diags
         if self.chunk_start is not None and text[self.chunk_start :].strip():
-            self.chunks.append(Chunk(self.chunk_start, len(text), False, self.too_deep))
+            self.chunks.append(Chunk(self.chunk_start, len(text), False, "nested too deeply" if self.too_deep else ""))
         return self.chunks, self.diags
 
     def _read_body(self, pos: int) -> int | None:
@@ -168,7 +170,8 @@ class _Splitter:
                     if kind == "open_comment":
                         # a `/*` that never closes: for a compiler the rest of the file is a comment
                         self._error("unterminated comment: '/*' without '*/'", m)
-                        return _STOP  # a declaration it cuts short is not parsed: this diagnostic says why
+                        self._cut_short(m.start(), "unterminated comment")  # not parsed: the diagnostic says why
+                        return _STOP
                     continue
                 pos = m.end()
                 tok = m.group()
@@ -234,7 +237,8 @@ class _Splitter:
 
     def _end_chunk(self, end: int, is_function: bool) -> None:
         """The declaration ends at `end` (its `;` or `}`); one nested too deeply is marked so."""
-        self.chunks.append(Chunk(self.chunk_start, end, is_function, self.too_deep))  # type: ignore[arg-type]
+        refused = "nested too deeply" if self.too_deep else ""
+        self.chunks.append(Chunk(self.chunk_start, end, is_function, refused))  # type: ignore[arg-type]
         self.too_deep = False
         self.chunk_start = None
         self.prev = "}" if is_function else ";"
@@ -283,6 +287,15 @@ class _Splitter:
     def _parens_too_deep(self, m: Match[str]) -> None:
         """A `(` past `MAX_PAREN_NESTING`: the rest of the file is not read (the caller stops)."""
         self._error(f"parentheses nested deeper than {MAX_PAREN_NESTING} levels; the rest of the file is skipped", m)
+        self._cut_short(m.start(), "nested too deeply")
+
+    def _cut_short(self, at: int, why: str) -> None:
+        """The text is read no further than `at`: the declaration it stops in (else what follows
+        `at`: a comment that never closes may hide kernels) runs to the end, refused for `why`,
+        so that what it hides, a kernel, is told from host code (`ir.host_code`)."""
+        start = self.chunk_start if self.chunk_start is not None else at
+        self.chunks.append(Chunk(start, len(self.text), False, why))
+        self.chunk_start = None
 
     def _close_brace(self, m: Match[str]) -> bool:
         """A `}`: True when it ends the chunk (a function body) or is a stray one."""

@@ -237,8 +237,8 @@ class _ParseRun:
     def parse_chunk(self, chunk: Chunk) -> None:
         """Parse one declaration, learning unknown type names and blanking out statements
         that do not parse, until it parses or is given up."""
-        if chunk.too_deep:  # refused by the splitter, which said why
-            self._skip(chunk, "nested too deeply")
+        if chunk.refused:  # refused by the splitter, which said why
+            self._skip(chunk, chunk.refused)
             return
         if chunk.end - chunk.start > LARGE_INITIALIZER_CHARS and self._too_large(chunk):
             return
