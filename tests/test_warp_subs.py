@@ -176,3 +176,26 @@ def test_a_small_budget_runs_out_where_it_ran_out_lane_by_lane(tmp_path, monkeyp
     fast, plain = budget_cut_alike(tmp_path, monkeypatch, PROGRAM, analysis, (), forget)
     assert fast == plain
     assert "WL940" in fast
+
+
+def test_a_lane_taken_by_its_slots_runs_the_budget_out_as_spending_its_steps_would():
+    """A lane taken from a lane before (`by_values`) spends that lane's steps, and where fewer
+    are left it stops there, leaving the meter where `budget.spend` would leave it."""
+    e = MASKS[0]
+    lanes = scenarios.warp_lanes((32, 4, 1), 32)[0]
+    for table in (lane_groups._BY_VALUES, lane_groups._SLOTS, lane_groups._TALLY):
+        table.clear()
+    memo: dict = {}
+    meter = budget.Meter("analysis", 10**9)
+    with budget.metered(meter):
+        warp = lane_groups.WarpSubs(e)
+        for env in lanes[:2]:
+            warp(S.RememberedSubs(env, memo))  # worked out, then taken
+        before = meter.left
+        warp(S.RememberedSubs(lanes[2], memo))
+        steps = before - meter.left
+        meter.left = steps - 1
+        with pytest.raises(budget.BudgetExceeded):
+            warp(S.RememberedSubs(lanes[3], memo))
+    assert steps == 7 and meter.left == -1
+    assert lane_groups._TALLY[lane_groups._slots(e, S.RememberedSubs(lanes[0], {}))] == [4, 3]

@@ -232,10 +232,17 @@ def by_values(
     given, is the slots' compiled function (`_slot_values`), looked up once for a warp."""
     tally[0] += 1
     names, terms = slots
-    values: list[int] = [subs[n] for n in names]
+    # the lane's values without a list comprehension's frame, the compiled function called
+    # here where the warp gave it, and the steps of a lane taken spent as `budget.spend` spends
+    # them, without a call each: the 20 files of the speed figure in one process under
+    # callgrind (measured 2026-11-28) 14.588 G -> 14.560 G instructions
+    values: list[int] = [*map(subs.__getitem__, names)]
     if terms:
         try:
-            values.extend(_slot_values(terms, subs, function))
+            if function is None or function is _UNSET:
+                values.extend(_slot_values(terms, subs, function))
+            else:
+                values.extend(function(subs["threadIdx.x"], subs["threadIdx.y"], subs["threadIdx.z"]))
         except (ArithmeticError, ValueError, LookupError):
             return terms_grouped(e, subs)
     memo = subs.memo
@@ -243,12 +250,14 @@ def by_values(
     table = _BY_VALUES.since(clears)
     key = (e, slots, *values)
     seen = table.get(key)
-    if seen is not None:
-        tally[1] += 1
-        budget.spend(seen[1])
-        return seen[0]
     meter = budget.current()
     assert meter is not None
+    if seen is not None:
+        tally[1] += 1
+        meter.left -= seen[1]
+        if meter.left < 0:
+            raise budget.BudgetExceeded(meter.stage, meter.limit)
+        return seen[0]
     before, fresh = meter.left, S.fresh_values()
     done = terms_grouped(e, subs)
     if S.fresh_values() == fresh and getattr(memo, "clears", None) == clears:

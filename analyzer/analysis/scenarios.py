@@ -707,6 +707,7 @@ def _lanes_at(e: S.Expr, lanes: tuple[Lane, ...]) -> tuple[S.Expr | None, ...]:
     memo = _LANE_MEMO
     memo_get = memo.get
     warp_subs = WarpSubs(e)
+    subs_get = _SUBS_OF.get
     out: list[S.Expr | None] = []
     for env in lanes:
         if env is None:
@@ -715,7 +716,8 @@ def _lanes_at(e: S.Expr, lanes: tuple[Lane, ...]) -> tuple[S.Expr | None, ...]:
         key = (e, env["threadIdx.x"], env["threadIdx.y"], env["threadIdx.z"])
         done = memo_get(key)
         if done is None:
-            shared = lane_subs_of(env)
+            made = subs_get(id(env))  # `lane_subs_of(env)` written out (`per_node`)
+            shared = made[1] if made is not None and made[0] is env else lane_subs_of(env)
             done = _lane_evaluated(e, shared) if evaluable else warp_subs(shared)
             if len(memo) >= MEMO_LIMIT:  # `remember`
                 memo.clear()
