@@ -71,7 +71,9 @@ def test_lanes_that_agree_on_the_rows_are_substituted_once(monkeypatch):
     forget()
     worked_out = []
     substituted = scenarios._substituted_at_lane
-    monkeypatch.setattr(scenarios, "_substituted_at_lane", lambda e, env: worked_out.append(env) or substituted(e, env))
+    monkeypatch.setattr(
+        scenarios, "_substituted_at_lane", lambda e, env, *warp: worked_out.append(env) or substituted(e, env, *warp)
+    )
     from analyzer.analysis import symbolic as S
 
     tx, ty = S.sym("threadIdx.x"), S.sym("threadIdx.y")

@@ -41,8 +41,9 @@ from analyzer.analysis.symbolic.expressions import REMEMBERED_TERMS
 from analyzer.analysis.symbolic.remembered import evaluable
 from analyzer.analysis.values import THREAD_SET, THREAD_SYMBOLS
 
-__all__ = ["by_values", "grouped_subs", "lane_subs", "terms_grouped"]
+__all__ = ["WarpSubs", "by_values", "grouped_subs", "lane_subs", "terms_grouped"]
 
+_UNSET: Any = object()
 #: Per mask and names substituted: its term `t`, and the arguments of `t` that read the names,
 #: as the one term each is (index, term); None where the mask is not of that shape.
 _SHAPES: dict[tuple, tuple[S.Term, tuple[S.Term, ...]] | None] = {}
@@ -84,6 +85,57 @@ def lane_subs(e: S.Expr, subs: S.RememberedSubs) -> S.Expr:
     if tally is None:  # lanes seldom agree on these slots: looking costs more than it saves
         return terms_grouped(e, subs)
     return by_values(e, subs, slots, tally)
+
+
+class WarpSubs:
+    """`lane_subs(e, subs)` at the lanes of one warp, one call a lane in the lanes' order: what
+    `lane_subs` and `grouped_subs` look up by `e` and the names put in alone (its slots, their
+    tally, whether `e` is of a grouped shape, the slots' compiled function) is looked up at the
+    first lane that asks and kept for the others, which bind the same names under the same
+    meter. The tally is the same list at every lane (nothing else of the warp adds to
+    `_TALLY`) and is read at each, as `_on_trial` reads it. Mandelbrot_cuda.cu under callgrind
+    (`check --no-cache -j 1`, measured 2026-11-28, with `scenarios._lanes_at`): 3.386 G ->
+    3.373 G instructions (2,560 lanes of its masks, in 80 warps); the 20 files of the speed
+    figure in one process, 14.988 G -> 14.588 G."""
+
+    __slots__ = ("_e", "_grouped", "_slots", "_tally", "_values")
+
+    def __init__(self, e: S.Expr) -> None:
+        self._e = e
+        self._slots: tuple | bool | None = False  # False: not looked up yet
+
+    def __call__(self, subs: S.RememberedSubs) -> S.Expr:
+        slots = self._slots
+        if slots is False:
+            slots = self._first(subs)
+        if slots is None:
+            return self._grouped_or_plain(subs)
+        tally = self._tally
+        if tally[0] >= TRIAL_LANES and tally[1] * 4 < tally[0]:  # given up (`_on_trial`)
+            return self._grouped_or_plain(subs)
+        return by_values(self._e, subs, slots, tally, self._values)  # type: ignore[arg-type]
+
+    def _first(self, subs: S.RememberedSubs) -> tuple | None:
+        """What `lane_subs` looks up at each lane, looked up at the first (in its order)."""
+        e = self._e
+        slots = _slots(e, subs)
+        metered = budget.current() is not None
+        if slots is not None and metered:
+            self._tally = _on_trial(_TALLY, slots) or _TALLY[slots]
+            terms = slots[1]
+            self._values = None
+            if terms and subs._names == THREAD_SET:
+                self._values = S.strict_values(terms, THREAD_SYMBOLS)
+        else:
+            slots = None
+        self._slots = slots
+        # `grouped_subs` gives None at once (nothing grouped) without a meter, for a number,
+        # or where `e` is of no grouped shape: the substitution itself
+        self._grouped = metered and not e.is_const and _shape_of(e, subs._names) is not None
+        return slots
+
+    def _grouped_or_plain(self, subs: S.RememberedSubs) -> S.Expr:
+        return terms_grouped(self._e, subs) if self._grouped else self._e.subs(subs)
 
 
 def _on_trial(tallies: dict, key: Any) -> list[int] | None:
@@ -159,7 +211,11 @@ def _find_slots(e: S.Expr, bound: frozenset[str], names: set[str], terms: dict[S
 
 
 def by_values(
-    e: S.Expr, subs: S.RememberedSubs, slots: tuple[tuple[str, ...], tuple[S.Term, ...]], tally: list[int]
+    e: S.Expr,
+    subs: S.RememberedSubs,
+    slots: tuple[tuple[str, ...], tuple[S.Term, ...]],
+    tally: list[int],
+    function: Any = _UNSET,
 ) -> S.Expr:
     """`e.subs(subs)` where `e` reads the names of `subs` only at `slots` (`_slots`): a function of
     the slots' values at this lane, so taken from a lane before whose slots had the same
@@ -173,13 +229,21 @@ def by_values(
     its sorting network's masks, `(threadIdx.x / 1024) % 2 == (threadIdx.x < (256 ^
     threadIdx.x))` choosing between comparisons of loaded values, was substituted at every
     lane, 5.8 of the file's 7.1 s; the lanes of a warp give one of a few values of its two
-    slots. `tally` counts the lanes asked for and those taken (`_TALLY`)."""
+    slots. `tally` counts the lanes asked for and those taken (`_TALLY`); `function`, where
+    given, is the slots' compiled function (`_slot_values`), looked up once for a warp."""
     tally[0] += 1
     names, terms = slots
-    values: list[int] = [subs[n] for n in names]
+    # the lane's values without a list comprehension's frame, the compiled function called
+    # here where the warp gave it, and the steps of a lane taken spent as `budget.spend` spends
+    # them, without a call each: the 20 files of the speed figure in one process under
+    # callgrind (measured 2026-11-28) 14.588 G -> 14.560 G instructions
+    values: list[int] = [*map(subs.__getitem__, names)]
     if terms:
         try:
-            values.extend(_slot_values(terms, subs))
+            if function is None or function is _UNSET:
+                values.extend(_slot_values(terms, subs, function))
+            else:
+                values.extend(function(subs["threadIdx.x"], subs["threadIdx.y"], subs["threadIdx.z"]))
         except (ArithmeticError, ValueError, LookupError):
             return terms_grouped(e, subs)
     memo = subs.memo
@@ -187,12 +251,14 @@ def by_values(
     table = _BY_VALUES.since(clears)
     key = (e, slots, *values)
     seen = table.get(key)
-    if seen is not None:
-        tally[1] += 1
-        budget.spend(seen[1])
-        return seen[0]
     meter = budget.current()
     assert meter is not None
+    if seen is not None:
+        tally[1] += 1
+        meter.left -= seen[1]
+        if meter.left < 0:
+            raise budget.BudgetExceeded(meter.stage, meter.limit)
+        return seen[0]
     before, fresh = meter.left, S.fresh_values()
     done = terms_grouped(e, subs)
     if S.fresh_values() == fresh and getattr(memo, "clears", None) == clears:
@@ -200,12 +266,15 @@ def by_values(
     return done
 
 
-def _slot_values(terms: tuple[S.Term, ...], subs: S.RememberedSubs) -> tuple[int, ...] | list[int]:
+def _slot_values(
+    terms: tuple[S.Term, ...], subs: S.RememberedSubs, function: Any = _UNSET
+) -> tuple[int, ...] | list[int]:
     """Each slot term's value at the lane `subs` (raising where `evaluate` does): by the function
     `S.strict_values` compiles of them (remembered by the terms), else each walked. A mask's
     slots are asked for at every lane `by_values` is tried at (`_TALLY`): cdpBitonicSort.cu's
     sorting network, 112,704 slot values of 56,448 lanes."""
-    function = S.strict_values(terms, THREAD_SYMBOLS) if subs._names == THREAD_SET else None
+    if function is _UNSET:
+        function = S.strict_values(terms, THREAD_SYMBOLS) if subs._names == THREAD_SET else None
     if function is None:
         return [t.evaluate(subs) for t in terms]
     return function(subs["threadIdx.x"], subs["threadIdx.y"], subs["threadIdx.z"])
@@ -231,12 +300,7 @@ def grouped_subs(e: S.Expr, subs: S.RememberedSubs) -> S.Expr | None:
     meter = budget.current()
     if meter is None or e.is_const:
         return None
-    shape_key = (e, subs._names)  # (a frozenset, whose hash is kept: no tuple of the names at each lane)
-    if shape_key in _SHAPES:
-        shape = _SHAPES[shape_key]
-    else:
-        shape = _shape(e, subs._names)
-        remember(_SHAPES, shape_key, shape)
+    shape = _shape_of(e, subs._names)
     if shape is None:
         return None
     tally = _on_trial(_GROUP_TALLY, e)
@@ -264,6 +328,16 @@ def grouped_subs(e: S.Expr, subs: S.RememberedSubs) -> S.Expr | None:
     memo[t_key] = (t_result, t_own + args_steps)
     budget.spend(outside - 1)  # building `e`'s result from `t`'s
     return result
+
+
+def _shape_of(e: S.Expr, names: frozenset[str]) -> tuple[S.Term, tuple[S.Term, ...]] | None:
+    """`_shape(e, names)`, remembered (`_SHAPES`)."""
+    shape_key = (e, names)  # (a frozenset, whose hash is kept: no tuple of the names at each lane)
+    if shape_key in _SHAPES:
+        return _SHAPES[shape_key]
+    shape = _shape(e, names)
+    remember(_SHAPES, shape_key, shape)
+    return shape
 
 
 def _recorded(e: S.Expr, subs: S.RememberedSubs, t_key: tuple, group_key: tuple, args_steps: int) -> S.Expr:

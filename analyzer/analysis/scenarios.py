@@ -22,7 +22,7 @@ from typing import Any
 
 from analyzer import budget
 from analyzer.analysis import symbolic as S
-from analyzer.analysis.lane_groups import lane_subs
+from analyzer.analysis.lane_groups import WarpSubs, lane_subs
 from analyzer.analysis.loops import iterations
 from analyzer.analysis.memo import MEMO_LIMIT, BuiltOn, ClearCounted, per_node, remember
 from analyzer.analysis.pickers import lane_picker, lane_slots
@@ -495,6 +495,7 @@ def _shifted_lanes(
     at_of = operator.itemgetter(*read) if read else None
     shift_of = tuple(shifts.items())
     spend, plus_constant = budget.spend, S.plus_constant
+    warp = WarpSubs(e)
     for env in lanes:
         if env is None:
             out.append(None)
@@ -509,7 +510,7 @@ def _shifted_lanes(
                 shift += c * env[n]
             first = firsts.get(at, ())
             if not first:  # the first lane of these (), or moving them may spend other steps (None)
-                done, steps = _substituted_at_lane(e, env)
+                done, steps = _substituted_at_lane(e, env, warp)
                 bases.append(done)
                 made.append((len(bases) - 1, 0))
                 if first == ():
@@ -596,11 +597,12 @@ def lane_difference(e: S.Expr, ref: S.Expr) -> S.Expr:
     return S.plus_constant(S.const(0), difference)  # and the sum (`const(0)` is built at import)
 
 
-def _substituted_at_lane(e: S.Expr, env: dict[str, int]) -> tuple[S.Expr, int]:
-    """`_at_lane(e, env)` worked out (not remembered), and the steps it spent."""
+def _substituted_at_lane(e: S.Expr, env: dict[str, int], warp: WarpSubs | None = None) -> tuple[S.Expr, int]:
+    """`_at_lane(e, env)` worked out (not remembered), and the steps it spent; by `warp` (the
+    warp's `lane_subs` of `e`) where given."""
     meter = budget.current()
     before = meter.left if meter is not None else 0
-    done = lane_subs(e, lane_subs_of(env))
+    done = lane_subs(e, lane_subs_of(env)) if warp is None else warp(lane_subs_of(env))
     return done, 0 if meter is None else before - meter.left
 
 
@@ -668,10 +670,11 @@ def _each_lane(e: S.Expr, lanes: tuple[Lane, ...], block: tuple[int, int, int]) 
     rx, ry, rz = reads = [n in free for n in THREAD_SYMBOLS]
     table = None if e.is_const else _read_table(e, reads, block)
     if table is None:
-        return tuple(None if env is None else _at_lane(e, env) for env in lanes)
+        return _lanes_at(e, lanes)
     evaluable = free <= THREAD_SET
     meter = budget.current()
     memo_get, seen_get = _LANE_MEMO.get, table.get
+    warp = WarpSubs(e)
     out: list[S.Expr | None] = []
     for env in lanes:
         if env is None:
@@ -687,8 +690,38 @@ def _each_lane(e: S.Expr, lanes: tuple[Lane, ...], block: tuple[int, int, int]) 
                 meter.spend(seen[1])
                 done = seen[0]
             else:
-                done = _read_lane(e, env, read_key, evaluable, table)
+                done = _read_lane(e, env, read_key, evaluable, table, warp)
             remember(_LANE_MEMO, key, done)
+        out.append(done)
+    return tuple(out)
+
+
+def _lanes_at(e: S.Expr, lanes: tuple[Lane, ...]) -> tuple[S.Expr | None, ...]:
+    """`_at_lane(e, env)` at each lane `env` (None where there is none), in the lanes' order:
+    what `_at_lane` and `lane_subs` decide by `e` alone decided once for the warp
+    (`WarpSubs`, whose figures are in its docstring)."""
+    if e.is_const:
+        return tuple([None if env is None else e for env in lanes])
+    free = e._free  # the stored set where it is worked out (`Expr.free_symbols`)
+    evaluable = (e.free_symbols if free is None else free) <= THREAD_SET
+    memo = _LANE_MEMO
+    memo_get = memo.get
+    warp_subs = WarpSubs(e)
+    subs_get = _SUBS_OF.get
+    out: list[S.Expr | None] = []
+    for env in lanes:
+        if env is None:
+            out.append(None)
+            continue
+        key = (e, env["threadIdx.x"], env["threadIdx.y"], env["threadIdx.z"])
+        done = memo_get(key)
+        if done is None:
+            made = subs_get(id(env))  # `lane_subs_of(env)` written out (`per_node`)
+            shared = made[1] if made is not None and made[0] is env else lane_subs_of(env)
+            done = _lane_evaluated(e, shared) if evaluable else warp_subs(shared)
+            if len(memo) >= MEMO_LIMIT:  # `remember`
+                memo.clear()
+            memo[key] = done
         out.append(done)
     return tuple(out)
 
@@ -710,7 +743,12 @@ def _read_table(
 
 
 def _read_lane(
-    e: S.Expr, env: dict[str, int], read_key: tuple, evaluable: bool, table: dict[tuple, tuple[Any, int | None]]
+    e: S.Expr,
+    env: dict[str, int],
+    read_key: tuple,
+    evaluable: bool,
+    table: dict[tuple, tuple[Any, int | None]],
+    warp: WarpSubs | None = None,
 ) -> S.Expr:
     """`_at_lane(e, env)` worked out, or taken from `table` (`read_key`: `e` and the values of
     the thread indices it reads): a number evaluated (`evaluable`: `e` reads nothing else) is
@@ -733,7 +771,7 @@ def _read_lane(
             remember(table, read_key, (value, None))
             return S.const(value)
     clears = _LANE_TERMS.clears
-    done, steps = _substituted_at_lane(e, env)
+    done, steps = _substituted_at_lane(e, env, warp)
     if _LANE_TERMS.clears == clears:
         remember(table, read_key, (done, steps))
     return done
