@@ -666,7 +666,25 @@ def unknown(text: str, origin: Origin, lane_varying: bool = False) -> Expr:
     it may differ between the lanes of a warp).  Never equal to another Unknown."""
     tag = f"{LANE_VARYING_PREFIX}{text}" if lane_varying else str(text)
     Unknown.made += 1
-    return atom_expr(_raw_unknown(tag, next(Unknown._ids), origin, lane_varying))
+    # `_raw_unknown` and `atom_expr(u)` written out (its `new_expr` too): the interpreter makes
+    # an unknown for every load, opaque call and variable a loop writes (tf32TensorCoreGemm.cu:
+    # 46,602), and the three Python frames were about half of making one (with the interpreter's
+    # remembered trip counts, tf32TensorCoreGemm.cu's check under callgrind, 2026-11-28:
+    # 10.11 G -> 9.44 G instructions)
+    uid = next(Unknown._ids)
+    u = object.__new__(Unknown)
+    u.op, u.args, u.tag, u.uid, u.origin, u.lane_varying = "unknown", (), tag, uid, origin, lane_varying
+    u._key, u.free, u.depth, u._hash, u._bnd = (2, tag, uid), _NO_NAMES, 0, hash(("unknown", uid)), (0, None)
+    meter = _meter_now()
+    if meter is not None:
+        meter.left -= 1
+        if meter.left < 0:
+            raise BudgetExceeded(meter.stage, meter.limit)
+    e = object.__new__(Expr)
+    e._p = {(u,): 1}
+    e._c = e._h = e._bnd = e._str = e._terms = None
+    e._free, e._depth, e._skey = u.free, 0, (((u._key,), 1),)
+    return e
 
 
 def fresh_values() -> tuple[int, int]:
