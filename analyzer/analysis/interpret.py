@@ -528,9 +528,9 @@ class Interpreter(Visitor):
                 holds = implied[m] = S.conjuncts(m) <= conditions
             if not holds:  # held by every lane that runs now: loaded under a condition this one implies
                 continue
-            delta = offset - ptr.offset
-            if delta.is_const and delta.value < size and delta.value + nbytes > 0:
-                covered.append((delta.value, delta.value + nbytes, held.access))
+            delta = S.spent_difference(offset, ptr.offset)  # (`offset - ptr.offset`, not built)
+            if delta is not None and delta < size and delta + nbytes > 0:
+                covered.append((delta, delta + nbytes, held.access))
         reach = 0
         for start, end, _ in sorted(covered, key=lambda c: c[:2]):
             if start > reach:
@@ -883,5 +883,5 @@ def _disjoint(key: HeldKey, ptr: Ptr, size: int) -> bool:
     region, offset, nbytes, _ = key
     if region != ptr.region:
         return False
-    delta = offset - ptr.offset
-    return delta.is_const and (delta.value >= size or delta.value + nbytes <= 0)
+    delta = S.spent_difference(offset, ptr.offset)  # (`offset - ptr.offset`, not built)
+    return delta is not None and (delta >= size or delta + nbytes <= 0)

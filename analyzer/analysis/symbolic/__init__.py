@@ -76,6 +76,7 @@ from analyzer.analysis.symbolic.queries import (
     linear_comparison,
     plus_constant,
     residues,
+    spent_difference,
     unknowns,
 )
 
@@ -119,6 +120,7 @@ __all__ = [
     "shl",
     "shr",
     "single_atom",
+    "spent_difference",
     "strict_values",
     "sym",
     "unknown",
