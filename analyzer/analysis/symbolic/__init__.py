@@ -78,6 +78,7 @@ from analyzer.analysis.symbolic.queries import (
     residues,
     spent_difference,
     unknowns,
+    varies_between_lanes,
 )
 
 __all__ = [
@@ -125,4 +126,5 @@ __all__ = [
     "sym",
     "unknown",
     "unknowns",
+    "varies_between_lanes",
 ]

@@ -673,8 +673,17 @@ def unknown(text: str, origin: Origin, lane_varying: bool = False) -> Expr:
     # 10.11 G -> 9.44 G instructions)
     uid = next(Unknown._ids)
     u = object.__new__(Unknown)
-    u.op, u.args, u.tag, u.uid, u.origin, u.lane_varying = "unknown", (), tag, uid, origin, lane_varying
-    u._key, u.free, u.depth, u._hash, u._bnd = (2, tag, uid), _NO_NAMES, 0, hash(("unknown", uid)), (0, None)
+    u.op = "unknown"
+    u.args = ()
+    u.tag = tag
+    u.uid = uid
+    u.origin = origin
+    u.lane_varying = lane_varying
+    u._key = key = (2, tag, uid)
+    u.free = _NO_NAMES
+    u.depth = 0
+    u._hash = hash(("unknown", uid))
+    u._bnd = (0, None)
     meter = _meter_now()
     if meter is not None:
         meter.left -= 1
@@ -683,7 +692,9 @@ def unknown(text: str, origin: Origin, lane_varying: bool = False) -> Expr:
     e = object.__new__(Expr)
     e._p = {(u,): 1}
     e._c = e._h = e._bnd = e._str = e._terms = None
-    e._free, e._depth, e._skey = u.free, 0, (((u._key,), 1),)
+    e._free = _NO_NAMES
+    e._depth = 0
+    e._skey = (((key,), 1),)
     return e
 
 
