@@ -109,3 +109,33 @@ CASES = [
 def test_varies_between_lanes_answers_the_walk(e, varies):
     assert S.varies_between_lanes(e) is varies
     assert any(u.lane_varying for u in S.unknowns(e)) is varies
+
+
+KEYS = """\
+__global__ void keys(int *out, int a, int b, int c) {
+    out[threadIdx.x] = a + 1;
+    out[threadIdx.x + 32] = a * b;
+    out[threadIdx.x + 64] = a * b + c;
+    out[threadIdx.x + 96] = 7 * 3;
+}
+"""
+
+
+def test_eval_remembers_a_value_by_the_key_value_memo_makes():
+    # `eval` writes the key of an expression reading one or two variables out (the tuple
+    # `ValueMemo.key` builds for any number): the same key, whatever the number of reads
+    forget()
+    module = lower(parse(KEYS).unit, KEYS, "test.cu")
+    kernel = module.kernels[0]
+    interp = interpret.Interpreter(module, LaunchConfig((32, 1, 1), (1, 1, 1), "--block"), {}, get_arch())
+    with budget.metered(budget.Meter("analysis", 1_000_000)):
+        interp.run_kernel(kernel)
+    env = {p.uid: interp.param_value(p, True) for p in kernel.params}
+    stores = [s for s in N.walk_statements(kernel.body) if isinstance(s, N.Store)]
+    keys = []
+    for store in stores:
+        reads = pure.pure_reads(store.value)
+        assert reads is not None
+        keys.append(pure.ValueMemo.key(store.value, reads, env))
+    assert [len(k) for k in keys] == [2, 3, 4, 1]  # the expression, then what it reads
+    assert all(k in interp.memo.values for k in keys)

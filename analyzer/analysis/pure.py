@@ -31,7 +31,7 @@ from analyzer.analysis.values import Ptr, Value
 from analyzer.ir import nodes as N
 from analyzer.ir import types as T
 
-__all__ = ["ABSENTS", "PURE_NODES", "READS", "TRIP_READS", "ValueMemo", "pure_reads", "trip_reads"]
+__all__ = ["ABSENT", "ABSENTS", "PURE_NODES", "READS", "TRIP_READS", "ValueMemo", "pure_reads", "trip_reads"]
 
 #: The expressions whose value is remembered, when every expression below them is pure too. A
 #: select is not (its branches run under masks the context gives), nor a field, nor a struct.
@@ -151,8 +151,8 @@ def _makes_an_unknown(e: N.Expr) -> bool:
     return isinstance(e, (N.Binary, N.Cast)) and isinstance(t, T.ScalarType) and t.is_float
 
 
-_ABSENT = object()  # a variable the environment does not hold yet
-ABSENTS = itertools.repeat(_ABSENT)  # `env.get`'s default, for `map(env.get, reads, ABSENTS)`
+ABSENT = object()  # a variable the environment does not hold yet
+ABSENTS = itertools.repeat(ABSENT)  # `env.get`'s default, for `map(env.get, reads, ABSENTS)`
 
 
 class ValueMemo:
