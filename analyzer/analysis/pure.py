@@ -29,8 +29,9 @@ from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import remember
 from analyzer.analysis.values import Ptr, Value
 from analyzer.ir import nodes as N
+from analyzer.ir import types as T
 
-__all__ = ["ABSENTS", "PURE_NODES", "READS", "ValueMemo", "pure_reads"]
+__all__ = ["ABSENT", "ABSENTS", "PURE_NODES", "READS", "TRIP_READS", "ValueMemo", "pure_reads", "trip_reads"]
 
 #: The expressions whose value is remembered, when every expression below them is pure too. A
 #: select is not (its branches run under masks the context gives), nor a field, nor a struct.
@@ -80,6 +81,8 @@ def _reads_of(e: N.Expr, done: dict[int, tuple[int, ...] | None]) -> tuple[int, 
     """`pure_reads(e)`, those of the expressions below it being in `done`."""
     if isinstance(e, N.VarRef):
         return (e.var.uid,)
+    if _makes_an_unknown(e):
+        return None
     if isinstance(e, _PURE_LEAVES):
         return ()
     if e.__class__ not in PURE_NODES:
@@ -93,18 +96,76 @@ def _reads_of(e: N.Expr, done: dict[int, tuple[int, ...] | None]) -> tuple[int, 
     return tuple(dict.fromkeys(uids))
 
 
-_ABSENT = object()  # a variable the environment does not hold yet
-ABSENTS = itertools.repeat(_ABSENT)  # `env.get`'s default, for `map(env.get, reads, ABSENTS)`
+#: `trip_reads`' answers, by the loop's id (the loop kept with them, so that the id stays its).
+TRIP_READS: dict[int, tuple[N.Loop, tuple[int, ...] | None]] = {}
+
+
+def trip_reads(loop: N.Loop, inductions: dict[N.Variable, tuple[str, N.Expr]]) -> tuple[int, ...] | None:
+    """The variables (by uid, each once) whose values before `loop` decide its trip count as
+    `Interpreter.trip_count` works it out (its initialisation, condition and the steps of
+    `inductions`), when all of those are pure; None otherwise. A variable the initialisation
+    assigns before it is read is not among them (its value is worked out from the others),
+    an induction it does not assign is (the walk starts from its value)."""
+    seen = TRIP_READS.get(id(loop))
+    if seen is not None and seen[0] is loop:
+        return seen[1]
+    answer = _trip_reads(loop, inductions)
+    remember(TRIP_READS, id(loop), (loop, answer))
+    return answer
+
+
+def _trip_reads(loop: N.Loop, inductions: dict[N.Variable, tuple[str, N.Expr]]) -> tuple[int, ...] | None:
+    assigned: set[int] = set()
+    uids: list[int] = []
+    for st in loop.init:
+        if not isinstance(st, N.Assign) or st.field:
+            return None
+        reads = pure_reads(st.value)
+        if reads is None:
+            return None
+        uids.extend(uid for uid in reads if uid not in assigned)
+        assigned.add(st.var.uid)
+    walked = [loop.cond] if loop.cond is not None else []
+    for var, (_, step) in inductions.items():
+        walked.append(step)
+        uids.extend([var.uid] if var.uid not in assigned else [])
+    for e in walked:
+        reads = pure_reads(e)
+        if reads is None:
+            return None
+        uids.extend(uid for uid in reads if uid not in assigned)
+    return tuple(dict.fromkeys(uids))
+
+
+def _makes_an_unknown(e: N.Expr) -> bool:
+    """Whether evaluating `e` makes a fresh unknown, whatever its variables hold: a float
+    constant, and arithmetic or a cast whose result is a float (`Interpreter.visit_Const`,
+    `binary`, `visit_Cast`). Its value, and that of every expression above it, is never
+    remembered (`ValueMemo.keep`), so none is looked for: the look-up, the marks and the
+    keeping were spent in vain on every float expression of myocyte/main.cu's kernels (its
+    check under callgrind, 2026-11-28, with `S.varies_between_lanes` and `eval`'s step written
+    out: 12.78 G -> 12.46 G instructions)."""
+    t = e.type
+    if isinstance(e, N.Const):
+        return isinstance(e.value, float) or (isinstance(t, T.ScalarType) and t.is_float)
+    return isinstance(e, (N.Binary, N.Cast)) and isinstance(t, T.ScalarType) and t.is_float
+
+
+ABSENT = object()  # a variable the environment does not hold yet
+ABSENTS = itertools.repeat(ABSENT)  # `env.get`'s default, for `map(env.get, reads, ABSENTS)`
 
 
 class ValueMemo:
     """The values of the pure expressions one interpreter evaluated, with the budget steps that
     working each out again would spend."""
 
-    __slots__ = ("values",)
+    __slots__ = ("trips", "values")
 
     def __init__(self) -> None:
         self.values: dict[tuple, tuple[Value, int]] = {}
+        #: the trip counts of unrolled loops (`Interpreter.trip_count`), by the loop and the
+        #: values of its `trip_reads`, with the steps working each out spent
+        self.trips: dict[tuple, tuple[int | None, int]] = {}
 
     def value(self, e: N.Expr, reads: tuple[int, ...], env: dict[int, Value], work: Callable[[], Value]) -> Value:
         """The value of the pure expression `e` (reading `reads`) in `env`: remembered, or
@@ -148,3 +209,11 @@ class ValueMemo:
         if made_after == made and (value is None or isinstance(value, (S.Expr, Ptr))):
             steps = 0 if meter is None else before - meter.left - (kept_after - kept)
             remember(self.values, key, (value, steps))
+
+    def keep_trips(self, key: tuple, trips: int | None, mark: tuple[budget.Meter | None, int, int, int]) -> None:
+        """Remember a loop's trip count `trips`, worked out since `mark`, as `keep` does a value."""
+        meter, before, made, kept = mark
+        made_after, kept_after = S.fresh_values()
+        if made_after == made:
+            steps = 0 if meter is None else before - meter.left - (kept_after - kept)
+            remember(self.trips, key, (trips, steps))

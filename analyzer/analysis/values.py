@@ -131,7 +131,7 @@ def is_loop_counter(name: str) -> bool:
 
 def lane_varying(e: S.Expr) -> bool:
     """Whether `e` holds an unknown value that may differ between the lanes of a warp."""
-    return any(u.lane_varying for u in S.unknowns(e))
+    return S.varies_between_lanes(e)
 
 
 def lane_dependent(value: Value) -> bool:

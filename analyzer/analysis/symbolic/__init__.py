@@ -76,7 +76,9 @@ from analyzer.analysis.symbolic.queries import (
     linear_comparison,
     plus_constant,
     residues,
+    spent_difference,
     unknowns,
+    varies_between_lanes,
 )
 
 __all__ = [
@@ -119,8 +121,10 @@ __all__ = [
     "shl",
     "shr",
     "single_atom",
+    "spent_difference",
     "strict_values",
     "sym",
     "unknown",
     "unknowns",
+    "varies_between_lanes",
 ]

@@ -705,7 +705,36 @@ def unknown(text: str, origin: Origin, lane_varying: bool = False) -> Expr:
     it may differ between the lanes of a warp).  Never equal to another Unknown."""
     tag = f"{LANE_VARYING_PREFIX}{text}" if lane_varying else str(text)
     Unknown.made += 1
-    return atom_expr(_raw_unknown(tag, next(Unknown._ids), origin, lane_varying))
+    # `_raw_unknown` and `atom_expr(u)` written out (its `new_expr` too): the interpreter makes
+    # an unknown for every load, opaque call and variable a loop writes (tf32TensorCoreGemm.cu:
+    # 46,602), and the three Python frames were about half of making one (with the interpreter's
+    # remembered trip counts, tf32TensorCoreGemm.cu's check under callgrind, 2026-11-28:
+    # 10.11 G -> 9.44 G instructions)
+    uid = next(Unknown._ids)
+    u = object.__new__(Unknown)
+    u.op = "unknown"
+    u.args = ()
+    u.tag = tag
+    u.uid = uid
+    u.origin = origin
+    u.lane_varying = lane_varying
+    u._key = key = (2, tag, uid)
+    u.free = _NO_NAMES
+    u.depth = 0
+    u._hash = hash(("unknown", uid))
+    u._bnd = (0, None)
+    meter = _meter_now()
+    if meter is not None:
+        meter.left -= 1
+        if meter.left < 0:
+            raise BudgetExceeded(meter.stage, meter.limit)
+    e = object.__new__(Expr)
+    e._p = {(u,): 1}
+    e._c = e._h = e._bnd = e._str = e._terms = None
+    e._free = _NO_NAMES
+    e._depth = 0
+    e._skey = (((key,), 1),)
+    return e
 
 
 def fresh_values() -> tuple[int, int]:
