@@ -11,14 +11,14 @@ from __future__ import annotations
 import pytest
 
 from analyzer import budget
-from analyzer.analysis import interpret, loops, pure
+from analyzer.analysis import interpret, pure
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.results import LaunchConfig
 from analyzer.arch import get_arch
 from analyzer.ir import nodes as N
 from analyzer.ir.lower import lower
 from analyzer.syntax.parse import parse
-from walk_checks import forget_walk_tables, same_with_and_without
+from walk_checks import forget_interpreter_tables, same_with_and_without
 
 PROGRAM = """\
 __global__ void mixed(float *out, const float *in, int n) {
@@ -45,10 +45,7 @@ def plain_makes_an_unknown(e: N.Expr) -> bool:
 
 def forget(monkeypatch=None) -> None:
     """Every remembered table emptied (and, with `monkeypatch`, float arithmetic looked for)."""
-    forget_walk_tables()
-    loops._SHAPES.clear()
-    pure.READS.clear()
-    pure.TRIP_READS.clear()
+    forget_interpreter_tables()
     if monkeypatch is not None:
         monkeypatch.setattr(pure, "_makes_an_unknown", plain_makes_an_unknown)
 

@@ -16,7 +16,7 @@ from analyzer.arch import get_arch
 from analyzer.ir import nodes as N
 from analyzer.ir.lower import lower
 from analyzer.syntax.parse import parse
-from walk_checks import budget_cut_alike, forget_walk_tables, same_with_and_without
+from walk_checks import budget_cut_alike, forget_interpreter_tables, same_with_and_without
 
 PROGRAM = """\
 __global__ void nested(float *out, const int *lens, int n) {
@@ -49,10 +49,7 @@ def plain_trips(self, s, inductions, env, ctx):
 
 def forget(monkeypatch=None) -> None:
     """Every remembered table emptied (and, with `monkeypatch`, the trip memo switched off)."""
-    forget_walk_tables()
-    loops._SHAPES.clear()
-    pure.READS.clear()
-    pure.TRIP_READS.clear()
+    forget_interpreter_tables()
     if monkeypatch is not None:
         monkeypatch.setattr(interpret.Interpreter, "remembered_trips", plain_trips)
 

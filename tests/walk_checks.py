@@ -37,6 +37,16 @@ def forget_walk_tables() -> None:
         table.clear()
 
 
+def forget_interpreter_tables() -> None:
+    """Every remembered table of the cost walk and of the interpreter's loops and pure values emptied."""
+    from analyzer.analysis import loops, pure
+
+    forget_walk_tables()
+    loops._SHAPES.clear()
+    pure.READS.clear()
+    pure.TRIP_READS.clear()
+
+
 def checked(tmp_path: Path, monkeypatch, name: str, *args: str) -> tuple[str, list[int]]:
     """The JSON report of a check, and the analysis steps each kernel spent."""
     spent: list[int] = []

@@ -230,6 +230,7 @@ def _raw_term(op: str, args: tuple[Expr, ...]) -> Term:
 
 
 def _raw_unknown(tag: str, uid: int, origin: Origin, lane_varying: bool) -> Unknown:
+    # (`unknown` writes this out, for speed: a field set here is set there too)
     u = object.__new__(Unknown)
     u.op = "unknown"
     u.args = ()
