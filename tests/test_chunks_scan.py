@@ -51,8 +51,7 @@ def _token_by_token(self: chunks._Splitter, pos: int) -> int | None:
         if m.lastgroup == "skip":
             continue
         if m.lastgroup == "open_comment":
-            self._error("unterminated comment: '/*' without '*/'", m)
-            self._cut_short(m.start(), "unterminated comment")
+            self._comment_never_closed(m)
             return chunks._STOP
         if not self._token(m.group(0), m):
             return chunks._STOP

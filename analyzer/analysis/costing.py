@@ -638,20 +638,18 @@ def charge_scenario(
     if ref_value is not None:  # the common case, without a call
         residues: tuple[int, ...] = (ref_value % site.address_period,)
         typical = residues
+        kept = 0  # (a move of a number's start changes it: `charge_moved` moves such lanes)
     else:
         if meter is not None:  # the first lane's address worked out symbolically (`budget.spend`)
             meter.left -= len(plan.present)
             if meter.left < 0:
                 raise budget.BudgetExceeded(meter.stage, meter.limit)
         residues, typical, kept = remembered_starts(site, plan, combo, lanes, arch, summary.starts)
-        steps = 0 if meter is None else before - meter.left
-        outcome = outcome_of(rel, residues, typical, site, summary, arch)
-        return ScenarioCharge(
-            combo, lanes.undecided_mask, outcome, n_rel - off, steps=steps, lanes=lanes, kept_by_moves=kept
-        )
     steps = 0 if meter is None else before - meter.left
     outcome = outcome_of(rel, residues, typical, site, summary, arch)
-    return ScenarioCharge(combo, lanes.undecided_mask, outcome, n_rel - off, steps=steps, lanes=lanes)
+    return ScenarioCharge(
+        combo, lanes.undecided_mask, outcome, n_rel - off, steps=steps, lanes=lanes, kept_by_moves=kept
+    )
 
 
 def outcome_of(

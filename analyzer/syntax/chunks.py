@@ -62,6 +62,7 @@ def split_top_level(text: str) -> tuple[list[Chunk], list[Diagnostic]]:
 
 
 _STOP = -1  # `_Splitter._read_body`: the text is read no further
+_NESTED = "nested too deeply"  # why a declaration is refused (`Chunk.refused`) where it nests too deeply
 
 
 def _a_directive(text: str, at: int, searched_from: int) -> bool:
@@ -131,14 +132,12 @@ class _Splitter:
             if m.lastgroup == "skip":
                 continue
             if m.lastgroup == "open_comment":
-                # a `/*` that never closes: for a compiler the rest of the file is a comment
-                self._error("unterminated comment: '/*' without '*/'", m)
-                self._cut_short(m.start(), "unterminated comment")  # not parsed: the diagnostic says why
+                self._comment_never_closed(m)
                 return self.chunks, self.diags
             if not self._token(m.group(0), m):
                 return self.chunks, self.diags
         if self.chunk_start is not None and text[self.chunk_start :].strip():
-            self.chunks.append(Chunk(self.chunk_start, len(text), False, "nested too deeply" if self.too_deep else ""))
+            self.chunks.append(Chunk(self.chunk_start, len(text), False, self._refused()))
         return self.chunks, self.diags
 
     def _read_body(self, pos: int) -> int | None:
@@ -168,9 +167,7 @@ class _Splitter:
                         continue
                     pos = m.end()
                     if kind == "open_comment":
-                        # a `/*` that never closes: for a compiler the rest of the file is a comment
-                        self._error("unterminated comment: '/*' without '*/'", m)
-                        self._cut_short(m.start(), "unterminated comment")  # not parsed: the diagnostic says why
+                        self._comment_never_closed(m)
                         return _STOP
                     continue
                 pos = m.end()
@@ -237,8 +234,7 @@ class _Splitter:
 
     def _end_chunk(self, end: int, is_function: bool) -> None:
         """The declaration ends at `end` (its `;` or `}`); one nested too deeply is marked so."""
-        refused = "nested too deeply" if self.too_deep else ""
-        self.chunks.append(Chunk(self.chunk_start, end, is_function, refused))  # type: ignore[arg-type]
+        self.chunks.append(Chunk(self.chunk_start, end, is_function, self._refused()))  # type: ignore[arg-type]
         self.too_deep = False
         self.chunk_start = None
         self.prev = "}" if is_function else ";"
@@ -287,7 +283,17 @@ class _Splitter:
     def _parens_too_deep(self, m: Match[str]) -> None:
         """A `(` past `MAX_PAREN_NESTING`: the rest of the file is not read (the caller stops)."""
         self._error(f"parentheses nested deeper than {MAX_PAREN_NESTING} levels; the rest of the file is skipped", m)
-        self._cut_short(m.start(), "nested too deeply")
+        self._cut_short(m.start(), _NESTED)
+
+    def _comment_never_closed(self, m: Match[str]) -> None:
+        """A `/*` that never closes: for a compiler the rest of the file is a comment, so the text
+        is read no further (the caller stops); what it cuts short is not parsed, and this says why."""
+        self._error("unterminated comment: '/*' without '*/'", m)
+        self._cut_short(m.start(), "unterminated comment")
+
+    def _refused(self) -> str:
+        """Why the declaration that ends now is refused (`Chunk.refused`): "" where it is parsed."""
+        return _NESTED if self.too_deep else ""
 
     def _cut_short(self, at: int, why: str) -> None:
         """The text is read no further than `at`: the declaration it stops in (else what follows
