@@ -748,11 +748,10 @@ class Interpreter(Visitor):
         reads = trip_reads(s, inductions)
         if reads is None:
             return self.trip_count(s, inductions, env, ctx)
-        key = (id(s), *map(env.get, reads, ABSENTS))
-        try:
-            seen = self.memo.trips.get(key)
-        except TypeError:  # a struct's fields among the values read
+        key = ValueMemo.key(s, reads, env)
+        if key is None:  # a struct's fields among the values read
             return self.trip_count(s, inductions, env, ctx)
+        seen = self.memo.trips.get(key)
         if seen is not None:
             _spend(seen[1])
             return seen[0]

@@ -184,9 +184,9 @@ class ValueMemo:
         return value
 
     @staticmethod
-    def key(e: N.Expr, reads: tuple[int, ...], env: dict[int, Value]) -> tuple | None:
-        """What `e`'s value in `env` is remembered by; None where it cannot be (a struct's
-        fields, a dict, among the values read)."""
+    def key(e: N.Expr | N.Loop, reads: tuple[int, ...], env: dict[int, Value]) -> tuple | None:
+        """What `e`'s value in `env` (an expression's, a loop's trip count) is remembered by;
+        None where it cannot be (a struct's fields, a dict, among the values read)."""
         key: tuple[Any, ...] = (id(e), *map(env.get, reads, ABSENTS))
         try:
             hash(key)
@@ -204,16 +204,23 @@ class ValueMemo:
     def keep(self, key: tuple, value: Value, mark: tuple[budget.Meter | None, int, int, int]) -> None:
         """Remember `value`, worked out since `mark`, with the steps it spent less the constants
         and symbols it first remembered (`S.fresh_values`), unless it made an unknown."""
-        meter, before, made, kept = mark
-        made_after, kept_after = S.fresh_values()
-        if made_after == made and (value is None or isinstance(value, (S.Expr, Ptr))):
-            steps = 0 if meter is None else before - meter.left - (kept_after - kept)
+        steps = _steps_since(mark)
+        if steps is not None and (value is None or isinstance(value, (S.Expr, Ptr))):
             remember(self.values, key, (value, steps))
 
     def keep_trips(self, key: tuple, trips: int | None, mark: tuple[budget.Meter | None, int, int, int]) -> None:
         """Remember a loop's trip count `trips`, worked out since `mark`, as `keep` does a value."""
-        meter, before, made, kept = mark
-        made_after, kept_after = S.fresh_values()
-        if made_after == made:
-            steps = 0 if meter is None else before - meter.left - (kept_after - kept)
+        steps = _steps_since(mark)
+        if steps is not None:
             remember(self.trips, key, (trips, steps))
+
+
+def _steps_since(mark: tuple[budget.Meter | None, int, int, int]) -> int | None:
+    """The steps spent since `mark` (`ValueMemo.mark`) less the constants and symbols first
+    remembered meanwhile, which cost nothing when made again; None where an unknown was made
+    (working it out again makes a fresh one: nothing is remembered)."""
+    meter, before, made, kept = mark
+    made_after, kept_after = S.fresh_values()
+    if made_after != made:
+        return None
+    return 0 if meter is None else before - meter.left - (kept_after - kept)
