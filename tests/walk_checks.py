@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzer import budget, cli
-from analyzer.analysis import costing, groups, lane_groups, neutral, runs, scenarios, starts
+from analyzer.analysis import costing, groups, lane_groups, neutral, runs, scenarios, starts, twins
 
 
 def forget_walk_tables() -> None:
@@ -23,6 +23,8 @@ def forget_walk_tables() -> None:
         scenarios._MOVES,
         scenarios._DIFFERENCES,
         costing._WALKS,
+        costing._TWIN_WALKS,
+        twins._TWINS,
         costing._OUTCOMES,
         groups._GROUPS,
         neutral._NEUTRAL,

@@ -230,6 +230,9 @@ WarpWalk = tuple[WarpPlan | None, tuple[ScenarioCharge, ...]]
 #: warps 16,000 times, 45 million steps; now each distinct warp once and the rest counted again).
 #: With the walk: the steps making it took, and the file it was last met in (`new_file`).
 _WALKS: dict[tuple, tuple[WarpWalk, int, int]] = {}
+#: Each walk whose key reads an unknown, by the key's twin (`walk_keys.twin`) and the lanes:
+#: a twin's walk is taken as one made in another file, for what making it took (`twins.py`).
+_TWIN_WALKS: dict[tuple, tuple[WarpWalk, int, int]] = {}
 #: The file being analysed, numbered (`new_file`): a walk made or met in another file costs
 #: what making it took the first time it is met in this one.
 _FILE = [0]
@@ -262,6 +265,11 @@ def walk_warp(
     32 x 4 x 4 blocks: 4,624 plans -> 860; C++AMP BinomialOptions 2.44 -> 1.24 s of CPU)."""
     key = None if decided is None else (decided, walk_keys.read_indices(lanes, decided.index_reads))
     seen = _WALKS.get(key) if key is not None else None
+    twin = None
+    if seen is None and decided is not None:  # made for the same access of another instance?
+        twin = walk_keys.twin(decided, site)
+        if twin is not None:
+            seen = _TWIN_WALKS.get((twin, key[1]))  # type: ignore[index]  # key is made with decided
     if seen is not None and key is not None and decided is not None:
         (plan, charged), steps, made_in = seen
         if made_in == _FILE[0]:
@@ -278,7 +286,10 @@ def walk_warp(
     plan = plan_warp(site, lanes, (site.block, arch.warp_size, warp))
     charged = () if plan is None else charge_scenarios(site, plan, summary, arch)
     if key is not None:
-        remember(_WALKS, key, ((plan, charged), 0 if meter is None else before - meter.left, _FILE[0]))
+        made = ((plan, charged), 0 if meter is None else before - meter.left, _FILE[0])
+        remember(_WALKS, key, made)
+        if twin is not None:
+            remember(_TWIN_WALKS, (twin, key[1]), (*made[:2], -1))  # met from a twin: never "this file"
     return plan, charged
 
 

@@ -23,18 +23,28 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import per_node, remember
 from analyzer.analysis.scenarios import Site
+from analyzer.analysis.twins import twin_key
 from analyzer.analysis.values import THREAD_SYMBOLS, is_loop_counter
 from analyzer.analysis.verdict import BLOCK_INDICES, is_block_index
 from analyzer.arch import Architecture
 from analyzer.records import field, record
 
-__all__ = ["IndexRead", "WalkKey", "index_reads", "moved_offset", "read_indices", "thread_indices", "walk_key"]
+__all__ = [
+    "IndexRead",
+    "WalkKey",
+    "index_reads",
+    "moved_offset",
+    "read_indices",
+    "thread_indices",
+    "twin",
+    "walk_key",
+]
 
 #: How an access reads a thread index (`index_reads`): not at all, as it is, or (a tuple of
 #: one number m) only as a move of the warp's addresses, a multiple of the address period
@@ -117,6 +127,13 @@ def walk_key(site: Site, arch: Architecture, cost_models: tuple[Callable, ...]) 
         return same
     remember(_KEYS, key, key)
     return key
+
+
+def twin(key: WalkKey, site: Site) -> Hashable | None:
+    """`key` (the site's) up to the identities of the unknowns its address, mask and loops
+    read (`twins.twin_key`): None where they read none."""
+    reads = [site.offset, site.mask, *(e for lp in site.loops for e in (lp.cond, lp.init) if e is not None)]
+    return twin_key(key, key._record_values(key), reads)  # type: ignore[attr-defined]  # set by @record
 
 
 #: Each walk key made, by itself: an access's key is the one made before for an equal key, so
