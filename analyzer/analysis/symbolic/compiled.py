@@ -261,15 +261,24 @@ def compile_values(exprs: Sequence[Expr | None], names: Sequence[str]) -> Callab
     return function
 
 
-def compile_parts(parts: Sequence[Sequence[Expr | None]], names: Sequence[str]) -> Callable[..., tuple]:
+def compile_parts(
+    parts: Sequence[Sequence[Expr | None]],
+    names: Sequence[str],
+    made: Sequence[Callable[..., tuple] | None] = (),
+) -> Callable[..., tuple]:
     """`compile_values` of the expressions of `parts`, one part after another, with each part
     compiled (and remembered) on its own: the same values, in the same order, and the same
     first raise (a part is worked out after those before it). Why: a warp's plan is its
     lanes' addresses, masks and loop conditions, and the accesses under one condition and in
     one loop share the masks and conditions, but not the addresses: the whole was written
     anew for each (binomialOptions.cu: 1,845 plans, of whose addresses 1,765 and of whose
-    loop conditions 1,746 had been written before, and 594 of the masks)."""
-    functions = [compile_values(part, names) for part in parts if len(part)]
+    loop conditions 1,746 had been written before, and 594 of the masks). `made[i]`, where
+    given and not None, is part i's function made otherwise (`families.family_values`)."""
+    functions = [
+        made[i] if i < len(made) and made[i] is not None else compile_values(part, names)  # type: ignore[misc]
+        for i, part in enumerate(parts)
+        if len(part)
+    ]
     if len(functions) <= 1:
         return functions[0] if functions else compile_values((), names)
     joined: Any = _JOINED[len(functions)](*functions) if len(functions) in _JOINED else _joined_all(functions)
