@@ -23,11 +23,11 @@ from typing import Any
 from analyzer import budget
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.lane_groups import WarpSubs, lane_subs
-from analyzer.analysis.symbolic.families import family_maker, family_values
 from analyzer.analysis.loops import iterations
 from analyzer.analysis.memo import MEMO_LIMIT, BuiltOn, ClearCounted, per_node, remember
 from analyzer.analysis.pickers import lane_picker, lane_slots
 from analyzer.analysis.results import LaunchConfig
+from analyzer.analysis.symbolic.families import family_maker, family_values
 from analyzer.analysis.values import (
     THREAD_SET,
     THREAD_SYMBOLS,
@@ -323,7 +323,10 @@ def _families(plan: WarpPlan, site: Site, lanes: tuple[Lane, ...]) -> list[Calla
         function = None
         if e is not None and family_maker(e, plan.names, THREAD_SYMBOLS) is not None:
             if at is None:
-                at = [None if env is None else (env["threadIdx.x"], env["threadIdx.y"], env["threadIdx.z"]) for env in lanes]
+                at = [
+                    None if env is None else (env["threadIdx.x"], env["threadIdx.y"], env["threadIdx.z"])
+                    for env in lanes
+                ]
             function = family_values(e, at, exprs[n + i * n : 2 * n + i * n], plan.names, THREAD_SYMBOLS)
         made.append(function)
     return made

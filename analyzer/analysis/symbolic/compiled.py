@@ -274,11 +274,11 @@ def compile_parts(
     anew for each (binomialOptions.cu: 1,845 plans, of whose addresses 1,765 and of whose
     loop conditions 1,746 had been written before, and 594 of the masks). `made[i]`, where
     given and not None, is part i's function made otherwise (`families.family_values`)."""
-    functions = [
-        made[i] if i < len(made) and made[i] is not None else compile_values(part, names)  # type: ignore[misc]
-        for i, part in enumerate(parts)
-        if len(part)
-    ]
+    functions: list[Callable[..., tuple]] = []
+    for i, part in enumerate(parts):
+        if len(part):
+            function = made[i] if i < len(made) else None
+            functions.append(compile_values(part, names) if function is None else function)
     if len(functions) <= 1:
         return functions[0] if functions else compile_values((), names)
     joined: Any = _JOINED[len(functions)](*functions) if len(functions) in _JOINED else _joined_all(functions)

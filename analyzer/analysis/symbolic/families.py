@@ -38,7 +38,7 @@ _GLOBALS = {**C._CC_GLOBALS, "tuple": tuple, "ZeroDivisionError": ZeroDivisionEr
 _MAKERS: dict[tuple, tuple[Callable[..., Callable[..., tuple]], tuple[int, ...]] | None] = {}
 _MAKERS_LIMIT = 10_000
 #: Each maker by its source (the expressions of a warp's masks differ in their numbers alone).
-_BY_SOURCE: dict[str, Callable[..., Callable[..., tuple]]] = {}
+_BY_SOURCE: dict[str, Callable[..., Callable[..., tuple]] | None] = {}
 
 
 class _LaneHoist(C._Hoist):
@@ -49,7 +49,7 @@ class _LaneHoist(C._Hoist):
         super().__init__(names)
         self.lane_names = lane_names
         self.lines: list[str] = []
-        self.outside: dict[tuple, bool] = {}
+        self.outside: dict[Expr, bool] = {}
 
     def hoisted(self, t: Term) -> tuple[int, ...] | None:
         free = t.free
@@ -58,14 +58,14 @@ class _LaneHoist(C._Hoist):
         return None
 
     def takes_out(self, e: Expr) -> bool:
-        known = self.outside.get(e)  # type: ignore[call-overload]
+        known = self.outside.get(e)
         if known is None:
             known = any(
-                a.__class__ is Term and (self.hoisted(a) is not None or any(self.takes_out(x) for x in a.args))  # type: ignore[attr-defined]
+                isinstance(a, Term) and (self.hoisted(a) is not None or any(self.takes_out(x) for x in a.args))
                 for m in e._p
                 for a in m
             )
-            self.outside[e] = known  # type: ignore[index]
+            self.outside[e] = known
         return known
 
     def ref(self, t: Term, read: tuple[int, ...], write: Callable[[list[int]], str]) -> str:
@@ -82,9 +82,12 @@ def _assumes(e: Expr, lane_names: frozenset[str]) -> bool:
     """`e` holds a term of `_ASSUMING` that reads one of `lane_names`."""
     for m in e._p:
         for a in m:
-            if a.__class__ is Term and not a.free.isdisjoint(lane_names):
-                if a.op in _ASSUMING or any(_assumes(x, lane_names) for x in a.args):  # type: ignore[attr-defined]
-                    return True
+            if (
+                a.__class__ is Term
+                and not a.free.isdisjoint(lane_names)
+                and (a.op in _ASSUMING or any(_assumes(x, lane_names) for x in a.args))
+            ):
+                return True
     return False
 
 
@@ -124,7 +127,7 @@ def family_maker(e: Expr, names: tuple[str, ...], lane_names: tuple[str, ...]) -
                     " return _f",
                 ]
             )
-            maker = _BY_SOURCE.get(source)
+            maker: Any = _BY_SOURCE.get(source)
             if maker is None:
                 try:
                     space: dict[str, Any] = {}
@@ -152,10 +155,10 @@ def _no_unknown(x: Expr) -> bool:
                 continue
             if a.__class__ is not Term:
                 return False
-            for arg in a.args:  # type: ignore[attr-defined]
+            for arg in a.args:
                 for n in arg._p:
                     for b in n:
-                        if b.__class__ is not Symbol and not evaluable(b):
+                        if b.__class__ is not Symbol and not evaluable(b):  # type: ignore[arg-type]
                             return False
     return True
 
