@@ -447,6 +447,14 @@ _COMPILED: dict[str, Callable[..., Callable[..., tuple]]] = {}
 _BY_EXPRS: dict[tuple, Callable[..., tuple]] = {}  # by (expressions, names)
 
 
+#: The writer's pieces that `families.py` writes a warp's lanes' function with.
+CC_GLOBALS = _CC_GLOBALS
+Hoist = _Hoist
+NotCompilable = _NotCompilable
+write_expr = _cc_expr
+field_names = _field_names
+
+
 # ----------------------------------------------------------------------------- strict
 #: The last of the names of a writing for `strict_values`, where an unknown is written as a
 #: call that raises (no symbol is named so: `_cc_atom` never writes it).

@@ -39,7 +39,7 @@ __all__ = ["family_maker", "family_values"]
 
 #: The operations whose rebuilding may fold by the assumption that operands are non-negative.
 _ASSUMING = frozenset({"/", "%", "<<", ">>", "&", "|", "^"})
-_GLOBALS = {**C._CC_GLOBALS, "tuple": tuple, "ZeroDivisionError": ZeroDivisionError, "ValueError": ValueError}
+_GLOBALS = {**C.CC_GLOBALS, "tuple": tuple, "ZeroDivisionError": ZeroDivisionError, "ValueError": ValueError}
 #: By (e, names, lane names): the maker of the lanes' function and its numbers, or None where `e`
 #: cannot be evaluated so.
 _MAKERS: dict[tuple, tuple[Callable[..., Callable[..., tuple]], tuple[int, ...]] | None] = {}
@@ -48,8 +48,8 @@ _MAKERS_LIMIT = 10_000
 _BY_SOURCE: dict[str, Callable[..., Callable[..., tuple]] | None] = {}
 
 
-class _LaneHoist(C._Hoist):
-    """What `C._cc_expr` takes out of `e`'s source: its terms that read none of the lanes'
+class _LaneHoist(C.Hoist):
+    """What `C.write_expr` takes out of `e`'s source: its terms that read none of the lanes'
     names and cannot raise, worked out once a call (``w0`` ...) before the lanes' loop."""
 
     def __init__(self, names: Sequence[str], lane_names: frozenset[str]) -> None:
@@ -113,13 +113,13 @@ def family_maker(e: Expr, names: tuple[str, ...], lane_names: tuple[str, ...]) -
         hoist = _LaneHoist(args, lanes)
         consts: list[int] = []
         try:
-            item = C._cc_expr(e, args, consts, hoist)
-        except C._NotCompilable:
+            item = C.write_expr(e, args, consts, hoist)
+        except C.NotCompilable:
             item = None
         if item is not None:
             params = ", ".join(f"a{i}" for i in range(len(names)))
             at = ", ".join(f"a{i}" for i in range(len(names), len(args)))
-            fields = C._field_names(len(consts))
+            fields = C.field_names(len(consts))
             numbers = [*fields, *(f"h{i}" for i in range(len(hoist.numbers)))]
             source = "\n".join(
                 [
