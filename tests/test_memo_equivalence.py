@@ -128,9 +128,9 @@ def test_compiling_plans_part_by_part_or_whole_changes_no_report(tmp_path, monke
     joined: list[int] = []
     compile_parts = compiled.compile_parts
 
-    def counting(parts, names):
+    def counting(parts, names, made=()):
         joined.append(len([p for p in parts if len(p)]))
-        return compile_parts(parts, names)
+        return compile_parts(parts, names, made)
 
     monkeypatch.setattr(scenarios.S, "compile_parts", counting)
     reports = []

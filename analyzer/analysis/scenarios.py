@@ -27,6 +27,7 @@ from analyzer.analysis.loops import iterations
 from analyzer.analysis.memo import MEMO_LIMIT, BuiltOn, ClearCounted, per_node, remember
 from analyzer.analysis.pickers import lane_picker, lane_slots
 from analyzer.analysis.results import LaunchConfig
+from analyzer.analysis.symbolic.families import family_maker, family_values
 from analyzer.analysis.values import (
     THREAD_SET,
     THREAD_SYMBOLS,
@@ -230,7 +231,7 @@ def plan_warp(site: Site, lanes: tuple[Lane, ...], where: Where) -> WarpPlan | N
         masks_vary=masks_vary,
     )
     # compiling costs about a millisecond: worth it only for many scenarios
-    return _compiled(plan, lane_offsets, site) if count > COMPILE_SCENARIOS else plan
+    return _compiled(plan, lane_offsets, site, lanes) if count > COMPILE_SCENARIOS else plan
 
 
 def _loops_to_walk(
@@ -275,7 +276,9 @@ def _differ(conds: list[S.Expr]) -> bool:
 WHOLE_AFTER = 256
 
 
-def _compiled(plan: WarpPlan, lane_offsets: tuple[S.Expr | None, ...] | None, site: Site) -> WarpPlan:
+def _compiled(
+    plan: WarpPlan, lane_offsets: tuple[S.Expr | None, ...] | None, site: Site, lanes: tuple[Lane, ...]
+) -> WarpPlan:
     """`plan` with its lane expressions compiled. Where every lane's address is a number in
     each scenario, the addresses are compiled and subtracted, not their differences: half
     the source and the work. Where the plan evaluates few scenarios (its groups, `groups.py`,
@@ -299,12 +302,34 @@ def _compiled(plan: WarpPlan, lane_offsets: tuple[S.Expr | None, ...] | None, si
         few = groups is not None and len(groups) <= WHOLE_AFTER
     if few:
         parts = [first, *(exprs[at : at + n_lanes] for at in range(n_lanes, len(exprs) - 1, n_lanes)), exprs[-1:]]
-        evaluate = S.compile_parts(parts, plan.names)
+        evaluate = S.compile_parts(parts, plan.names, _families(plan, site, lanes))
     else:
         evaluate = S.compile_values([*first, *exprs[n_lanes:]], list(plan.names))
     plan.evaluate = evaluate
     plan.pick = lane_picker(evaluate.compiled, plan.present, plan.mask_at, plan.conds_at, absolute)  # type: ignore[attr-defined]
     return plan
+
+
+def _families(plan: WarpPlan, site: Site, lanes: tuple[Lane, ...]) -> list[Callable[..., tuple] | None]:
+    """The functions of the parts of `plan`'s lane expressions (as `_compiled` splits them) that
+    are one expression put in at each lane, made from that expression (`families.family_values`):
+    the masks (`decided_masks` of `site.mask`) and each walked loop's conditions. None for the
+    others, and where it is not made so."""
+    n = len(plan.diffs)
+    exprs = plan.lane_exprs
+    made: list[Callable[..., tuple] | None] = [None]
+    at = None  # the lanes' thread indices, read where some part is made so
+    for i, e in enumerate([site.mask, *(lp.cond for lp in plan.walked)]):
+        function = None
+        if e is not None and family_maker(e, plan.names, THREAD_SYMBOLS) is not None:
+            if at is None:
+                at = [
+                    None if env is None else (env["threadIdx.x"], env["threadIdx.y"], env["threadIdx.z"])
+                    for env in lanes
+                ]
+            function = family_values(e, at, exprs[n + i * n : 2 * n + i * n], plan.names, THREAD_SYMBOLS)
+        made.append(function)
+    return made
 
 
 # ----------------------------------------------------------------------------- one scenario

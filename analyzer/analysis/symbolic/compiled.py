@@ -261,15 +261,24 @@ def compile_values(exprs: Sequence[Expr | None], names: Sequence[str]) -> Callab
     return function
 
 
-def compile_parts(parts: Sequence[Sequence[Expr | None]], names: Sequence[str]) -> Callable[..., tuple]:
+def compile_parts(
+    parts: Sequence[Sequence[Expr | None]],
+    names: Sequence[str],
+    made: Sequence[Callable[..., tuple] | None] = (),
+) -> Callable[..., tuple]:
     """`compile_values` of the expressions of `parts`, one part after another, with each part
     compiled (and remembered) on its own: the same values, in the same order, and the same
     first raise (a part is worked out after those before it). Why: a warp's plan is its
     lanes' addresses, masks and loop conditions, and the accesses under one condition and in
     one loop share the masks and conditions, but not the addresses: the whole was written
     anew for each (binomialOptions.cu: 1,845 plans, of whose addresses 1,765 and of whose
-    loop conditions 1,746 had been written before, and 594 of the masks)."""
-    functions = [compile_values(part, names) for part in parts if len(part)]
+    loop conditions 1,746 had been written before, and 594 of the masks). `made[i]`, where
+    given and not None, is part i's function made otherwise (`families.family_values`)."""
+    functions: list[Callable[..., tuple]] = []
+    for i, part in enumerate(parts):
+        if len(part):
+            function = made[i] if i < len(made) else None
+            functions.append(compile_values(part, names) if function is None else function)
     if len(functions) <= 1:
         return functions[0] if functions else compile_values((), names)
     joined: Any = _JOINED[len(functions)](*functions) if len(functions) in _JOINED else _joined_all(functions)
@@ -436,6 +445,14 @@ _NAMES: list[str] = []  # k0, k1, ...
 #: Each source's maker, which given the numbers makes the function (`compile_values`).
 _COMPILED: dict[str, Callable[..., Callable[..., tuple]]] = {}
 _BY_EXPRS: dict[tuple, Callable[..., tuple]] = {}  # by (expressions, names)
+
+
+#: The writer's pieces that `families.py` writes a warp's lanes' function with.
+CC_GLOBALS = _CC_GLOBALS
+Hoist = _Hoist
+NotCompilable = _NotCompilable
+write_expr = _cc_expr
+field_names = _field_names
 
 
 # ----------------------------------------------------------------------------- strict
