@@ -34,3 +34,16 @@ def test_a_symbol_made_into_an_expression_equals_sym():
     e = atom_expr(Symbol("z"))
     assert e == S.sym("z")
     assert (e.free_symbols, e.depth, e.skey) == (frozenset({"z"}), 0, (((Symbol("z").key,), 1),))
+
+
+def test_making_an_unknown_counts_it_without_writing_to_its_class():
+    from analyzer.analysis.symbolic.expressions import Unknown, fresh_values, unknown
+
+    before_class = dict(vars(Unknown))
+    made, kept = fresh_values()
+    u = unknown("float", S.Origin.FLOAT)
+    assert fresh_values() == (made + 1, kept)
+    unknown("float", S.Origin.FLOAT)
+    assert fresh_values() == (made + 2, kept)
+    assert dict(vars(Unknown)) == before_class  # (a write there undoes CPython's specialisations)
+    assert str(u) == "float"
