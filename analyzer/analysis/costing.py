@@ -373,7 +373,7 @@ def counted_again(
     where a charge met before is counted alike with it (in `at`): that charge's `times` grow,
     and no charge is made (the caller spends the steps). False where none is: it is to be
     made. myocyte/main.cu: 33,728 groups charged again, most counted alike with one before
-    (its check under callgrind, 2026-11-29, 8.70 G -> 8.51 G instructions)."""
+    (its check under callgrind, 2026-11-29, 8.70 G -> 8.53 G instructions)."""
     if plan.sampled:
         key = (
             None if first.outcome is None else first.outcome.alike,
