@@ -228,8 +228,10 @@ WarpWalk = tuple[WarpPlan | None, tuple[ScenarioCharge, ...]]
 #: Each warp's walk, remembered by what decides it (`walk_key`, the lanes): the launch configurations of
 #: one kernel share their full warps (a kernel launched with 1,000 block sizes walked the same
 #: warps 16,000 times, 45 million steps; now each distinct warp once and the rest counted again).
-#: With the walk: the steps making it took, and the file it was last met in (`new_file`).
-_WALKS: dict[tuple, tuple[WarpWalk, int, int]] = {}
+#: With the walk: the steps making it took, the file it was last met in (`new_file`), and the
+#: scenarios its charges stand for (a walk met again spends a step for each; summed once, not at
+#: each of myocyte/main.cu's 29,011 walks met again).
+_WALKS: dict[tuple, tuple[WarpWalk, int, int, int]] = {}
 #: The file being analysed, numbered (`new_file`): a walk made or met in another file costs
 #: what making it took the first time it is met in this one.
 _FILE = [0]
@@ -263,12 +265,12 @@ def walk_warp(
     key = None if decided is None else (decided, walk_keys.read_indices(lanes, decided.index_reads))
     seen = _WALKS.get(key) if key is not None else None
     if seen is not None and key is not None and decided is not None:
-        (plan, charged), steps, made_in = seen
+        (plan, charged), steps, made_in, times = seen
         if made_in == _FILE[0]:
-            budget.spend(sum(c.times for c in charged))  # scenarios counted again (analyzer.budget)
+            budget.spend(times)  # scenarios counted again (analyzer.budget)
         else:  # first met in this file: what making it took (`new_file`)
             budget.spend(steps)
-            _WALKS[key] = ((plan, charged), steps, _FILE[0])
+            _WALKS[key] = ((plan, charged), steps, _FILE[0], times)
         grid = site.launch.grid
         if plan is None or decided.grid == grid:  # made for this grid (a block index is read)
             return plan, charged
@@ -278,7 +280,8 @@ def walk_warp(
     plan = plan_warp(site, lanes, (site.block, arch.warp_size, warp))
     charged = () if plan is None else charge_scenarios(site, plan, summary, arch)
     if key is not None:
-        remember(_WALKS, key, ((plan, charged), 0 if meter is None else before - meter.left, _FILE[0]))
+        steps = 0 if meter is None else before - meter.left
+        remember(_WALKS, key, ((plan, charged), steps, _FILE[0], sum(c.times for c in charged)))
     return plan, charged
 
 
@@ -374,6 +377,7 @@ def counted_again(
     and no charge is made (the caller spends the steps). False where none is: it is to be
     made. myocyte/main.cu: 33,728 groups charged again, most counted alike with one before
     (its check under callgrind, 2026-11-29, 8.70 G -> 8.53 G instructions)."""
+    key: tuple
     if plan.sampled:
         key = (
             None if first.outcome is None else first.outcome.alike,
@@ -841,7 +845,7 @@ def summarise(
     cost.best_per_request = summary.best
     cost.exact = summary.exact and not launch.assumed
     cost.lane_addresses = worst.addresses
-    cost.stride_bytes = stride(worst.addresses)
+    cost.stride_bytes = addresses_stride(worst.addresses)
     cost.depends_on = depends
     cost.collisions = collisions(worst)
     cost.typical = typical_cost(summary.typical_worst, worst)
@@ -863,6 +867,24 @@ def summarise(
     return cost
 
 
+#: `results.stride` of a request's lane addresses, by the addresses: the accesses whose worst
+#: requests are alike share them (myocyte/main.cu: 3,864 accesses, a generator over 32 lanes
+#: each; under callgrind, 2026-11-29, 8.33 G -> 8.14 G instructions).
+_STRIDES: dict[tuple[int | None, ...], int | None] = {}
+
+
+def addresses_stride(addresses: tuple[int | None, ...]) -> int | None:
+    """`stride(addresses)`, remembered (`_STRIDES`)."""
+    done = _STRIDES.get(addresses, _NO_STRIDE)
+    if done is _NO_STRIDE:
+        done = stride(addresses)
+        remember(_STRIDES, addresses, done)
+    return done  # type: ignore[return-value]
+
+
+_NO_STRIDE = object()
+
+
 def collisions(charge: Charge) -> tuple[Collision, ...]:
     """The colliding lanes of a shared request (none for a global one)."""
     if isinstance(charge.detail, SharedCost):
@@ -878,7 +900,7 @@ def typical_cost(typical: Charge | None, worst: Charge) -> TypicalCost | None:
     if typical.per_request == worst.per_request and typical.ideal == worst.ideal:
         return None
     return TypicalCost(
-        typical.per_request, typical.ideal, typical.addresses, stride(typical.addresses), collisions(typical)
+        typical.per_request, typical.ideal, typical.addresses, addresses_stride(typical.addresses), collisions(typical)
     )
 
 

@@ -34,7 +34,7 @@ from analyzer.analysis.verdict import BLOCK_INDICES, is_block_index
 from analyzer.arch import Architecture
 from analyzer.records import field, record
 
-__all__ = ["IndexRead", "WalkKey", "index_reads", "moved_offset", "read_indices", "thread_indices", "walk_key"]
+__all__ = ["IndexRead", "Rows", "WalkKey", "index_reads", "moved_offset", "read_indices", "thread_indices", "walk_key"]
 
 #: How an access reads a thread index (`index_reads`): not at all, as it is, or (a tuple of
 #: one number m) only as a move of the warp's addresses, a multiple of the address period
@@ -274,16 +274,40 @@ def thread_indices(lanes: tuple, reads: tuple[IndexRead, ...]) -> tuple:
         if read.__class__ is tuple:  # read only as a move: less the first lane's value
             first = values[0]  # (a warp has a first lane)
             values = [v - first for v in values]
-            firsts.append(first % read[0])  # type: ignore[index]
+            firsts.append(first % read[0])
         columns.append(values)
     made = iter(zip(*columns))
     rows = tuple([None if lane is None else next(made) for lane in lanes])
     return (*rows, tuple(firsts)) if firsts else rows
 
 
-def read_indices(lanes: tuple, reads: tuple[IndexRead, ...]) -> tuple:
-    """`thread_indices(lanes, reads)`, remembered by `reads` and the lanes' identity."""
+class Rows:
+    """A warp's thread indices as a site reads them (`thread_indices`), with their hash worked
+    out once: `costing.walk_warp` looks each warp's walk up by them, and hashing the 33 tuples
+    again at each look-up was 2% of myocyte/main.cu's check (29,414 look-ups; under callgrind,
+    2026-11-29, with `_WALKS`' scenarios summed once: 8.53 G -> 8.33 G instructions). Equal where
+    the rows are equal."""
+
+    __slots__ = ("hash", "rows")
+
+    def __init__(self, rows: tuple) -> None:
+        self.rows = rows
+        self.hash = hash(rows)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (other.__class__ is Rows and self.rows == other.rows)
+
+
+def _rows(lanes: tuple, reads: tuple[IndexRead, ...]) -> Rows:
+    return Rows(thread_indices(lanes, reads))
+
+
+def read_indices(lanes: tuple, reads: tuple[IndexRead, ...]) -> Rows:
+    """`thread_indices(lanes, reads)` (as `Rows`), remembered by `reads` and the lanes' identity."""
     table = _THREADS.get(reads)
     if table is None:
         table = _THREADS[reads] = {}
-    return per_node(table, lanes, functools.partial(thread_indices, reads=reads))
+    return per_node(table, lanes, functools.partial(_rows, reads=reads))
