@@ -77,7 +77,7 @@ def test_the_warps_of_an_access_share_its_part_of_the_key(tmp_path, monkeypatch)
     }
     # an index read as a move is keyed less its first lane's value, and that modulo m after
     # the lanes: the 4 warps of `a[threadIdx.y * 33]` differ there only
-    rows = [key[1] for key in keys if key[0].index_reads == (False, (32,), False)]
+    rows = [key[1].rows for key in keys if key[0].index_reads == (False, (32,), False)]
     assert {row[:32] for row in rows} == {((None, 0, None),) * 32}
     assert sorted(row[32] for row in rows) == [(0,), (1,), (2,), (3,)]
 

@@ -80,14 +80,18 @@ def test_a_warps_thread_indices_are_remembered_by_its_lanes():
     lanes = scenarios.warp_lanes((16, 8, 1), 32)[1]
     walk_keys._THREADS.clear()
     first = walk_keys.read_indices(lanes, (True, True, True))
-    assert first == tuple((x, y, 0) for y in (2, 3) for x in range(16))
+    assert first.rows == tuple((x, y, 0) for y in (2, 3) for x in range(16))
     assert walk_keys.read_indices(lanes, (True, True, True)) is first
     only_x = walk_keys.read_indices(lanes, (True, False, False))
-    assert only_x == tuple((x, None, None) for _ in (2, 3) for x in range(16))
+    assert only_x.rows == tuple((x, None, None) for _ in (2, 3) for x in range(16))
     # warp 0 of a (16, 8) block has the same x values: its walk is the same for an access of x alone
-    assert walk_keys.read_indices(scenarios.warp_lanes((16, 8, 1), 32)[0], (True, False, False)) == only_x
-    assert walk_keys.read_indices(lanes, (False, True, False)) == tuple(
+    other = walk_keys.read_indices(scenarios.warp_lanes((16, 8, 1), 32)[0], (True, False, False))
+    assert other == only_x and hash(other) == hash(only_x) and other is not only_x
+    assert walk_keys.read_indices(lanes, (False, True, False)).rows == tuple(
         (None, y, None) for y in (2, 3) for _ in range(16)
     )
+    assert walk_keys.read_indices(lanes, (False, True, False)) != first  # (other rows: another walk)
     # a lane the warp does not have stays None
-    assert walk_keys.read_indices(scenarios.warp_lanes((40, 1, 1), 32)[1], (True, False, False))[8:] == (None,) * 24
+    assert (
+        walk_keys.read_indices(scenarios.warp_lanes((40, 1, 1), 32)[1], (True, False, False)).rows[8:] == (None,) * 24
+    )

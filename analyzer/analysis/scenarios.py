@@ -424,10 +424,27 @@ _LANE_TERMS: ClearCounted = ClearCounted()
 _READ_LANES: BuiltOn = BuiltOn()
 
 
+#: A number for each lane expression, by the expression (equal expressions, one number):
+#: `_LANE_MEMO` is keyed by it and a lane's thread indices, not by the expression, whose hash
+#: is a Python call (`Expr.__hash__`) at each of the two look-ups a lane makes, where a tuple
+#: of numbers hashes in C (convolution_simple/kernel.cu: 61,440 lanes; its check under
+#: callgrind, 2026-11-29, 3.66 G -> 3.53 G instructions). Never renumbered while `_LANE_MEMO`
+#: holds entries: emptied only with it, in `forget_lanes`.
+_LANE_IDS: dict[S.Expr, int] = {}
+
+
+def lane_id(e: S.Expr) -> int:
+    """The number of the lane expression `e` (`_LANE_IDS`)."""
+    eid = _LANE_IDS.get(e)
+    if eid is None:
+        eid = _LANE_IDS[e] = len(_LANE_IDS)
+    return eid
+
+
 def forget_lanes() -> None:
     """Empty the memos whose hits cost no budget step (a file's analysis begins, `costing.new_file`:
     another file's lanes must not make it cheaper than it is alone)."""
-    for table in (_LANE_MEMO, _WARP_MEMO, _DECIDED, _MOVES):
+    for table in (_LANE_MEMO, _WARP_MEMO, _DECIDED, _MOVES, _LANE_IDS):
         table.clear()
 
 
@@ -521,12 +538,13 @@ def _shifted_lanes(
     shift_of = tuple(shifts.items())
     spend, plus_constant = budget.spend, S.plus_constant
     warp = WarpSubs(e)
+    eid = lane_id(e)
     for env in lanes:
         if env is None:
             out.append(None)
             made.append(None)
             continue
-        key = (e, env["threadIdx.x"], env["threadIdx.y"], env["threadIdx.z"])
+        key = (eid, env["threadIdx.x"], env["threadIdx.y"], env["threadIdx.z"])
         done = memo_get(key)
         if done is None:
             at = () if at_of is None else at_of(env)
@@ -700,13 +718,14 @@ def _each_lane(e: S.Expr, lanes: tuple[Lane, ...], block: tuple[int, int, int]) 
     meter = budget.current()
     memo_get, seen_get = _LANE_MEMO.get, table.get
     warp = WarpSubs(e)
+    eid = lane_id(e)
     out: list[S.Expr | None] = []
     for env in lanes:
         if env is None:
             out.append(None)
             continue
         x, y, z = env["threadIdx.x"], env["threadIdx.y"], env["threadIdx.z"]
-        key = (e, x, y, z)
+        key = (eid, x, y, z)
         done = memo_get(key)
         if done is None:
             read_key = (e, x if rx else None, y if ry else None, z if rz else None)
@@ -733,12 +752,13 @@ def _lanes_at(e: S.Expr, lanes: tuple[Lane, ...]) -> tuple[S.Expr | None, ...]:
     memo_get = memo.get
     warp_subs = WarpSubs(e)
     subs_get = _SUBS_OF.get
+    eid = lane_id(e)
     out: list[S.Expr | None] = []
     for env in lanes:
         if env is None:
             out.append(None)
             continue
-        key = (e, env["threadIdx.x"], env["threadIdx.y"], env["threadIdx.z"])
+        key = (eid, env["threadIdx.x"], env["threadIdx.y"], env["threadIdx.z"])
         done = memo_get(key)
         if done is None:
             made = subs_get(id(env))  # `lane_subs_of(env)` written out (`per_node`)
@@ -807,7 +827,7 @@ def _at_lane(e: S.Expr, env: dict[str, int]) -> S.Expr:
     Remembered: the accesses under one condition share its mask, warps share loop bounds."""
     if e.is_const:
         return e
-    key = (e, env["threadIdx.x"], env["threadIdx.y"], env["threadIdx.z"])
+    key = (lane_id(e), env["threadIdx.x"], env["threadIdx.y"], env["threadIdx.z"])
     done = _LANE_MEMO.get(key)
     if done is not None:
         return done

@@ -37,6 +37,7 @@ from analyzer.records import field, record
 
 __all__ = [
     "IndexRead",
+    "Rows",
     "WalkKey",
     "index_reads",
     "moved_offset",
@@ -276,23 +277,55 @@ def thread_indices(lanes: tuple, reads: tuple[IndexRead, ...]) -> tuple:
     """The thread indices of each lane of a warp as `reads` reads them (`index_reads`: x, y,
     z): None for one not read and for a lane the warp does not have; one read only as a
     move, less its value at the warp's first lane, and that value modulo its m after the
-    lanes (where some index is read so)."""
-    names = [name if read else None for name, read in zip(THREAD_SYMBOLS, reads)]
-    rows = tuple(None if lane is None else tuple(n and lane[n] for n in names) for lane in lanes)
-    moved = [axis for axis, read in enumerate(reads) if read.__class__ is tuple]
-    if not moved:
-        return rows
-    first = next(row for row in rows if row is not None)  # a warp has a first lane
-    rows = tuple(
-        None if row is None else tuple(v - first[axis] if axis in moved else v for axis, v in enumerate(row))  # type: ignore[operator]
-        for row in rows
-    )
-    return (*rows, tuple(first[axis] % reads[axis][0] for axis in moved))  # type: ignore[index, operator]
+    lanes (where some index is read so). Made index by index, a column of the lanes' values
+    each, then put together lane by lane: convolution_simple/kernel.cu makes 1,536 of them
+    (512 warps, three ways of reading), and a generator a lane and one an index in it were
+    6% of its check (py-spy); under callgrind, 2026-11-29, 4.13 G -> 3.76 G instructions."""
+    live = [lane for lane in lanes if lane is not None]
+    columns: list[list] = []
+    firsts: list[int] = []
+    for name, read in zip(THREAD_SYMBOLS, reads):
+        if not read:
+            columns.append([None] * len(live))
+            continue
+        values = [lane[name] for lane in live]
+        if read.__class__ is tuple:  # read only as a move: less the first lane's value
+            first = values[0]  # (a warp has a first lane)
+            values = [v - first for v in values]
+            firsts.append(first % read[0])
+        columns.append(values)
+    made = iter(zip(*columns))
+    rows = tuple([None if lane is None else next(made) for lane in lanes])
+    return (*rows, tuple(firsts)) if firsts else rows
 
 
-def read_indices(lanes: tuple, reads: tuple[IndexRead, ...]) -> tuple:
-    """`thread_indices(lanes, reads)`, remembered by `reads` and the lanes' identity."""
+class Rows:
+    """A warp's thread indices as a site reads them (`thread_indices`), with their hash worked
+    out once: `costing.walk_warp` looks each warp's walk up by them, and hashing the 33 tuples
+    again at each look-up was 2% of myocyte/main.cu's check (29,414 look-ups; under callgrind,
+    2026-11-29, with `_WALKS`' scenarios summed once: 8.53 G -> 8.33 G instructions). Equal where
+    the rows are equal."""
+
+    __slots__ = ("hash", "rows")
+
+    def __init__(self, rows: tuple) -> None:
+        self.rows = rows
+        self.hash = hash(rows)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (other.__class__ is Rows and self.rows == other.rows)
+
+
+def _rows(lanes: tuple, reads: tuple[IndexRead, ...]) -> Rows:
+    return Rows(thread_indices(lanes, reads))
+
+
+def read_indices(lanes: tuple, reads: tuple[IndexRead, ...]) -> Rows:
+    """`thread_indices(lanes, reads)` (as `Rows`), remembered by `reads` and the lanes' identity."""
     table = _THREADS.get(reads)
     if table is None:
         table = _THREADS[reads] = {}
-    return per_node(table, lanes, functools.partial(thread_indices, reads=reads))
+    return per_node(table, lanes, functools.partial(_rows, reads=reads))

@@ -3,8 +3,9 @@
 The analyses inline a `__device__` function at each call site; a call on a cycle cannot be
 inlined, so `lower` reports the cycle. The graph is built only when some function that is
 called also calls another (`may_recurse`), and networkx, which names the cycles, is imported
-only when the graph has one (`has_cycle`): its import took 50 to 80 ms of a run's start-up
-(measured 2026-11-25, `python -X importtime`), and recursion is rare in device code.
+only when the graph has a cycle through two functions or more (`has_cycle`, `self_calls`):
+its import took 50 to 80 ms of a run's start-up (measured 2026-11-25, `python -X importtime`),
+and recursion is rare in device code, mostly a function calling itself.
 """
 
 from __future__ import annotations
@@ -66,16 +67,10 @@ def build_call_graph(module: N.Module) -> CallGraph:
 
 def _recursion(module: N.Module) -> list[Diagnostic]:
     """WL905 for each cycle, in the order and from the function networkx's `simple_cycles` names
-    them (its graph built in the module's order of functions and calls, as it always was)."""
-    import networkx as nx
-
-    graph = nx.DiGraph()
-    for name, fn in module.functions.items():
-        graph.add_node(name)
-        for callee in fn.calls:
-            graph.add_edge(name, callee)
+    them (its graph built in the module's order of functions and calls, as it always was); where
+    every cycle is a function calling itself, without networkx (`self_calls`)."""
     out = []
-    for cycle in nx.simple_cycles(graph):
+    for cycle in _cycles(module):
         first = module.functions.get(cycle[0])
         span = first.name_span if first else Span(0, 0)
         out.append(
@@ -87,6 +82,43 @@ def _recursion(module: N.Module) -> list[Diagnostic]:
             )
         )
     return out
+
+
+def _cycles(module: N.Module) -> list[list[str]]:
+    """The cycles of the call graph as networkx's `simple_cycles` gives them."""
+    mine = self_calls(module)
+    if mine is not None:
+        return mine
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    for name, fn in module.functions.items():
+        graph.add_node(name)
+        for callee in fn.calls:
+            graph.add_edge(name, callee)
+    return list(nx.simple_cycles(graph))
+
+
+def self_calls(module: N.Module) -> list[list[str]] | None:
+    """The cycles of the call graph where each is one function calling itself, as networkx's
+    `simple_cycles` gives them: the self-loops first, `[name]` in the order its graph holds the
+    nodes (each name where it first appears, as a function or as a callee of one), and no
+    other cycle; None where the graph without its self-loops still has a cycle (networkx
+    names those). Why: importing networkx took 0.18 s of CPU (cuda-samples interval.cu, whose
+    `newton_interval_rec` calls itself: its check under callgrind, 2026-11-29, 5.28 G -> 4.89 G instructions)."""
+    order: dict[str, None] = {}
+    calls: dict[str, list[str]] = {}
+    for name, fn in module.functions.items():
+        order.setdefault(name)
+        calls.setdefault(name, [])
+        for callee in fn.calls:
+            order.setdefault(callee)
+            calls.setdefault(callee, [])
+            if callee != name and callee not in calls[name]:
+                calls[name].append(callee)
+    if CallGraph(calls).has_cycle():
+        return None
+    return [[name] for name in order if name in module.functions and name in module.functions[name].calls]
 
 
 def may_recurse(module: N.Module) -> bool:

@@ -177,7 +177,6 @@ class Unknown(Term):
     origin: Origin
     lane_varying: bool
     _ids = itertools.count()
-    made: ClassVar[int] = 0  # how many `unknown()` has made: see `fresh_values`
 
     def __eq__(self, other):
         return self is other or (other.__class__ is Unknown and other.uid == self.uid)
@@ -216,10 +215,17 @@ def _raw_term(op: str, args: tuple[Expr, ...]) -> Term:
     free: frozenset[str] = _NO_NAMES
     depth = 0
     for a in args:
-        f = a.free_symbols  # an argument's set kept where it holds the others' (no new set)
-        if f and not f <= free:
+        # the argument's set and depth as stored, asked of the properties only where not worked
+        # out yet: a property read is a Python call on CPython 3.11 (interval.cu's 20,009 terms:
+        # its check under callgrind, 2026-11-29, 4.520 G -> 4.459 G instructions with `term`'s keys)
+        f = a._free
+        if f is None:
+            f = a.free_symbols
+        if f and not f <= free:  # an argument's set kept where it holds the others' (no new set)
             free = free | f if free else f
-        d = a.depth
+        d = a._depth
+        if d is None:
+            d = a.depth
         if d > depth:
             depth = d
     t.free = free
@@ -248,8 +254,10 @@ def _raw_unknown(tag: str, uid: int, origin: Origin, lane_varying: bool) -> Unkn
 
 def term(op: str, args: tuple[Expr, ...]) -> Expr:
     """The expression consisting of the single opaque atom ``op(args)``."""
-    if op in _COMMUTATIVE and len(args) == 2 and args[1].skey < args[0].skey:
-        args = (args[1], args[0])
+    if op in _COMMUTATIVE and len(args) == 2:
+        k0, k1 = args[0]._skey, args[1]._skey  # (as stored: see `_raw_term`)
+        if (args[1].skey if k1 is None else k1) < (args[0].skey if k0 is None else k0):
+            args = (args[1], args[0])
     t = _raw_term(op, args)
     if t.depth > MAX_DEPTH:
         return unknown("<expression too deep>", Origin.TOO_DEEP)
@@ -701,11 +709,19 @@ def sym(name: str) -> Expr:
 LANE_VARYING_PREFIX = "per-lane "
 
 
+#: How many `unknown()` has made (`fresh_values`): counted here, not in an attribute of
+#: `Unknown`, since writing a class's attribute invalidates what CPython's specialised
+#: instructions keep of the class (its version tag), and every `Unknown` made paid for that
+#: (cuda-samples interval.cu, 47,566 unknowns: its check under callgrind, 2026-11-29, 4.89 G ->
+#: 4.54 G instructions; myocyte/main.cu 8.93 G -> 8.70 G).
+_MADE = [0]
+
+
 def unknown(text: str, origin: Origin, lane_varying: bool = False) -> Expr:
     """A fresh unknown value from `origin`; ``str()`` shows ``text`` (after "per-lane " when
     it may differ between the lanes of a warp).  Never equal to another Unknown."""
     tag = f"{LANE_VARYING_PREFIX}{text}" if lane_varying else str(text)
-    Unknown.made += 1
+    _MADE[0] += 1
     # `_raw_unknown` and `atom_expr(u)` written out (its `new_expr` too): the interpreter makes
     # an unknown for every load, opaque call and variable a loop writes (tf32TensorCoreGemm.cu:
     # 46,602), and the three Python frames were about half of making one (with the interpreter's
@@ -742,7 +758,7 @@ def fresh_values() -> tuple[int, int]:
     """How many unknowns were made, and constants and symbols remembered (`const`, `sym`), so
     far: a computation that made no unknown makes the same values again, and one that made n
     constants remembered spends n steps fewer again (`analysis.pure` asks, before and after)."""
-    return Unknown.made, len(_CONSTS) + len(_SYMS)
+    return _MADE[0], len(_CONSTS) + len(_SYMS)
 
 
 def as_expr(x) -> Expr:
