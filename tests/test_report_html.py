@@ -416,9 +416,7 @@ def test_chromium_renders_the_findings(tmp_path: Path) -> None:
     assert counted[bytes(FINDING_BACKGROUND)] > 20_000, commonest
     assert counted[bytes(MARK_BACKGROUND)] > 500, commonest
 
-    dumped = _chromium(page, tmp_path, "--dump-dom")
-    dom, _ = parse(dumped.stdout.replace("<!DOCTYPE html>", "", 1) if "<html" in dumped.stdout else dumped.stdout)
-    findings = dom.all("div", "finding")
+    findings = _dumped(page, tmp_path).all("div", "finding")
     assert [f.attrs["data-code"] for f in findings] == ["WL101"]
     assert "4-way bank conflict on `data`" in findings[0].text()
 
@@ -434,8 +432,14 @@ def test_chromium_paints_no_finding_colour_for_a_clean_file(tmp_path: Path) -> N
 
 
 def _dumped(page: Path, tmp_path: Path, query: str = "") -> Node:
-    dumped = _chromium(page, tmp_path, "--dump-dom", query=query)
-    return parse(dumped.stdout.replace("<!DOCTYPE html>", "", 1) if "<html" in dumped.stdout else dumped.stdout)[0]
+    """The page's DOM as Chromium dumps it once its script has run: the script is the page's
+    last element, so a dump without it was taken before Chromium read the whole page (as a
+    screenshot may be, `SHOTS`), and is taken again, up to `SHOTS` times."""
+    for _ in range(SHOTS):
+        text = _chromium(page, tmp_path, "--dump-dom", query=query).stdout
+        if 'getElementById("filter-severity")' in text:  # (the script's text; the select's id is earlier)
+            break
+    return parse(text.replace("<!DOCTYPE html>", "", 1) if "<html" in text else text)[0]
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
