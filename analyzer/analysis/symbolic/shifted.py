@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from analyzer.analysis.memo import remember
-from analyzer.analysis.symbolic.expressions import MAX_DEPTH, Expr, Symbol, Term, _raw_term, atom_expr, new_expr
+from analyzer.analysis.symbolic.expressions import MAX_DEPTH, Expr, Symbol, Term, atom_expr, new_expr, raw_term
 from analyzer.budget import BudgetExceeded
 from analyzer.budget import current_meter as _meter_now
 
@@ -119,4 +119,4 @@ def rebuilt(t: Term, subs: Any, template: Template) -> Expr | None:
             raise BudgetExceeded(meter.stage, meter.limit)
     moved = new_expr(out)
     TAKEN[0] += 1
-    return atom_expr(_raw_term(op, (moved, other) if side == 0 else (other, moved)))
+    return atom_expr(raw_term(op, (moved, other) if side == 0 else (other, moved)))
