@@ -235,6 +235,11 @@ def _raw_term(op: str, args: tuple[Expr, ...]) -> Term:
     return t
 
 
+#: `_raw_term` by a public name: `shifted.rebuilt` builds a comparison as `term` does, its
+#: checks made once per comparison.
+raw_term = _raw_term
+
+
 def _raw_unknown(tag: str, uid: int, origin: Origin, lane_varying: bool) -> Unknown:
     # (`unknown` writes this out, for speed: a field set here is set there too)
     u = object.__new__(Unknown)

@@ -9,12 +9,14 @@ from collections.abc import Mapping
 
 from analyzer.analysis.memo import remember
 from analyzer.analysis.symbolic.expressions import MAX_DEPTH, Expr, Symbol, Term, Unknown, const
+from analyzer.analysis.symbolic.shifted import rebuilt, shifted_template
 from analyzer.budget import BudgetExceeded
 from analyzer.budget import current_meter as _meter_now
 
 __all__ = ["REMEMBERED_TERMS", "RememberedSubs", "evaluable"]
 
 _HALF_DEPTH = MAX_DEPTH // 2
+_COMPARISONS = frozenset({"<", "<="})  # those `shifted.rebuilt` may build
 
 
 class RememberedSubs(dict):
@@ -61,7 +63,11 @@ class RememberedSubs(dict):
         before = 0 if meter is None else meter.left
         done = _number(t, self) if free <= self._names and evaluable(t) else None
         if done is None:
-            done = t.subs_args(self)
+            # a comparison of a side moved by the names against one that reads none: built
+            # from the side's terms sorted once (`shifted.py`), else worked out
+            template = shifted_template(t, self._names) if t.op in _COMPARISONS else None
+            if template is None or (done := rebuilt(t, self, template)) is None:
+                done = t.subs_args(self)
         if len(memo) >= REMEMBERED_TERMS:
             memo.clear()
         memo[key] = (done, 0 if meter is None else before - meter.left)
