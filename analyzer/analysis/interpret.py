@@ -19,6 +19,7 @@ from analyzer.analysis import symbolic as S
 from analyzer.analysis.facts import NO_FACTS, stated
 from analyzer.analysis.node_facts import deeply_nested, if_converted, struct_of
 from analyzer.analysis.pure import ABSENT, ABSENTS, PURE_NODES, READS, ValueMemo, pure_reads, trip_reads
+from analyzer.analysis.replay import LoopMemo
 from analyzer.analysis.results import LaunchConfig
 from analyzer.analysis.symbolic import Origin
 from analyzer.analysis.values import (
@@ -188,6 +189,9 @@ class Interpreter(Visitor):
 
     #: the expressions whose values `eval` remembers (`analysis.pure`; none: worked out each time)
     remembered: frozenset[type] = PURE_NODES
+    #: whether a loop reached again alike is replayed (`analysis.replay`; False: interpreted each time)
+    replays: bool = True
+    inlined_limit = MAX_INLINED_STATEMENTS  # (`replay` reads it)
 
     def __init__(self, module: N.Module, launch: LaunchConfig, params: dict[str, int], arch: Architecture) -> None:
         self.module = module
@@ -211,6 +215,9 @@ class Interpreter(Visitor):
         self.load_window = self.store_window = 0
         self.store_region: str | None = None
         self.memo = ValueMemo()  # pure expressions' values (`analysis.pure`)
+        self.loop_memo = LoopMemo() if self.replays else None  # loops' runs (`analysis.replay`)
+        self.recording = 0  # how many runs of loops `loop_memo` is recording now
+        self.joined: list[int] = []  # the if/else statements joined while recording, by id
 
     # ------------------------------------------------------------------ values
     def param_value(self, var: N.Variable, kernel_param: bool) -> Value:
@@ -639,6 +646,14 @@ class Interpreter(Visitor):
         return _CARRIED_ON
 
     def visit_Loop(self, s: N.Loop, env: dict[int, Value], ctx: Ctx) -> Flow:
+        if self.loop_memo is not None:
+            self.loop_memo.visit(self, s, env, ctx)
+        else:
+            self.run_loop(s, env, ctx)
+        return _CARRIED_ON
+
+    def run_loop(self, s: N.Loop, env: dict[int, Value], ctx: Ctx) -> None:
+        """Interpret the loop `s`: unrolled where it is worth it, else its body once for all."""
         budget.spend(LOOP_STEPS)  # what it writes, its inductions and trips, worked out (analyzer.budget)
         self.held.clear()  # each iteration loads again (the body is interpreted once for all)
         self.break_windows()  # nvcc's unrolled copies are not merged here: see `MayVectorize`
@@ -648,7 +663,6 @@ class Interpreter(Visitor):
         finally:
             self.held.clear()
             self.break_windows()
-        return _CARRIED_ON
 
     def visit_Return(self, s: N.Return, env: dict[int, Value], ctx: Ctx) -> Flow:
         value = self.eval(s.value, env, ctx) if s.value is not None else None
@@ -680,6 +694,8 @@ class Interpreter(Visitor):
             c = S.unknown("condition", Origin.UNMODELLED)
         if c.is_const:
             return self.block(s.then if c.value else s.otherwise, env, ctx)
+        if self.recording:
+            self.joined.append(id(s))  # its join may read what a branch assigns (`analysis.replay`)
         then_env = dict(env)
         else_env = dict(env)
         then_ctx = ctx.under(c)
@@ -797,6 +813,8 @@ class Interpreter(Visitor):
         for var_uid in writes:
             loop_env[var_uid] = S.unknown("modified in loop", Origin.LOOP_CARRIED, var_uid in per_lane)
         loop_ctx = self.bind_inductions(s, uid, found, env, loop_env, ctx)
+        if self.recording:
+            self.loop_memo.made.append(loop_ctx)  # type: ignore[union-attr]  # (recording: there is one)
         inner = ctx.in_loop(loop_ctx)
         body_env = dict(loop_env)
         self.block(s.body, body_env, inner)

@@ -257,6 +257,10 @@ def _raw_unknown(tag: str, uid: int, origin: Origin, lane_varying: bool) -> Unkn
     return u
 
 
+#: `_raw_unknown` for another module: an unknown made again with a uid given (`renaming`).
+raw_unknown = _raw_unknown
+
+
 def term(op: str, args: tuple[Expr, ...]) -> Expr:
     """The expression consisting of the single opaque atom ``op(args)``."""
     if op in _COMMUTATIVE and len(args) == 2:
