@@ -71,13 +71,13 @@ def _run(replays: bool, monkeypatch) -> tuple[interpret.Interpreter, int, int, i
     module = lower(parse(PROGRAM).unit, PROGRAM, "test.cu")
     interp = interpret.Interpreter(module, LaunchConfig((32, 1, 1), (1, 1, 1), "--block"), {}, get_arch())
     meter = budget.Meter("analysis", 1_000_000)
-    made = S.Unknown.made
+    made = S.unknowns_made()
     first = S.unknown("mark", S.Origin.UNMODELLED)._p
     with budget.metered(meter):
         interp.run_kernel(module.kernels[0])
     last = S.unknown("mark", S.Origin.UNMODELLED)._p
     uids = next(iter(last))[0].uid - next(iter(first))[0].uid  # type: ignore[attr-defined]
-    return interp, 1_000_000 - meter.left, S.Unknown.made - made, uids
+    return interp, 1_000_000 - meter.left, S.unknowns_made() - made, uids
 
 
 def _record(interp: interpret.Interpreter) -> list[tuple]:

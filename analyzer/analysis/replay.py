@@ -36,6 +36,7 @@ from analyzer.analysis import loops as L
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import per_node
 from analyzer.analysis.pure import ABSENT
+from analyzer.analysis.symbolic.expressions import unknowns_made
 from analyzer.analysis.symbolic.renaming import Renaming, next_unknown_uid, restore_unknowns, skip_unknowns
 from analyzer.analysis.values import LoopCtx, LoopKind, Occurrence, Ptr, StructParam, Value, lane_dependent
 from analyzer.ir import nodes as N
@@ -422,7 +423,7 @@ class LoopMemo:
             rec.unknowns,
             base - rec.unknowns[0],
         )
-        made = S.Unknown.made
+        made = unknowns_made()
         with budget.metered(None):
             loops: list[LoopCtx] = []
             by_old: dict[int, LoopCtx] = {}
@@ -473,7 +474,7 @@ class LoopMemo:
                 )
                 occurrences.append(o)
             outputs = [(uid, _renamed(renaming, v) if touched else v) for uid, v, touched in rec.outputs]
-        if S.Unknown.made != made:  # a term rebuilt too deep made an unknown: interpret instead
+        if unknowns_made() != made:  # a term rebuilt too deep made an unknown: interpret instead
             restore_unknowns(made, base)
             return None
         return Replay(rec, loops, occurrences, outputs)

@@ -56,6 +56,7 @@ from analyzer.analysis.symbolic.expressions import (
     single_atom,
     sym,
     unknown,
+    unknowns_made,
 )
 from analyzer.analysis.symbolic.logic import (
     compare,
@@ -126,5 +127,6 @@ __all__ = [
     "sym",
     "unknown",
     "unknowns",
+    "unknowns_made",
     "varies_between_lanes",
 ]

@@ -726,6 +726,17 @@ LANE_VARYING_PREFIX = "per-lane "
 _MADE = [0]
 
 
+def unknowns_made() -> int:
+    """How many `unknown()` has made in this process."""
+    return _MADE[0]
+
+
+def set_unknowns_made(count: int) -> None:
+    """Say that `unknown()` has made `count` (a replayed loop, `symbolic.renaming`, counts the
+    unknowns it did not make, or puts the count back)."""
+    _MADE[0] = count
+
+
 def unknown(text: str, origin: Origin, lane_varying: bool = False) -> Expr:
     """A fresh unknown value from `origin`; ``str()`` shows ``text`` (after "per-lane " when
     it may differ between the lanes of a warp).  Never equal to another Unknown."""

@@ -26,6 +26,8 @@ from analyzer.analysis.symbolic.expressions import (
     mul,
     new_expr,
     raw_unknown,
+    set_unknowns_made,
+    unknowns_made,
 )
 
 _KEY = operator.attrgetter("key")  # an atom's order, as `Expr` sorts a monomial's atoms
@@ -43,13 +45,13 @@ def next_unknown_uid() -> int:
 def skip_unknowns(made: int, uids: int) -> None:
     """Count `made` unknowns as made and pass `uids` uids over, as making them would (a run
     replayed makes its unknowns only where they are kept: `Renaming`)."""
-    Unknown.made += made
+    set_unknowns_made(unknowns_made() + made)
     Unknown._ids = itertools.count(next_unknown_uid() + uids)
 
 
 def restore_unknowns(made: int, next_uid: int) -> None:
     """Put the count of unknowns made and the next uid back as they were (`next_unknown_uid`)."""
-    Unknown.made = made
+    set_unknowns_made(made)
     Unknown._ids = itertools.count(next_uid)
 
 
