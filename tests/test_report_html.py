@@ -383,21 +383,23 @@ def _chromium(page: Path, tmp_path: Path, *mode: str, query: str = "") -> subpro
 
 
 #: Shots taken before one is kept: on a loaded machine Chromium now and then takes the shot
-#: before it has read the whole page (1 shot in 12 at a load average of 11: the page painted
-#: down to line 21 of the source, the finding after it not yet), so a shot without the
-#: finding's colour is taken again; a page that never shows it fails every time.
-SHOTS = 3
+#: before it has read or painted the whole page (at a load average of 11, 1 shot in 12 painted
+#: the source down to line 21 and nothing below it, another stopped inside the finding's box),
+#: so a shot whose bottom row is blank is taken again. The page fills the 900 pixels: a blank
+#: bottom row is a page not yet painted, never the report's look.
+SHOTS = 4
+WHITE = b"\xff\xff\xff"
 
 
 def _screenshot(page: Path, tmp_path: Path) -> tuple[int, int, list[bytes]]:
-    """The page's screenshot as `_png_pixels` reads it: the first of `SHOTS` that shows the
-    finding's colour, else the last."""
+    """The page's screenshot as `_png_pixels` reads it: the first of `SHOTS` painted down to its
+    bottom row, else the last."""
     for n in range(SHOTS):
         shot = tmp_path / f"shot{n}.png"
         done = _chromium(page, tmp_path, f"--screenshot={shot}")
         assert shot.exists(), done.stderr[-2000:]
         width, height, pixels = _png_pixels(shot.read_bytes())
-        if bytes(FINDING_BACKGROUND) in set(pixels):
+        if any(p != WHITE for p in pixels[-width:]):
             break
     return width, height, pixels
 
