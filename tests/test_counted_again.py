@@ -10,21 +10,11 @@ from __future__ import annotations
 import pytest
 
 from analyzer.analysis import costing
-from walk_checks import budget_cut_alike, checked, forget_walk_tables, same_with_and_without
+from walk_checks import MOVED_WARPS, UNKNOWN_GRID, budget_cut_alike, checked, forget_walk_tables, same_with_and_without
 
-PROGRAM = """\
-__global__ void mixed(float *x, int n) {
-    for (int k = 0; k < 91; k++)
-        x[blockIdx.x * 91 * (1 + n) + threadIdx.x * 91 * (1 + n) + k] = 0.0f;
-}
+PROGRAM = MOVED_WARPS
 
-__global__ void plain(float *x, int n) {
-    for (int k = 0; k < 40; k++)
-        x[blockIdx.x * 91 + threadIdx.x * 3 * n + k] = 1.0f;
-}
-"""
-
-LAUNCH = ("--block", "256")  # no grid: `blockIdx.x` stays unknown, the first address no number
+LAUNCH = UNKNOWN_GRID
 
 
 def forget(monkeypatch=None) -> None:

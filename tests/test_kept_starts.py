@@ -14,27 +14,20 @@ import pytest
 from analyzer.analysis import costing, starts
 from analyzer.analysis.starts import Shape, kept_by_moves
 from analyzer.arch import get_arch
-from walk_checks import budget_cut_alike, checked, forget_walk_tables, same_with_and_without
+from walk_checks import MOVED_WARPS, UNKNOWN_GRID, budget_cut_alike, checked, forget_walk_tables, same_with_and_without
 
-PROGRAM = """\
-__global__ void mixed(float *x, int n) {
-    for (int k = 0; k < 91; k++)
-        x[blockIdx.x * 91 * (1 + n) + threadIdx.x * 91 * (1 + n) + k] = 0.0f;
-}
-
-__global__ void plain(float *x, int n) {
-    for (int k = 0; k < 40; k++)
-        x[blockIdx.x * 91 + threadIdx.x * 3 * n + k] = 1.0f;
-}
-
+PROGRAM = (
+    MOVED_WARPS
+    + """
 __global__ void rows(float *x) {
     __shared__ float s[32 * 64];
     for (int k = 0; k < 64; k++)
         s[threadIdx.x * 64 + k] = x[blockIdx.x * 65 + k * 2];
 }
 """
+)
 
-LAUNCH = ("--block", "256")  # no grid: `blockIdx.x` stays unknown, the first address no number
+LAUNCH = UNKNOWN_GRID
 
 
 def forget(monkeypatch=None) -> None:

@@ -10,6 +10,22 @@ from pathlib import Path
 from analyzer import budget, cli
 from analyzer.analysis import costing, groups, lane_groups, neutral, runs, scenarios, starts, twins
 
+#: Two kernels whose walks' groups move the warp by a counter (`k`) under an unknown that
+#: multiplies the block index, or not (`n`): `test_kept_starts` and `test_counted_again`.
+MOVED_WARPS = """\
+__global__ void mixed(float *x, int n) {
+    for (int k = 0; k < 91; k++)
+        x[blockIdx.x * 91 * (1 + n) + threadIdx.x * 91 * (1 + n) + k] = 0.0f;
+}
+
+__global__ void plain(float *x, int n) {
+    for (int k = 0; k < 40; k++)
+        x[blockIdx.x * 91 + threadIdx.x * 3 * n + k] = 1.0f;
+}
+"""
+#: No grid: `blockIdx.x` stays unknown, the first lane's address no number.
+UNKNOWN_GRID = ("--block", "256")
+
 
 def forget_walk_tables() -> None:
     """Every remembered table of the cost walk emptied."""
