@@ -240,6 +240,97 @@ class _Hoist:
         return f"g{list(self.groups).index(read)}[{len(group) - 1}]"
 
 
+class _Common(_Hoist):
+    """The terms that the items of one group (`_Hoist.add`) hold more than once, worked out
+    once a call of the group's function (``c0`` ..., its `lines`) before its items, which read
+    them by name: a term that cannot raise, taken out of the conditions around it, is worked
+    out where they would have skipped it, to the same value, and raises nowhere. Its numbers
+    are named by the function's `hoist` (``h{i}``), as the group's items' are.
+
+    Why: a clamped index (`S = S > m ? m : S`, `m` itself a select on the block's bounds) is
+    one term that each of a warp's 32 lane addresses holds twice: Rodinia hotspot.cu's groups
+    worked it out 64 times a call, to one value (its check under callgrind, 2026-11-29: 5.99 G
+    -> 3.89 G instructions; the twenty cuda-samples files 13.410 G -> 13.413 G)."""
+
+    def __init__(self, hoist: _Hoist, common: frozenset[Term]) -> None:
+        super().__init__(hoist.names)
+        self.hoist = hoist
+        self.common = common
+        self.args: tuple[str, ...] = ()
+        self.lines: list[str] = []
+        self.writing: Term | None = None  # the term whose own source is being written
+        self.holds: dict[Expr, bool] = {}
+
+    def hoisted(self, t: Term) -> tuple[int, ...] | None:
+        return () if t in self.common and t is not self.writing else None
+
+    def takes_out(self, e: Expr) -> bool:
+        known = self.holds.get(e)
+        if known is None:
+            known = self.holds[e] = any(
+                a.__class__ is Term and (a in self.common or any(self.takes_out(x) for x in a.args))
+                for m in e._p
+                for a in m
+            )
+        return known
+
+    def ref(self, t: Term, read: tuple[int, ...], write: Callable[[list[int]], str]) -> str:
+        at = self.taken.get(t)
+        if at is None:
+            numbers: list[int] = []
+            outer, self.writing = self.writing, t
+            try:  # its own source, the common terms it holds read by name (written before it)
+                source = _cc_atom(t, self.args, numbers, self)
+            finally:
+                self.writing = outer
+            at = self.taken[t] = f"c{len(self.lines)}"
+            self.lines.append(f"{at} = {self.hoist.named(source, numbers)}")
+        return at
+
+
+def _common_terms(exprs: Sequence[Expr], can_not_raise: Callable[[Term], bool]) -> frozenset[Term]:
+    """The terms that `exprs` hold more than once (a term's own arguments counted once, where
+    it is first met) and that cannot raise."""
+    counts: dict[Term, int] = {}
+    todo = list(exprs)
+    while todo:
+        e = todo.pop()
+        for mono in e._p:
+            for a in mono:
+                if a.__class__ is Term:
+                    seen = counts.get(a, 0)
+                    counts[a] = seen + 1
+                    if not seen:
+                        todo.extend(a.args)
+    return frozenset(t for t, n in counts.items() if n > 1 and can_not_raise(t))
+
+
+def _shared_in_groups(
+    exprs: Sequence[Expr | None], bound: frozenset[str], hoist: _Hoist
+) -> dict[tuple[int, ...], _Common]:
+    """For each group of `_compiled_source`'s items (the names they read, some but not all)
+    whose items hold a term more than once, what takes it out (`_Common`)."""
+    groups: dict[tuple[int, ...], list[Expr]] = {}
+    seen: set[Expr] = set()
+    for e in exprs:
+        if e is None or e._c is not None or e in seen:
+            continue
+        seen.add(e)
+        free = e._free
+        if free is None:
+            free = e.free_symbols
+        if free <= bound:
+            read = hoist.reads(free)
+            if read and len(read) < len(hoist.names):
+                groups.setdefault(read, []).append(e)
+    shared = {}
+    for read, group in groups.items():
+        common = _common_terms(group, hoist.can_not_raise)
+        if common:
+            shared[read] = _Common(hoist, common)
+    return shared
+
+
 def compile_values(exprs: Sequence[Expr | None], names: Sequence[str]) -> Callable[..., tuple]:
     """A function of ``names`` (positional ints) returning the value of every expression
     in ``exprs`` with C semantics, as `evaluate` would, but without building expressions:
@@ -311,6 +402,7 @@ def _compiled_source(exprs: Sequence[Expr | None], names: Sequence[str]) -> Call
     items: list[str] = []
     hoist = _Hoist(names)
     written_at: dict[Expr, int] = {}  # each expression written, and where
+    shared: dict[tuple[int, ...], _Common] | None = None  # asked for at the first group's item
     for e in exprs:
         if e is None:
             items.append("None")
@@ -339,7 +431,12 @@ def _compiled_source(exprs: Sequence[Expr | None], names: Sequence[str]) -> Call
             try:
                 if read and len(read) < len(names):  # worked out once per values of what it reads
                     own: list[int] = []
-                    item = hoist.add(read, hoist.named(_cc_expr(e, args, own), own))
+                    if shared is None:
+                        shared = _shared_in_groups(exprs, bound, hoist)
+                    common = shared.get(read)
+                    if common is not None:
+                        common.args = args
+                    item = hoist.add(read, hoist.named(_cc_expr(e, args, own, common), own))
                 else:
                     item = _cc_expr(e, args, consts, hoist if read else None)
             except _NotCompilable:  # (what it took out is kept, unused: its numbers are its own)
@@ -351,7 +448,8 @@ def _compiled_source(exprs: Sequence[Expr | None], names: Sequence[str]) -> Call
     fields = _field_names(len(consts))
     numbers = ", ".join([*fields, *(f"h{i}" for i in range(len(hoist.numbers)))])
     values = ", ".join(items).format(*fields)  # (what is taken out is named already)
-    source = _source(values, len(items), hoist.groups, params, numbers)
+    preludes = {read: common.lines for read, common in (shared or {}).items() if common.lines}
+    source = _source(values, len(items), hoist.groups, params, numbers, preludes)
     maker = _maker_of(source)
     function: Any = maker(*consts, *hoist.numbers, *[{} for _ in hoist.groups])
     function.compiled = tuple(item != "None" for item in items)
@@ -406,7 +504,14 @@ def _made(source: str) -> Callable[..., Callable[..., tuple]]:
 GROUP_VALUES = 4096
 
 
-def _source(joined: str, count: int, groups: dict[tuple[int, ...], list[str]], params: str, numbers: str) -> str:
+def _source(
+    joined: str,
+    count: int,
+    groups: dict[tuple[int, ...], list[str]],
+    params: str,
+    numbers: str,
+    preludes: dict[tuple[int, ...], list[str]] | None = None,
+) -> str:
     """The maker's source of the function returning the `count` items `joined`, taking a table of remembered
     values for each of `groups` after the numbers (`_Hoist`). A walk assigns every combination
     of the names, so the value of what reads some of them but not all comes again for every
@@ -425,7 +530,8 @@ def _source(joined: str, count: int, groups: dict[tuple[int, ...], list[str]], p
     body = []
     for g, (read, group) in enumerate(groups.items()):
         key = "(" + ", ".join(f"a{i}" for i in read) + ",)"
-        makers.append(f" def _g{g}({params}):\n  return ({', '.join(group)},)")
+        prelude = "".join(f"  {line}\n" for line in (preludes or {}).get(read, ()))
+        makers.append(f" def _g{g}({params}):\n{prelude}  return ({', '.join(group)},)")
         body += [
             f"  g{g} = t{g}.get({key})",
             f"  if g{g} is None:",
