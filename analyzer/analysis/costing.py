@@ -43,7 +43,7 @@ from analyzer.analysis.cost import (
 )
 from analyzer.analysis.groups import scenario_groups
 from analyzer.analysis.loops import vectorized_iterations
-from analyzer.analysis.memo import remember
+from analyzer.analysis.memo import ClearCounted, remember
 from analyzer.analysis.merge import mark_reused
 from analyzer.analysis.results import AccessCost, Collision, LaunchConfig, TypicalCost, stride, unit_of
 from analyzer.analysis.scenarios import (
@@ -60,6 +60,7 @@ from analyzer.analysis.symbolic import Origin
 from analyzer.analysis.symbolic.expressions import LANE_VARYING_PREFIX
 from analyzer.analysis.values import THREAD_SYMBOLS, Occurrence, lane_varying
 from analyzer.analysis.verdict import SymbolFacts
+from analyzer.analysis.walked_whole import kept, restored, walked_whole
 from analyzer.arch import Architecture
 from analyzer.ir.nodes import AccessOp, Space
 from analyzer.records import field, record, replace
@@ -196,7 +197,13 @@ def cost_occurrence(
         return cost
     summary = Summary(shared=shared_outcomes(site, arch))
     decided = walk_key(site, arch)
-    for warp, lanes in enumerate(warp_lanes(site.block, arch.warp_size)):
+    whole_key = None if decided is None else (decided, site.block, arch.warp_size, site.launch.grid)
+    whole = None if whole_key is None else walked_whole(whole_key, _FILE[0], _WALKS)
+    if whole is not None:  # every warp's walk met again, as an access before it met them
+        restored(whole, summary)
+        return summarise(cost, site, summary, occ, arch, describe)
+    warps = warp_lanes(site.block, arch.warp_size)
+    for warp, lanes in enumerate(warps):
         budget.spend(len(lanes))  # a warp planned: a step a lane, whose address it works out (analyzer.budget)
         plan, charged = walk_warp(site, lanes, warp, summary, arch, decided)
         if plan is None:
@@ -204,6 +211,11 @@ def cost_occurrence(
         summary.begin_warp(plan)
         for scenario in charged:
             count_scenario(scenario, plan, summary, len(site.pieces))
+    if whole_key is not None and decided is not None:
+        reads = decided.index_reads
+        kept(
+            whole_key, [((decided, walk_keys.read_indices(w, reads)), len(w)) for w in warps], summary, _FILE[0], _WALKS
+        )
     return summarise(cost, site, summary, occ, arch, describe)
 
 
@@ -231,10 +243,10 @@ WarpWalk = tuple[WarpPlan | None, tuple[ScenarioCharge, ...]]
 #: With the walk: the steps making it took, the file it was last met in (`new_file`), and the
 #: scenarios its charges stand for (a walk met again spends a step for each; summed once, not at
 #: each of myocyte/main.cu's 29,011 walks met again).
-_WALKS: dict[tuple, tuple[WarpWalk, int, int, int]] = {}
+_WALKS: ClearCounted = ClearCounted()  # (whose emptying `walked_whole` reads)
 #: Each walk whose key reads an unknown, by the key's twin (`walk_keys.twin`) and the lanes:
 #: a twin's walk is taken as one made in another file, for what making it took (`twins.py`).
-_TWIN_WALKS: dict[tuple, tuple[WarpWalk, int, int, int]] = {}
+_TWIN_WALKS: ClearCounted = ClearCounted()  # (whose emptying `walked_whole` reads)
 #: The file being analysed, numbered (`new_file`): a walk made or met in another file costs
 #: what making it took the first time it is met in this one.
 _FILE = [0]
