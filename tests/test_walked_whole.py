@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.analysis import costing, walked_whole
+from analyzer.analysis import costing, walk_keys, walked_whole
 from walk_checks import budget_cut_alike, checked, forget_walk_tables, same_with_and_without
 
 PROGRAM = """\
@@ -67,3 +67,20 @@ def test_a_small_budget_runs_out_where_the_warps_walked_ran_out(tmp_path, monkey
     fast, plain = budget_cut_alike(tmp_path, monkeypatch, PROGRAM, analysis, ("--block", "128"), forget)
     assert fast == plain
     assert "WL940" in fast
+
+
+def test_a_site_met_again_has_its_walk_key_made_once(tmp_path, monkeypatch):
+    """`walk_keys.walk_key` remembers each site's key by what it reads (`_BY_SITE`): the same
+    key, made once for the accesses that repeat (three calls' three accesses, a pair's two)."""
+    asks: list[object] = []
+    made: list[object] = []
+    ask, make = walk_keys.walk_key, walk_keys.made_walk_key
+    monkeypatch.setattr(walk_keys, "walk_key", lambda *a: asks.append(ask(*a)) or asks[-1])
+    monkeypatch.setattr(walk_keys, "made_walk_key", lambda *a: made.append(make(*a)) or made[-1])
+    (tmp_path / "k.cu").write_text(PROGRAM)
+    monkeypatch.chdir(tmp_path)
+    forget()
+    walk_keys._BY_SITE.clear()
+    checked(tmp_path, monkeypatch, "r.json", "--block", "128", "k.cu")
+    assert len(asks) == 3 * 3 + 2 * 2 and len(made) == 3 + 2
+    assert {id(key) for key in asks} == {id(key) for key in made}
