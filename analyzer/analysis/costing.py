@@ -202,20 +202,20 @@ def cost_occurrence(
     if whole is not None:  # every warp's walk met again, as an access before it met them
         restored(whole, summary)
         return summarise(cost, site, summary, occ, arch, describe)
-    warps = warp_lanes(site.block, arch.warp_size)
-    for warp, lanes in enumerate(warps):
+    clears = _WALKS.clears
+    again = 0  # the steps of meeting every warp's walk again (`walked_whole.kept`)
+    for warp, lanes in enumerate(warp_lanes(site.block, arch.warp_size)):
         budget.spend(len(lanes))  # a warp planned: a step a lane, whose address it works out (analyzer.budget)
+        again += len(lanes)
         plan, charged = walk_warp(site, lanes, warp, summary, arch, decided)
         if plan is None:
             continue
         summary.begin_warp(plan)
         for scenario in charged:
             count_scenario(scenario, plan, summary, len(site.pieces))
-    if whole_key is not None and decided is not None:
-        reads = decided.index_reads
-        kept(
-            whole_key, [((decided, walk_keys.read_indices(w, reads)), len(w)) for w in warps], summary, _FILE[0], _WALKS
-        )
+            again += scenario.times
+    if whole_key is not None and _WALKS.clears == clears:  # each warp's walk remembered as made here
+        kept(whole_key, again, summary, _FILE[0], clears)
     return summarise(cost, site, summary, occ, arch, describe)
 
 

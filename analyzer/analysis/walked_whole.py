@@ -85,18 +85,13 @@ def restored(whole: WalkedWhole, summary: object) -> None:
         setattr(summary, name, value.copy() if name in _COPIED else value)
 
 
-def kept(key: Hashable, warp_keys: list[tuple[Hashable, int]], summary: object, file: int, walks: ClearCounted) -> None:
-    """Remember the walk just made under `key`, where each warp's walk (by its key in `walks`,
-    with the warp's lanes) is remembered as made in `file`: meeting it again spends a step a
-    lane and the steps of its scenarios (`costing.walk_warp`)."""
-    steps = 0
-    for warp_key, lanes in warp_keys:
-        seen = walks.get(warp_key)
-        if seen is None or seen[2] != file:
-            return
-        steps += lanes + seen[3]
+def kept(key: Hashable, steps: int, summary: object, file: int, clears: int) -> None:
+    """Remember the walk just made under `key`, each of whose warps' walks is remembered as
+    made in `file` (`costing.walk_warp` stores each so, and `clears` says that the table was
+    not emptied meanwhile): meeting them again spends `steps`, a step a lane and a step a
+    scenario their charges stand for (`costing.walk_warp`)."""
     counts = tuple(
         value.copy() if name in _COPIED else value
         for name, value in ((name, getattr(summary, name)) for name in RESULT_FIELDS)
     )
-    remember(_WHOLE, key, WalkedWhole(file, walks.clears, steps, counts))
+    remember(_WHOLE, key, WalkedWhole(file, clears, steps, counts))
