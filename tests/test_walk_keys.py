@@ -109,6 +109,7 @@ def test_equal_keys_are_one_key_and_the_index_reads_are_remembered(monkeypatch):
 
     monkeypatch.setattr(walk_keys, "_KEYS", {})
     monkeypatch.setattr(walk_keys, "_READS", {})
+    monkeypatch.setattr(walk_keys, "_BY_SITE", {})  # (a site met before would not make its key again)
     asked: list[int] = []
     plain = walk_keys.index_reads
 
