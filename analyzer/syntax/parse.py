@@ -235,9 +235,6 @@ class _ParseRun:
         self.tried_names: set[str] = set()
         self.too_deep = False  # a declaration hit the recursion limit (which depends on the caller's depth)
         self.blanked = 0  # where the statement blanked out last starts
-        self.resumed = (
-            0  # parses of the last declaration with a statement blanked that went on from a checkpoint (tests)
-        )
 
     def parse_chunk(self, chunk: Chunk) -> None:
         """Parse one declaration, learning unknown type names and blanking out statements
@@ -260,7 +257,6 @@ class _ParseRun:
             if checkpoints is not None:  # (here: the last parse's post-lexer has put its scopes back)
                 if blanked is not None:
                     resume = checkpoints.before(blanked)
-                    self.resumed = checkpoints.resumed
                 checkpoints.started()
             blanked = None
             try:

@@ -153,6 +153,10 @@ class _Declaration:
         self.typename_template = False  # the last template name followed `typename`: its `::X` is a type
 
 
+#: the post-lexer's state inside a declaration (`CudaPostLexer.saved`)
+SavedState = tuple[tuple[set[str], ...], _Declaration, int]
+
+
 class CudaPostLexer:
     """Turns IDENTIFIER into TYPE_NAME / TEMPLATE_NAME from a scoped table.
 
@@ -169,7 +173,7 @@ class CudaPostLexer:
         # (None: the start), and past which offset no look-ahead of a `(` read (`_opens_declarator`;
         # the other look-aheads stop at a `;` or `}`)
         self.current: _Declaration | None = None
-        self.resume: tuple[tuple[set[str], ...], _Declaration, int] | None = None
+        self.resume: SavedState | None = None
         self.far = 0
         # (terminal, value, token) -> the token retyped, at its position; `token_class` is
         # lark's Token when lark's own parser drives the post-lexer
@@ -204,6 +208,21 @@ class CudaPostLexer:
                 table.scopes.pop()
             if table.scopes and table.scopes[-1] is local_types:
                 table.scopes.pop()
+
+    def saved(self) -> SavedState:
+        """Its state at this point of the declaration going by, for a later `process` of the
+        same text to go on from (`go_on_from`): the declaration's scopes (copied: they grow),
+        what it remembers of the declaration, and the reach of its look-aheads (`far`)."""
+        state = self.current
+        assert state is not None
+        tail = tuple(set(s) for s in self.table.scopes[state.depth_at_start - 1 :])
+        return tail, _declaration_copy(state, tail), self.far
+
+    def go_on_from(self, saved: SavedState) -> None:
+        """The next `process` goes on from `saved` (copied again: it may be gone on from twice)."""
+        tail, state, far = saved
+        fresh = tuple(set(s) for s in tail)
+        self.resume = (fresh, _declaration_copy(state, fresh), far)
 
     def _identifier(self, tok: Token, state: _Declaration) -> Token:
         """An identifier: TYPE_NAME, TEMPLATE_NAME, or left as it is; a name declared as a type
@@ -371,6 +390,16 @@ class CudaPostLexer:
             return False
         word = m.group(1)
         return word not in KEYWORDS or word in ("const", "volatile", "__restrict__")
+
+
+def _declaration_copy(state: _Declaration, tail: tuple[set[str], ...]) -> _Declaration:
+    """A copy of what the post-lexer remembers of a declaration, its template scope `tail[0]`."""
+    out = _Declaration(tail[0], state.depth_at_start)
+    for name in _Declaration.__slots__:
+        setattr(out, name, getattr(state, name))
+    out.local_types = tail[0]
+    out.declarator_parens = set(state.declarator_parens)
+    return out
 
 
 def _declarator_reach(text: str, at: int) -> int:
