@@ -98,3 +98,24 @@ def test_the_command_s_process_is_marked_as_its_own(monkeypatch):
     except SystemExit as end:
         assert end.code == 0
     assert seen == [True]
+
+
+def test_the_collector_turned_off_runs_again_once_the_simulator_runs(monkeypatch):
+    from analyzer.api import Options
+    from analyzer.api_sim import verify_findings
+
+    monkeypatch.setattr(gc_pause, "_BATCH", False)
+    monkeypatch.setattr(gc_pause, "_OWN_PROCESS", True)
+    monkeypatch.setattr(gc_pause, "_OFF", False)
+    before = gc.get_threshold()
+    try:
+        collect_less_often()
+        assert not gc.isenabled()
+        assert verify_findings(None, [], Options(ignore=["WL930"]), []) == []
+        assert gc.isenabled()
+        gc.disable()  # turned off by someone else: left so
+        gc_pause.collect_again()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.set_threshold(*before)
