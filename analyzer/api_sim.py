@@ -192,9 +192,11 @@ def verify_findings(module: Any, analyses: list[Any], options: Options, diagnost
     the file's simulation budget) and report every access whose simulated cost disagrees with
     the static one (analyzer.sim.verify); a run the budget stopped proves nothing, and says so."""
     from analyzer.findings import Finding
+    from analyzer.gc_pause import collect_again
     from analyzer.rules.registry import DIAGNOSTIC_CODES, is_selected
     from analyzer.sim.verify import compare
 
+    collect_again()  # (the simulator leaves reference cycles)
     if not is_selected(VERIFY_MISMATCH, options.select, options.ignore):
         return []
     out = []

@@ -309,7 +309,11 @@ def entry() -> NoReturn:
     is flushed nothing is left to do (the worker pools are shut down, files written and
     closed), so the process ends at once, as mypy's fast exit does; where flushing fails (a
     closed pipe), the ordinary exit reports it, and under a profiler or a tracer (`python -m
-    cProfile -o ...`, coverage) the ordinary exit lets them write what they found."""
+    cProfile -o ...`, coverage) the ordinary exit lets them write what they found. A `check`
+    run here has no collector (`gc_pause.in_own_process`)."""
+    from analyzer.gc_pause import in_own_process
+
+    in_own_process()
     status = main()
     if sys.getprofile() is not None or sys.gettrace() is not None:  # a profiler or coverage writes at exit
         raise SystemExit(status)

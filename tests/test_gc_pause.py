@@ -60,3 +60,62 @@ def test_a_paused_block_runs_without_the_collector_and_restores_it_after_an_erro
         assert not gc.isenabled()  # paused before: left paused
     finally:
         gc.enable()
+
+
+def test_a_batch_run_that_is_its_process_s_whole_life_runs_without_the_collector(monkeypatch):
+    monkeypatch.setattr(gc_pause, "_BATCH", False)
+    monkeypatch.setattr(gc_pause, "_OWN_PROCESS", False)
+    before = gc.get_threshold()
+    try:
+        collect_less_often()
+        assert gc.isenabled()  # a process that goes on after the run (this one) keeps its young collections
+        gc_pause.in_own_process()
+        collect_less_often()
+        assert not gc.isenabled()
+        with gc_paused_here():
+            pass
+        assert not gc.isenabled()  # a paused stage leaves it off
+    finally:
+        gc.enable()
+        gc.set_threshold(*before)
+
+
+def test_the_command_s_process_is_marked_as_its_own(monkeypatch):
+    from analyzer import cli
+
+    monkeypatch.setattr(gc_pause, "_OWN_PROCESS", False)
+    seen = []
+    monkeypatch.setattr(cli, "main", lambda: seen.append(gc_pause._OWN_PROCESS) or 0)
+
+    def ended(status: int) -> None:
+        raise SystemExit(status)
+
+    monkeypatch.setattr(cli.os, "_exit", ended)
+    monkeypatch.setattr(cli.sys, "getprofile", lambda: None)
+    monkeypatch.setattr(cli.sys, "gettrace", lambda: None)
+    try:
+        cli.entry()
+    except SystemExit as end:
+        assert end.code == 0
+    assert seen == [True]
+
+
+def test_the_collector_turned_off_runs_again_once_the_simulator_runs(monkeypatch):
+    from analyzer.api import Options
+    from analyzer.api_sim import verify_findings
+
+    monkeypatch.setattr(gc_pause, "_BATCH", False)
+    monkeypatch.setattr(gc_pause, "_OWN_PROCESS", True)
+    monkeypatch.setattr(gc_pause, "_OFF", False)
+    before = gc.get_threshold()
+    try:
+        collect_less_often()
+        assert not gc.isenabled()
+        assert verify_findings(None, [], Options(ignore=["WL930"]), []) == []
+        assert gc.isenabled()
+        gc.disable()  # turned off by someone else: left so
+        gc_pause.collect_again()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.set_threshold(*before)

@@ -123,6 +123,11 @@ class Inlined(tuple):
     extents: list[tuple[int | None, int | None]] = property(itemgetter(1))  # type: ignore[assignment]
 
 
+#: the tokens after whose shift `Parser.parse` calls its `keep` (`syntax.resume`)
+_CHECKPOINT_VALUES = frozenset((";", "}"))
+#: where `Parser.parse` goes on from: the four stacks, the offset of the text, the last token
+Resumed = tuple[list[int], list[Any], list["int | None"], list["int | None"], int, "Token | None"]
+
 Builder = Callable[[RuleSpec, list[Any], Meta, list[tuple[int | None, int | None]] | None], Any]
 
 
@@ -183,9 +188,9 @@ class Lexer:
         self._by_first[first] = scan
         return scan
 
-    def tokens(self, text: str, state_stack: list[int]) -> Iterator[Token]:
-        """The tokens of `text`, each lexed in the context of the state on top of
-        `state_stack` when it is asked for (the parser feeds each token before the next)."""
+    def tokens(self, text: str, state_stack: list[int], pos: int = 0) -> Iterator[Token]:
+        """The tokens of `text` from offset `pos`, each lexed in the context of the state on top
+        of `state_stack` when it is asked for (the parser feeds each token before the next)."""
         tables = self.tables
         by_first = self._by_first
         single = self._single
@@ -196,7 +201,6 @@ class Lexer:
         retype_of_state = self._retype_of_state
         skip_space = _SPACE.match
         new_str = _new_str
-        pos = 0
         end = len(text)
         while pos < end:
             first = text[pos]
@@ -409,12 +413,16 @@ class Parser:
         build: Builder,
         postlex: Callable[[Iterator[Token]], Iterator[Token]] | None = None,
         direct: tuple[Any, list[Callable[..., Any] | None]] | None = None,
+        resume: Resumed | None = None,
+        keep: Callable[[Token, list[int], list[Any], list[int | None], list[int | None]], None] | None = None,
     ) -> Any:
         """The value `build` makes of the start rule. With `direct` (`builder`, `methods`: a
         function by rule index), a node without extents is built by `methods[i](builder, meta,
         *kept)`, the call `build` would make (as `ToAst.reduce` does), without `build`'s frame:
         0.95 us of the 4.9 us an identifier's node took (timeit, 2026-11-28), about 1.1 nodes
-        a token."""
+        a token. `resume`: the stacks, offset and last token to go on from (`syntax.resume`), in
+        place of the start; `keep`: called with the token and the stacks after each `;` or `}`
+        is shifted (`syntax.resume.Checkpoints`)."""
         tables = self.tables
         actions = tables.actions
         rules = tables.rules
@@ -425,15 +433,19 @@ class Parser:
         filtered = self._filtered
         picks = self._picks
         builder, methods = direct if direct is not None else (None, None)
-        states: list[int] = [tables.start_state]
-        values: list[Any] = []
-        starts: list[int | None] = []
-        ends: list[int | None] = []
-        stream = self.lexer.tokens(text, states)
+        if resume is None:
+            states: list[int] = [tables.start_state]
+            values: list[Any] = []
+            starts: list[int | None] = []
+            ends: list[int | None] = []
+            at, last = 0, None
+        else:
+            states, values, starts, ends, at, last = resume
+        stream = self.lexer.tokens(text, states, at)
         if postlex is not None:
             stream = postlex(stream)
         token: Token | None = None
-        for token in _with_end(stream):
+        for token in _with_end(stream, last):
             kind = token.type
             while True:
                 row = actions[states[-1]]
@@ -445,6 +457,8 @@ class Parser:
                     values.append(token)
                     starts.append(token.start_pos)
                     ends.append(token.end_pos)
+                    if keep is not None and token.value in _CHECKPOINT_VALUES:
+                        keep(token, states, values, starts, ends)
                     break
                 rule = rules[~action]
                 rule_kind = rule.kind
@@ -602,10 +616,9 @@ def _kept(
     return kept, extents
 
 
-def _with_end(stream: Iterator[Token]) -> Iterator[Token]:
+def _with_end(stream: Iterator[Token], last: Token | None = None) -> Iterator[Token]:
     """The tokens, then "$END" placed at the last token (where lark places it, so an error at
-    the end is reported where the text stops making sense)."""
-    last = None
+    the end is reported where the text stops making sense); `last`: the token before them."""
     for last in stream:
         yield last
     yield Token("$END", "", 0, 1) if last is None else Token.new_borrow_pos("$END", "", last)

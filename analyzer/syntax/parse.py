@@ -29,7 +29,7 @@ from analyzer.syntax import ast as A
 from analyzer.syntax import tables as parse_tables
 from analyzer.syntax.build import OPERATOR_CHAINS, ToAst, ast_methods
 from analyzer.syntax.chunks import Chunk, split_top_level
-from analyzer.syntax.lalr import ParseError, Parser
+from analyzer.syntax.lalr import ParseError, Parser, Resumed
 from analyzer.syntax.postlex import CudaPostLexer
 from analyzer.syntax.recovery import (
     blank_initializers,
@@ -41,6 +41,7 @@ from analyzer.syntax.recovery import (
     statement_bounds,
     unknown_type_name,
 )
+from analyzer.syntax.resume import Checkpoints
 
 if TYPE_CHECKING:
     from lark import Lark
@@ -233,6 +234,7 @@ class _ParseRun:
         self.decls: list[A.Node] = []
         self.tried_names: set[str] = set()
         self.too_deep = False  # a declaration hit the recursion limit (which depends on the caller's depth)
+        self.blanked = 0  # where the statement blanked out last starts
 
     def parse_chunk(self, chunk: Chunk) -> None:
         """Parse one declaration, learning unknown type names and blanking out statements
@@ -245,25 +247,45 @@ class _ParseRun:
         postlex = self.postlex
         tries = 0
         learned: tuple[str, int] | None = None
+        checkpoints: Checkpoints | None = None  # once a statement was blanked (`syntax.resume`)
+        blanked: int | None = None  # where the statement blanked since the last parse starts
         while True:
             piece = self.working[chunk.start : chunk.end]
             budget.spend(budget.steps_of(len(piece)))  # every attempt, retries too
             postlex.text = piece  # the postlexer peeks at the text after a token
+            resume: Resumed | None = None
+            if checkpoints is not None:  # (here: the last parse's post-lexer has put its scopes back)
+                if blanked is not None:
+                    resume = checkpoints.before(blanked)
+                checkpoints.started()
+            blanked = None
             try:
                 to_ast = ToAst(chunk.start)
-                unit = self.parser.parse(piece, to_ast.reduce, postlex.process, (to_ast, rule_methods()))
+                unit = self.parser.parse(
+                    piece,
+                    to_ast.reduce,
+                    postlex.process,
+                    (to_ast, rule_methods()),
+                    resume,
+                    None if checkpoints is None else checkpoints.keep,
+                )
             except ParseError as err:
                 pos = chunk.start + (err.pos_in_stream if err.pos_in_stream is not None else 0)
                 tries += 1
                 if learned is not None and pos <= learned[1]:
                     # no better: forget the name and parse again, to get the first error back
                     postlex.table.scopes[0].discard(learned[0])
-                    learned = None
+                    learned = checkpoints = None
                     continue
                 learned = self._learn_type_name(err, pos, tries)
                 if learned is not None:
+                    checkpoints = None
                     continue
                 if tries <= MAX_RETRIES_PER_DECLARATION and self._skip_statement(chunk, err, pos):
+                    if checkpoints is None:
+                        checkpoints = Checkpoints(postlex)
+                    else:
+                        blanked = self.blanked - chunk.start
                     continue
                 self._skip_declaration(chunk, err, pos)
                 return
@@ -327,6 +349,7 @@ class _ParseRun:
         self.skipped.append(A.Unsupported(what or "syntax error", stext, Span(s, e)))
         self.diagnostics.append(diagnostic_for(err, what, pos, stext, working))
         self.working = blank_out(working, s, e)
+        self.blanked = s
         return True
 
     def _skip_declaration(self, chunk: Chunk, err: ParseError, pos: int) -> None:

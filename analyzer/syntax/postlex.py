@@ -153,6 +153,10 @@ class _Declaration:
         self.typename_template = False  # the last template name followed `typename`: its `::X` is a type
 
 
+#: the post-lexer's state inside a declaration (`CudaPostLexer.saved`)
+SavedState = tuple[tuple[set[str], ...], _Declaration, int]
+
+
 class CudaPostLexer:
     """Turns IDENTIFIER into TYPE_NAME / TEMPLATE_NAME from a scoped table.
 
@@ -165,6 +169,12 @@ class CudaPostLexer:
     def __init__(self, token_class: Any = Token) -> None:
         self.table = TypeTable()
         self.text = ""
+        # `syntax.resume`: the declaration going by, where the next `process` goes on from
+        # (None: the start), and past which offset no look-ahead of a `(` read (`_opens_declarator`;
+        # the other look-aheads stop at a `;` or `}`)
+        self.current: _Declaration | None = None
+        self.resume: SavedState | None = None
+        self.far = 0
         # (terminal, value, token) -> the token retyped, at its position; `token_class` is
         # lark's Token when lark's own parser drives the post-lexer
         self._retype: Callable[[str, str, Token], Token] = token_class.new_borrow_pos
@@ -172,9 +182,17 @@ class CudaPostLexer:
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
         """The tokens of one declaration (`self.text`), identifiers retyped."""
         table = self.table
-        local_types: set[str] = set()
-        table.scopes.append(local_types)  # template parameters of this declaration
-        state = _Declaration(local_types, len(table.scopes))
+        resume, self.resume = self.resume, None
+        if resume is None:
+            local_types: set[str] = set()
+            table.scopes.append(local_types)  # template parameters of this declaration
+            state = _Declaration(local_types, len(table.scopes))
+            self.far = 0
+        else:  # (`syntax.resume`: the scopes of the declaration as they were there)
+            tail, state, self.far = resume
+            table.scopes.extend(tail)
+            local_types = state.local_types
+        self.current = state
         identifier = self._identifier
         punctuation = self._punctuation
         try:
@@ -190,6 +208,21 @@ class CudaPostLexer:
                 table.scopes.pop()
             if table.scopes and table.scopes[-1] is local_types:
                 table.scopes.pop()
+
+    def saved(self) -> SavedState:
+        """Its state at this point of the declaration going by, for a later `process` of the
+        same text to go on from (`go_on_from`): the declaration's scopes (copied: they grow),
+        what it remembers of the declaration, and the reach of its look-aheads (`far`)."""
+        state = self.current
+        assert state is not None
+        tail = tuple(set(s) for s in self.table.scopes[state.depth_at_start - 1 :])
+        return tail, _declaration_copy(state, tail), self.far
+
+    def go_on_from(self, saved: SavedState) -> None:
+        """The next `process` goes on from `saved` (copied again: it may be gone on from twice)."""
+        tail, state, far = saved
+        fresh = tuple(set(s) for s in tail)
+        self.resume = (fresh, _declaration_copy(state, fresh), far)
 
     def _identifier(self, tok: Token, state: _Declaration) -> Token:
         """An identifier: TYPE_NAME, TEMPLATE_NAME, or left as it is; a name declared as a type
@@ -320,6 +353,7 @@ class CudaPostLexer:
         a type, and `*` or `&`, a name (or none) and `)` then `[` or `(` follow it."""
         if prev is None or not (prev.type == "TYPE_NAME" or (prev.value in _BASIC_TYPES and prev.type != "IDENTIFIER")):
             return False
+        self.far = max(self.far, _declarator_reach(self.text, tok.end_pos))
         return bool(_PAREN_DECLARATOR.match(self.text, tok.end_pos))
 
     def _declare(self, name: str, depth_at_start: int) -> None:
@@ -356,6 +390,30 @@ class CudaPostLexer:
             return False
         word = m.group(1)
         return word not in KEYWORDS or word in ("const", "volatile", "__restrict__")
+
+
+def _declaration_copy(state: _Declaration, tail: tuple[set[str], ...]) -> _Declaration:
+    """A copy of what the post-lexer remembers of a declaration, its template scope `tail[0]`."""
+    out = _Declaration(tail[0], state.depth_at_start)
+    for name in _Declaration.__slots__:
+        setattr(out, name, getattr(state, name))
+    out.local_types = tail[0]
+    out.declarator_parens = set(state.declarator_parens)
+    return out
+
+
+def _declarator_reach(text: str, at: int) -> int:
+    """An offset before which `_PAREN_DECLARATOR` matched at `at` reads all it reads: past the
+    first `)` only through `[...]`, so, without a `[` before that `)`, up to the `[` or `(` after
+    it and its blanks; else (a `[...]` may hold anything but brackets) the end of the text."""
+    close = text.find(")", at)
+    bracket = text.find("[", at, close)
+    if close == -1 or bracket != -1:
+        return len(text)
+    return _BLANKS.match(text, close + 1).end() + 1  # type: ignore[union-attr]  # matches: `*`
+
+
+_BLANKS = re.compile(r"\s*")
 
 
 # what `_WORD` can match after its blanks: a name, or `::` before one
