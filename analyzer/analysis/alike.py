@@ -23,12 +23,13 @@ behind must not be missed by a later walk whose steps read them:
   none (each symbol the address, mask or loops read is a counter of its loops, a thread or
   block index, or a value known), and reads no unknown;
 - a walk kept is what making it took in its own file (`forget_alike`).
-Checked with every access's steps compared, the walks taken alike and not (the five corpora,
-one process a program: the same steps at each `cost_occurrence`).
+Checked with every access's steps compared, the walks taken alike and not: the five corpora's
+370 programs in one process (PYTHONHASHSEED=0), the same report and the same steps at each
+`cost_occurrence` of each.
 
 Measured under callgrind (`check --no-cache -j 1`, 2026-11-29): tf32TensorCoreGemm.cu
-5.84 G -> 3.79 G instructions (560 walks made -> 48, 512 taken alike), dmmaTensorCoreGemm.cu
-3.62 G -> 1.68 G (576 -> 56), bf16TensorCoreGemm.cu 3.58 G -> 1.52 G (560 -> 48).
+5.84 G -> 3.78 G instructions (560 walks made -> 56, 504 taken alike), dmmaTensorCoreGemm.cu
+3.62 G -> 1.72 G (576 -> 72), bf16TensorCoreGemm.cu 3.58 G -> 1.54 G (560 -> 56).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from typing import Any
 from analyzer import budget
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.loops import remembered_trips
-from analyzer.analysis.memo import remember
+from analyzer.analysis.memo import per_node, remember
+from analyzer.analysis.replay import REPLAYED_LOOPS, replayed_loop
 from analyzer.analysis.scenarios import Site
 from analyzer.analysis.values import THREAD_SYMBOLS, LoopCtx
 from analyzer.analysis.verdict import is_block_index
@@ -68,8 +70,10 @@ COUNTS = {"taken": 0, "kept": 0}
 _ALIKE: dict[tuple, AlikeWalk] = {}
 #: A counter's name by its loop's place around the access (`alike_key`).
 _PLACES: dict[int, S.Expr] = {}
-#: Each key's alike key, by the key's identity and the site's loops (None: none).
-_KEYS: dict[tuple, tuple[Any, Any]] = {}
+#: Each walk key's alike key (None: none), by the key's identity (`memo.per_node`): made for
+#: each access costed, and the same for all the accesses with one walk key (the key holds what
+#: it reads of the site: its address, mask, loops and the known values they read).
+_KEYS: dict[int, tuple[Any, Any]] = {}
 
 
 @record(eq=False)
@@ -90,13 +94,24 @@ def forget_alike() -> None:
     """Forget the walks kept (a file's analysis begins, `costing.new_file`): what making one took
     is what it took in its own file, whose tables the next file does not find as they were."""
     _ALIKE.clear()
+    REPLAYED_LOOPS.clear()
 
 
 def alike_key(key: Any, site: Site) -> Any:
     """`key` (the site's walk key) with the counters of the site's loops named by their places
-    around the access; None where it has no loop, or where the walk samples a symbol."""
-    if not ENABLED or not site.loops:
+    around the access; None where none of its loops was numbered in a run of a loop recorded
+    or replayed (`replay.replayed_loop`: no other access has a copy to share its walks with,
+    and making the key is no work for nothing: the twenty files of `benchmarks/speed.py nvcc`
+    under callgrind, 2026-11-29, 13.54 G -> 13.44 G instructions, against 13.42 G without
+    walks alike; tf32TensorCoreGemm.cu 3.79 G -> 3.78 G, the first runs of loops recorded
+    among them, `LoopMemo.first_runs`),
+    or where the walk samples a symbol."""
+    if not ENABLED or not REPLAYED_LOOPS or not any(replayed_loop(lp) for lp in site.loops):
         return None
+    return per_node(_KEYS, key, lambda _: _alike_key(key, site))
+
+
+def _alike_key(key: Any, site: Site) -> Any:
     counters = {lp.counter for lp in site.loops}
     exprs = [site.offset, site.mask, *(e for lp in site.loops for e in (lp.cond, lp.init) if e is not None)]
     for e in exprs:
