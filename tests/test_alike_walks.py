@@ -113,3 +113,36 @@ def test_each_access_spends_its_steps_and_the_walks_alike_are_counted(
 def test_a_small_budget_runs_out_where_it_did_without_the_walks_alike(tmp_path, monkeypatch, analysis):
     fast, plain = budget_cut_alike(tmp_path, monkeypatch, PROGRAM, analysis, ("--block", "64,4", "--grid", "4"), forget)
     assert fast == plain
+
+
+class _Key:
+    """A walk key as `alike.alike_walks` reads it: how the thread indices are read."""
+
+    index_reads = (True, False, False)
+
+
+class _Site:
+    loops = ()
+
+
+def _warp(first: int) -> tuple:
+    return tuple({"threadIdx.x": first + i, "threadIdx.y": 0, "threadIdx.z": 0} for i in range(4))
+
+
+def test_an_access_takes_its_warps_alike_all_or_none():
+    """Each warp's walk is kept after the warps made before it in its access; an access whose
+    second warp has no walk kept takes none alike, and one whose warp is met takes the rest."""
+    alike.forget_alike()
+    key, warps = _Key(), (_warp(0), _warp(4), _warp(8))
+    rows = [alike.read_indices(w, key.index_reads) for w in warps]
+    alike.keep_alike("k", (), rows[0], (None, ()), 5, _Site(), [])
+    assert alike.alike_walks("k", key, warps, {}) is None  # the second warp's walk not kept
+    alike.keep_alike("k", (rows[0],), rows[1], (None, ()), 7, _Site(), [])
+    assert alike.alike_walks("k", key, warps[:2], {}) is not None
+    assert alike.alike_walks("k", key, warps, {}) is None  # nor the third's
+    taken = alike.alike_walks("k", key, warps, {(key, rows[2]): object()})  # the third met
+    assert taken is not None and [w is None for w in taken] == [False, False, True]
+    assert [w.steps for w in taken[:2]] == [5, 7]
+    # kept after another warp: not the first warp's walk
+    assert alike.alike_walks("k", key, warps[1:2], {}) is None
+    alike.forget_alike()
