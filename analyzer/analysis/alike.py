@@ -44,7 +44,7 @@ from analyzer.analysis.replay import REPLAYED_LOOPS, replayed_loop
 from analyzer.analysis.scenarios import Site
 from analyzer.analysis.values import THREAD_SYMBOLS, LoopCtx
 from analyzer.analysis.verdict import is_block_index
-from analyzer.analysis.walk_keys import read_indices
+from analyzer.analysis.walk_keys import WalkKey, read_indices
 from analyzer.records import record
 
 __all__ = [
@@ -162,7 +162,7 @@ def _alike_key(key: Any, site: Site) -> Any:
         key.cost_models,
         key.index_reads,
     )
-    return (values, hash(values))
+    return WalkKey(*values, digest=hash(values))  # (its hash worked out once)
 
 
 class AlikeAccess:
