@@ -14,6 +14,7 @@ import math
 from analyzer import budget
 from analyzer.analysis import symbolic as S
 from analyzer.analysis import walk_keys
+from analyzer.analysis.alike import AlikeAccess, alike_access, forget_alike, keep_alike, spend_alike
 from analyzer.analysis.assumptions import (
     AddressNotFollowed,
     AlignmentUnknown,
@@ -42,7 +43,7 @@ from analyzer.analysis.cost import (
     split_access,
 )
 from analyzer.analysis.groups import scenario_groups
-from analyzer.analysis.loops import vectorized_iterations
+from analyzer.analysis.loops import TRIP_LOOKUPS, vectorized_iterations
 from analyzer.analysis.memo import ClearCounted, remember
 from analyzer.analysis.merge import mark_reused
 from analyzer.analysis.results import AccessCost, Collision, LaunchConfig, TypicalCost, stride, unit_of
@@ -131,6 +132,7 @@ class Summary:
     lanes: dict[tuple, ScenarioLanes] = field(default_factory=dict)
     lane_tokens: dict[tuple, int] = field(default_factory=dict)
     runs: set = field(default_factory=set)  # the remembered runs whose requests it has all (`runs.py`)
+    chain: tuple = ()  # the warps' indices whose walks were made for it, in order (`alike.py`)
 
     def begin_warp(self, plan: WarpPlan) -> None:
         if plan.sampled:
@@ -204,10 +206,12 @@ def cost_occurrence(
         return summarise(cost, site, summary, occ, arch, describe)
     clears = _WALKS.clears
     again = 0  # the steps of meeting every warp's walk again (`walked_whole.kept`)
-    for warp, lanes in enumerate(warp_lanes(site.block, arch.warp_size)):
+    warps = warp_lanes(site.block, arch.warp_size)
+    alike = None if decided is None else alike_access(decided, site, warps, _WALKS)
+    for warp, lanes in enumerate(warps):
         budget.spend(len(lanes))  # a warp planned: a step a lane, whose address it works out (analyzer.budget)
         again += len(lanes)
-        plan, charged = walk_warp(site, lanes, warp, summary, arch, decided)
+        plan, charged = walk_warp(site, lanes, warp, summary, arch, decided, alike)
         if plan is None:
             continue
         summary.begin_warp(plan)
@@ -261,6 +265,7 @@ def new_file() -> None:
     are emptied (`scenarios.forget_lanes`)."""
     _FILE[0] += 1
     forget_lanes()
+    forget_alike()
 
 
 def walk_key(site: Site, arch: Architecture) -> walk_keys.WalkKey | None:
@@ -270,7 +275,13 @@ def walk_key(site: Site, arch: Architecture) -> walk_keys.WalkKey | None:
 
 
 def walk_warp(
-    site: Site, lanes: tuple, warp: int, summary: Summary, arch: Architecture, decided: walk_keys.WalkKey | None
+    site: Site,
+    lanes: tuple,
+    warp: int,
+    summary: Summary,
+    arch: Architecture,
+    decided: walk_keys.WalkKey | None,
+    alike: AlikeAccess | None = None,
 ) -> WarpWalk:
     """The plan of one warp's walk and what each of its scenarios charges; remembered by the
     site's `walk_key` (`decided`) and the warp's thread indices that the site reads: a walk
@@ -284,6 +295,13 @@ def walk_warp(
         twin = walk_keys.twin(decided, site)
         if twin is not None:
             seen = _TWIN_WALKS.get((twin, key[1]))  # type: ignore[index]  # key is made with decided
+    if seen is None and alike is not None and alike.walks is not None:  # a loop replayed's (`alike.py`)
+        taken = alike.walks[warp]
+        if taken is not None and key is not None:
+            steps = spend_alike(taken, site)
+            summary.chain += (key[1],)
+            remember(_WALKS, key, (taken.walk, steps, _FILE[0], sum(c.times for c in taken.walk[1])))
+            return _for_grid(taken.walk, site, decided)  # type: ignore[arg-type]  # key is made with decided
     if seen is not None and key is not None and decided is not None:
         (plan, charged), steps, made_in, times = seen
         if made_in == _FILE[0]:
@@ -291,20 +309,36 @@ def walk_warp(
         else:  # first met in this file: what making it took (`new_file`)
             budget.spend(steps)
             _WALKS[key] = ((plan, charged), steps, _FILE[0], times)
-        grid = site.launch.grid
-        if plan is None or decided.grid == grid:  # made for this grid (a block index is read)
-            return plan, charged
-        return reweighed(plan, None if grid is None else math.prod(grid)), charged
+        return _for_grid((plan, charged), site, decided)
     meter = budget.current()
     before = 0 if meter is None else meter.left
-    plan = plan_warp(site, lanes, (site.block, arch.warp_size, warp))
-    charged = () if plan is None else charge_scenarios(site, plan, summary, arch)
+    listed = alike is not None and alike.walks is None and key is not None
+    if listed:
+        TRIP_LOOKUPS.append([])  # the trip counts the walk looks up (`alike.keep_alike`)
+    try:
+        plan = plan_warp(site, lanes, (site.block, arch.warp_size, warp))
+        charged = () if plan is None else charge_scenarios(site, plan, summary, arch)
+    finally:
+        lookups = TRIP_LOOKUPS.pop() if listed else []
     if key is not None:
         made = ((plan, charged), 0 if meter is None else before - meter.left, _FILE[0], sum(c.times for c in charged))
         remember(_WALKS, key, made)
         if twin is not None:  # met from a twin: never "this file"
             remember(_TWIN_WALKS, (twin, key[1]), (made[0], made[1], -1, made[3]))
+        if listed:
+            keep_alike(alike.key, summary.chain, key[1], made[0], made[1], site, lookups)  # type: ignore[union-attr]
+            summary.chain += (key[1],)
     return plan, charged
+
+
+def _for_grid(walk: WarpWalk, site: Site, decided: walk_keys.WalkKey) -> WarpWalk:
+    """A remembered walk for the site's grid: its plan reweighed where it was made for another
+    (a block index not read: the key holds only whether the grid is known)."""
+    plan, charged = walk
+    grid = site.launch.grid
+    if plan is None or decided.grid == grid:  # made for this grid (a block index is read)
+        return plan, charged
+    return reweighed(plan, None if grid is None else math.prod(grid)), charged
 
 
 #: A remembered walk's plan with another grid's blocks per scenario (`reweighed`), by the plan's

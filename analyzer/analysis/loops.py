@@ -303,13 +303,31 @@ def iterations(loop: LoopCtx, known: dict[str, int]) -> list[int] | None:
     if loop.cond is None:
         return None
     cond = loop.cond.subs(known) if known else loop.cond
-    key = (cond, loop.counter)
-    if key not in _TRIPS:
-        if len(_TRIPS) >= MEMO_LIMIT:
-            _TRIPS.clear()
-        _TRIPS[key] = trip_count([cond], loop.counter)
-    trip = _TRIPS[key]
+    trip = remembered_trips(cond, loop.counter)
     return None if trip is None else list(range(trip))
+
+
+#: The look-ups of `_TRIPS` made while a walk is made, where one is being listed
+#: (`costing.walk_warp`, for `alike.keep_alike`): each the condition, the counter, and the
+#: steps its trip count took where it was not remembered (None where it was).
+TRIP_LOOKUPS: list[list[tuple[S.Expr, str, int | None]]] = []
+
+
+def remembered_trips(cond: S.Expr, counter: str) -> int | None:
+    """`trip_count([cond], counter)`, remembered in `_TRIPS` (a remembered one spends no step)."""
+    key = (cond, counter)
+    if key in _TRIPS:
+        if TRIP_LOOKUPS:
+            TRIP_LOOKUPS[-1].append((cond, counter, None))
+        return _TRIPS[key]
+    if len(_TRIPS) >= MEMO_LIMIT:
+        _TRIPS.clear()
+    meter = budget.current()
+    before = 0 if meter is None else meter.left
+    trip = _TRIPS[key] = trip_count([cond], counter)
+    if TRIP_LOOKUPS:
+        TRIP_LOOKUPS[-1].append((cond, counter, 0 if meter is None else before - meter.left))
+    return trip
 
 
 #: `_multiplicative_iterations` by the loop's init, condition, counter, update and the values

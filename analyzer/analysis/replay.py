@@ -42,7 +42,7 @@ from analyzer.analysis.values import LoopCtx, LoopKind, Occurrence, Ptr, StructP
 from analyzer.ir import nodes as N
 from analyzer.records import record
 
-__all__ = ["LoopMemo", "LoopReads", "loop_reads"]
+__all__ = ["REPLAYED_LOOPS", "LoopMemo", "LoopReads", "loop_reads", "replayed_loop"]
 
 
 # ----------------------------------------------------------------------------- what a loop reads
@@ -171,6 +171,17 @@ def _scan_loop(loop: N.Loop, defined: set[int], values: set[int], lanes: set[int
 
 
 # ----------------------------------------------------------------------------- records and replays
+#: The loops of the runs recorded and replayed, and of the first runs of those recorded, by identity (with the loop, so that its id stays
+#: its own): the cost walk shares the walks of their accesses (`alike.alike_key`), and looks
+#: no other access's walk up so (emptied with the walks kept, `alike.forget_alike`).
+REPLAYED_LOOPS: dict[int, LoopCtx] = {}
+
+
+def replayed_loop(loop: LoopCtx) -> bool:
+    """Whether `loop` was numbered in a run recorded or replayed (`REPLAYED_LOOPS`)."""
+    return REPLAYED_LOOPS.get(id(loop)) is loop
+
+
 #: The runs of one loop from one key recorded at most: runs whose `Recording.checks` differ each
 #: time (a variable the loop may leave as it was) are not worth recording on and on (a recording
 #: is tried at each visit: dmmaTensorCoreGemm.cu tried 1,953 that failed for 62 replays).
@@ -260,10 +271,12 @@ class Replay:
 class LoopMemo:
     """The runs of loops one interpreter recorded (`Recording`), by `key`; the keys met once."""
 
-    __slots__ = ("made", "met", "recordings", "replayed")
+    __slots__ = ("first_runs", "made", "met", "recordings", "replayed")
 
     def __init__(self) -> None:
         self.met: set[tuple] = set()
+        #: the accesses the first run of each key met once made (`interp.occurrences`, from, to)
+        self.first_runs: dict[tuple, tuple[int, int]] = {}
         self.recordings: dict[tuple, list[Recording]] = {}  # (or `_REFUSED`)
         self.replayed = 0  # how many runs were replayed (tests count them)
         #: the loops the interpreter numbered, in order (`Interpreter.loop_once` adds each)
@@ -312,10 +325,19 @@ class LoopMemo:
                     self.commit(interp, ready, env)
                     return
         if key not in self.met or (recordings is not None and len(recordings) >= RECORDINGS):
+            first = key not in self.met
             self.met.add(key)
+            start = len(interp.occurrences)
             interp.run_loop(s, env, ctx)
+            if first:
+                self.first_runs[key] = (start, len(interp.occurrences))
             return
         made = self.record(interp, s, reads, env, ctx)
+        span = self.first_runs.pop(key, None)
+        if made is not None and span is not None:  # its first run made the accesses its replays make
+            for o in interp.occurrences[span[0] : span[1]]:
+                for lp in o.loops[len(ctx.loops) :]:
+                    REPLAYED_LOOPS[id(lp)] = lp
         self.recordings.setdefault(key, []).append(made if made is not None else _REFUSED)
 
     def record(self, interp: Any, s: N.Loop, reads: LoopReads, env: dict[int, Value], ctx: Any) -> Recording | None:
@@ -391,6 +413,8 @@ class LoopMemo:
             (lp, any(e is not None and template.touches(e) for e in (lp.cond, lp.init))) for lp in loops
         )
         spent = 0 if meter is None else left0 - meter.left - (kept1 - kept0)
+        for lp in loops:
+            REPLAYED_LOOPS[id(lp)] = lp
         return Recording(
             tuple(checks),
             tuple(outputs),
@@ -486,6 +510,8 @@ class LoopMemo:
             S.sym(name)
         budget.spend(rec.steps)
         interp.loop_uid += len(rec.loops)
+        for lp in ready.loops:
+            REPLAYED_LOOPS[id(lp)] = lp
         if interp.recording:
             self.made.extend(ready.loops)
         skip_unknowns(rec.made, rec.unknowns[1] - rec.unknowns[0])
