@@ -137,6 +137,8 @@ def _signed_alike(e: S.Expr, name: str) -> bool:
     if name not in e.free_symbols:
         return True
     atom = e.terms()[0][0][0]
+    if not isinstance(atom, S.Term):  # (`never_folded` passed only a term)
+        return False
     if atom.op in ("&&", "||"):
         return all(_signed_alike(arg, name) for arg in atom.args)
     left, right = atom.args
