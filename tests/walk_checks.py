@@ -40,7 +40,6 @@ def forget_walk_tables() -> None:
         scenarios._DIFFERENCES,
         costing._WALKS,
         costing._TWIN_WALKS,
-        costing._MOVED_WALKS,
         moved_walks._MOVED,
         twins._TWINS,
         costing._OUTCOMES,

@@ -45,7 +45,7 @@ from analyzer.analysis.groups import scenario_groups
 from analyzer.analysis.loops import vectorized_iterations
 from analyzer.analysis.memo import remember
 from analyzer.analysis.merge import mark_reused
-from analyzer.analysis.moved_walks import moved_entry, moved_walk_key
+from analyzer.analysis.moved_walks import moved_entry, moved_met, moved_walk_key
 from analyzer.analysis.results import AccessCost, Collision, LaunchConfig, TypicalCost, stride, unit_of
 from analyzer.analysis.scenarios import (
     ScenarioLanes,
@@ -280,6 +280,8 @@ def walk_warp(
         moved = moved_walk_key(decided, site, lanes)
         if moved is not None:
             seen = summary.moved.get(moved)
+            if seen is not None:
+                moved_met(site, lanes)  # the number its making makes (`moved_walks.moved_entry`)
     if seen is not None and key is not None and decided is not None:
         (plan, charged), steps, made_in, times = seen
         if made_in == _FILE[0]:
@@ -294,6 +296,7 @@ def walk_warp(
     meter = budget.current()
     before = 0 if meter is None else meter.left
     known = len(summary.outcomes)  # (the requests new to the access: `moved_walks.moved_entry`)
+    fresh = S.fresh_values() if moved is not None else None
     plan = plan_warp(site, lanes, (site.block, arch.warp_size, warp))
     charged = () if plan is None else charge_scenarios(site, plan, summary, arch)
     if key is not None:
@@ -302,7 +305,9 @@ def walk_warp(
         if twin is not None:  # met from a twin: never "this file"
             remember(_TWIN_WALKS, (twin, key[1]), (made[0], made[1], -1, made[3]))
         if moved is not None:  # met from a moved warp: never "this file" either
-            summary.moved[moved] = moved_entry(made, summary.outcomes, known)
+            entry = moved_entry(made, summary.outcomes, known, fresh)  # type: ignore[arg-type]
+            if entry is not None:
+                summary.moved[moved] = entry
     return plan, charged
 
 

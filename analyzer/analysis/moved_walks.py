@@ -35,7 +35,7 @@ from analyzer.analysis.values import THREAD_SYMBOLS, is_loop_counter
 from analyzer.analysis.verdict import is_block_index
 from analyzer.analysis.walk_keys import IndexRead, Rows, WalkKey, moved_modulus, never_folded, read_indices
 
-__all__ = ["moved_entry", "moved_reads", "moved_walk_key"]
+__all__ = ["moved_entry", "moved_met", "moved_reads", "moved_walk_key"]
 
 #: Each walk key's moved key (None: the same reads), by the key's identity (`walk_keys.walk_key`
 #: makes each key once).
@@ -48,6 +48,8 @@ def moved_walk_key(key: WalkKey, site: Site, lanes: tuple) -> tuple[WalkKey, Row
     of each index it reads as a move where `key` does not: where they do, putting the lanes'
     values in builds fewer terms (`x + 0`), and a walk spends fewer steps. None where it reads
     its thread indices as `key` does."""
+    if site.affine is None:  # (the lanes' addresses substituted, not numbers: `moved_met`)
+        return None
     moved = per_node(_MOVED, key, lambda k: _moved_key(k, site))
     if moved is None:
         return None
@@ -119,21 +121,38 @@ def moved_reads(site: Site, reads: tuple[IndexRead, ...]) -> tuple[IndexRead, ..
     return tuple(out)
 
 
-def moved_entry(made: tuple, outcomes: dict, known: int) -> tuple:
+def moved_entry(made: tuple, outcomes: dict, known: int, fresh: tuple[int, int]) -> tuple | None:
     """What a warp moved from the walk `made` (`costing.walk_warp`'s entry: the walk, the steps
-    making it took, the file, the scenarios) in the same access spends and counts: the steps but
-    those of the requests the making charged first in the access (`outcomes` past the `known`
-    it held before, each a step a lane), met as a walk from elsewhere (file -1)."""
+    making it took, the file, the scenarios) in the same access spends and counts, met as a walk
+    from elsewhere (file -1): the steps but those of the requests the making charged first in
+    the access (`outcomes` past the `known` it held before, each a step a lane) and of the
+    numbers and symbols it remembered first (`S.fresh_values`, before the making: `fresh`;
+    the number a moved warp makes anew is made by `moved_met`). None where the making made
+    an unknown, which must stay its own."""
+    made_now, kept_now = S.fresh_values()
+    if made_now != fresh[0]:
+        return None
     new = sum(len(key[0]) for key in list(outcomes)[known:])
-    return (made[0], made[1] - new, -1, made[3])
+    return (made[0], made[1] - new - (kept_now - fresh[1]), -1, made[3])
+
+
+def moved_met(site: Site, lanes: tuple) -> None:
+    """What making the walk of the warp of `lanes` makes that a warp moved from it does not: its
+    first lane's address, the rest of the site's address plus the number its thread indices
+    make there (`scenarios.plan_warp`), which remembers that number (`S.const`: a step where it
+    is new)."""
+    coeffs = site.affine[0]  # type: ignore[index]  # (`moved_walk_key` keys affine sites only)
+    first = next(lane for lane in lanes if lane is not None)
+    S.const(sum(c * first[n] for c, n in zip(coeffs, THREAD_SYMBOLS)))
 
 
 def _signed_alike(e: S.Expr, name: str) -> bool:
     """Whether each comparison of `e` (one atom, or `&&`, `||` of such: what `never_folded`
-    passes) that reads `name` reads it on one side only, and its two sides' difference has a
-    constant of the sign of `name`'s coefficient, or none: put in at lanes of values 0 and up,
-    that constant is 0 only at 0, so that lanes moved build the same terms, in the same steps,
-    but where one of them has the value 0 (`moved_walk_key`)."""
+    passes) that reads `name` reads it on one side only, and that side and the two sides'
+    difference each have a constant of the sign of `name`'s coefficient, or none: put in at
+    lanes of values 0 and up, neither constant is 0 but at 0, so that lanes moved build terms
+    of the same shapes, in the same steps, but where one of them has the value 0
+    (`moved_walk_key`)."""
     if name not in e.free_symbols:
         return True
     atom = e.terms()[0][0][0]
@@ -144,11 +163,20 @@ def _signed_alike(e: S.Expr, name: str) -> bool:
     left, right = atom.args
     if name in left.free_symbols and name in right.free_symbols:
         return False
+    (side_constant, side_coefficient), (other_constant, _) = (
+        _constant_and_coefficient(side, name)
+        for side in ((left, right) if name in left.free_symbols else (right, left))
+    )
+    # the side that reads it, and the two sides' difference, which `logic.compare` folds
+    return side_constant * side_coefficient >= 0 and (side_constant - other_constant) * side_coefficient >= 0
+
+
+def _constant_and_coefficient(e: S.Expr, name: str) -> tuple[int, int]:
+    """The constant of `e` and the coefficient of its plain term `name` (0 where it has none)."""
     constant = coefficient = 0
-    for side, sign in ((left, 1), (right, -1)):
-        for monomial, c in side.terms():
-            if not monomial:
-                constant += sign * c
-            elif len(monomial) == 1 and monomial[0].__class__ is S.Symbol and monomial[0].name == name:
-                coefficient += sign * c
-    return constant * coefficient >= 0
+    for monomial, c in e.terms():
+        if not monomial:
+            constant = c
+        elif len(monomial) == 1 and monomial[0].__class__ is S.Symbol and monomial[0].name == name:  # type: ignore[attr-defined]
+            coefficient = c
+    return constant, coefficient
