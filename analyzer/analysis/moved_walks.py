@@ -177,6 +177,6 @@ def _constant_and_coefficient(e: S.Expr, name: str) -> tuple[int, int]:
     for monomial, c in e.terms():
         if not monomial:
             constant = c
-        elif len(monomial) == 1 and monomial[0].__class__ is S.Symbol and monomial[0].name == name:  # type: ignore[attr-defined]
+        elif len(monomial) == 1 and monomial[0].__class__ is S.Symbol and monomial[0].name == name:
             coefficient = c
     return constant, coefficient
