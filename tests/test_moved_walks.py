@@ -5,10 +5,16 @@ kernel are those of the plain walk, and a small budget runs out where it did."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
 from analyzer.analysis import costing, moved_walks, scenarios
 from analyzer.analysis import symbolic as S
+from runner import REPO
 from walk_checks import budget_cut_alike, checked, forget_walk_tables, same_with_and_without
 
 PROGRAM = """\
@@ -104,3 +110,49 @@ def _compare(left: S.Expr, op: str, right: S.Expr) -> S.Expr:
 def test_comparisons_whose_constant_vanishes_at_a_moved_lane_are_not_shared(cond, alike):
     e = cond(S.sym("threadIdx.x"), S.sym("n"))
     assert moved_walks._signed_alike(e, "threadIdx.x") is alike
+
+
+#: A check in a process of its own (fresh tables, no number met before), printing the analysis
+#: steps each kernel spent; with `plain`, no warp takes a moved walk.
+FRESH_CHECK = """
+import json, sys
+from analyzer import budget, cli
+from analyzer.analysis import costing
+if sys.argv[1] == "plain":
+    costing.moved_walk_key = lambda key, site, lanes: None
+spent = []
+settle = budget.Meter.settle
+def counted(meter, part, allowed):
+    if meter.stage == "analysis":
+        spent.append(allowed - max(part.left, 0))
+    return settle(meter, part, allowed)
+budget.Meter.settle = counted
+cli.main(["check", "--no-cache", "--isolated", "-q", "-j", "1", "--exit-zero", "-o", "out.txt", *sys.argv[2:]])
+print(json.dumps(spent))
+"""
+
+
+def test_a_moved_walk_met_from_another_file_spends_what_the_plain_walk_spends(tmp_path):
+    """In a fresh process the second file (the same text, with a wider block) meets the walks of
+    the first as made elsewhere and spends what making them took: a moved warp's walk is kept
+    with its own making's steps, the number of its first lane included where it was new
+    (`moved_walks.moved_met`). The same steps per kernel as the plain walk's."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+
+    (tmp_path / "k.cu").write_text(PROGRAM.replace("<<<64, 256>>>", "<<<64, 384>>>"))
+    (tmp_path / "k2.cu").write_text(PROGRAM.replace("<<<64, 256>>>", "<<<64, 384>>>"))
+
+    def steps(mode: str) -> list[int]:
+        done = subprocess.run(
+            [sys.executable, "-c", FRESH_CHECK, mode, "k.cu", "k2.cu"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return json.loads(done.stdout.splitlines()[-1])
+
+    fast, plain = steps("fast"), steps("plain")
+    assert len(fast) == 4
+    assert fast == plain

@@ -280,8 +280,8 @@ def walk_warp(
         moved = moved_walk_key(decided, site, lanes)
         if moved is not None:
             seen = summary.moved.get(moved)
-            if seen is not None:
-                moved_met(site, lanes)  # the number its making makes (`moved_walks.moved_entry`)
+            if seen is not None:  # with the number its making makes (`moved_walks.moved_met`)
+                seen = moved_met(seen, site, lanes)
     if seen is not None and key is not None and decided is not None:
         (plan, charged), steps, made_in, times = seen
         if made_in == _FILE[0]:

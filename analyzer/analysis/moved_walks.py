@@ -28,6 +28,7 @@ steps per kernel and the same report; callgrind figures in the commit message.
 
 from __future__ import annotations
 
+from analyzer import budget
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.memo import per_node
 from analyzer.analysis.scenarios import Site
@@ -136,14 +137,22 @@ def moved_entry(made: tuple, outcomes: dict, known: int, fresh: tuple[int, int])
     return (made[0], made[1] - new - (kept_now - fresh[1]), -1, made[3])
 
 
-def moved_met(site: Site, lanes: tuple) -> None:
-    """What making the walk of the warp of `lanes` makes that a warp moved from it does not: its
-    first lane's address, the rest of the site's address plus the number its thread indices
-    make there (`scenarios.plan_warp`), which remembers that number (`S.const`: a step where it
-    is new)."""
+def moved_met(entry: tuple, site: Site, lanes: tuple) -> tuple:
+    """`entry` (`moved_entry`'s) as the warp of `lanes` takes it, with what making its own walk
+    makes that the entry's does not: its first lane's address, the rest of the site's address
+    plus the number its thread indices make there (`scenarios.plan_warp`), which remembers that
+    number (`S.const`: a step where it is new). The number is made here; its step is added to
+    the entry's, which the caller spends (and keeps with the walk, as a making would)."""
     coeffs = site.affine[0]  # type: ignore[index]  # (`moved_walk_key` keys affine sites only)
     first = next(lane for lane in lanes if lane is not None)
+    meter = budget.current()
+    before = 0 if meter is None else meter.left
     S.const(sum(c * first[n] for c, n in zip(coeffs, THREAD_SYMBOLS)))
+    if meter is None:
+        return entry
+    made = before - meter.left
+    meter.left = before  # (spent with the rest by the caller)
+    return (entry[0], entry[1] + made, entry[2], entry[3])
 
 
 def _signed_alike(e: S.Expr, name: str) -> bool:
