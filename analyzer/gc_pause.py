@@ -63,7 +63,7 @@ NEVER = 2**31 - 1
 #: containers that reference counting frees anyway: fewer, larger collections scan less of what
 #: was about to be freed. Measured 2026-11-29 under callgrind (`check --no-cache -j 1`):
 #: reduction_kernel.cu 5.386 G -> 5.307 G instructions, binomialOptions.cu (GPUVerify) 6.439 G ->
-#: 6.368 G (887 collections -> 38); a cycle waits at most this many allocations to be freed.
+#: 6.368 G (887 collections -> 71); a cycle waits at most this many allocations to be freed.
 YOUNG = 10_000
 _BATCH = False  # `collect_less_often` was called: this process is a batch run
 
