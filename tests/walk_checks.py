@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzer import budget, cli
-from analyzer.analysis import costing, groups, lane_groups, moved_walks, neutral, runs, scenarios, starts, twins
+from analyzer.analysis import costing, groups, lane_groups, neutral, runs, scenarios, starts, twins
 
 #: Two kernels whose walks' groups move the warp by a counter (`k`) under an unknown that
 #: multiplies the block index, or not (`n`): `test_kept_starts` and `test_counted_again`.
@@ -40,7 +40,6 @@ def forget_walk_tables() -> None:
         scenarios._DIFFERENCES,
         costing._WALKS,
         costing._TWIN_WALKS,
-        moved_walks._MOVED,
         twins._TWINS,
         costing._OUTCOMES,
         groups._GROUPS,

@@ -45,7 +45,6 @@ from analyzer.analysis.groups import scenario_groups
 from analyzer.analysis.loops import vectorized_iterations
 from analyzer.analysis.memo import remember
 from analyzer.analysis.merge import mark_reused
-from analyzer.analysis.moved_walks import moved_entry, moved_met, moved_walk_key
 from analyzer.analysis.results import AccessCost, Collision, LaunchConfig, TypicalCost, stride, unit_of
 from analyzer.analysis.scenarios import (
     ScenarioLanes,
@@ -131,8 +130,6 @@ class Summary:
     lanes: dict[tuple, ScenarioLanes] = field(default_factory=dict)
     lane_tokens: dict[tuple, int] = field(default_factory=dict)
     runs: set = field(default_factory=set)  # the remembered runs whose requests it has all (`runs.py`)
-    # the walks its warps moved by whole periods take from one another (`moved_walks.py`)
-    moved: dict[tuple, tuple] = field(default_factory=dict)
 
     def begin_warp(self, plan: WarpPlan) -> None:
         if plan.sampled:
@@ -275,13 +272,6 @@ def walk_warp(
         twin = walk_keys.twin(decided, site)
         if twin is not None:
             seen = _TWIN_WALKS.get((twin, key[1]))  # type: ignore[index]  # key is made with decided
-    moved = None
-    if seen is None and decided is not None:  # made for a warp of this access moved from it?
-        moved = moved_walk_key(decided, site, lanes)
-        if moved is not None:
-            seen = summary.moved.get(moved)
-            if seen is not None:  # with the number its making makes (`moved_walks.moved_met`)
-                seen = moved_met(seen, site, lanes)
     if seen is not None and key is not None and decided is not None:
         (plan, charged), steps, made_in, times = seen
         if made_in == _FILE[0]:
@@ -295,8 +285,6 @@ def walk_warp(
         return reweighed(plan, None if grid is None else math.prod(grid)), charged
     meter = budget.current()
     before = 0 if meter is None else meter.left
-    known = len(summary.outcomes)  # (the requests new to the access: `moved_walks.moved_entry`)
-    fresh = S.fresh_values() if moved is not None else None
     plan = plan_warp(site, lanes, (site.block, arch.warp_size, warp))
     charged = () if plan is None else charge_scenarios(site, plan, summary, arch)
     if key is not None:
@@ -304,10 +292,6 @@ def walk_warp(
         remember(_WALKS, key, made)
         if twin is not None:  # met from a twin: never "this file"
             remember(_TWIN_WALKS, (twin, key[1]), (made[0], made[1], -1, made[3]))
-        if moved is not None:  # met from a moved warp: never "this file" either
-            entry = moved_entry(made, summary.outcomes, known, fresh)  # type: ignore[arg-type]
-            if entry is not None:
-                summary.moved[moved] = entry
     return plan, charged
 
 
