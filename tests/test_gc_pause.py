@@ -8,13 +8,16 @@ from analyzer import gc_pause
 from analyzer.gc_pause import collect_less_often, gc_paused, gc_paused_here
 
 
-def test_a_batch_run_never_collects_the_older_generations_and_the_young_one_as_before(monkeypatch):
+def test_a_batch_run_never_collects_the_older_generations_and_the_young_one_less_often(monkeypatch):
     monkeypatch.setattr(gc_pause, "_BATCH", False)
     before = gc.get_threshold()
     try:
         gc.set_threshold(700, 10, 10)
         collect_less_often()
-        assert gc.get_threshold() == (700, 2**31 - 1, 2**31 - 1)
+        assert gc.get_threshold() == (10_000, 2**31 - 1, 2**31 - 1)
+        gc.set_threshold(20_000, 10, 10)  # a larger young threshold already set is kept
+        collect_less_often()
+        assert gc.get_threshold() == (20_000, 2**31 - 1, 2**31 - 1)
     finally:
         gc.set_threshold(*before)
 

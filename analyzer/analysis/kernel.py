@@ -55,7 +55,8 @@ def analyze_kernel(
     known = launch_values(launch, known_params)
     wanted = None if arrays is None else set(arrays)
     occurrences = [o for o in interp.occurrences if wanted is None or o.access.array in wanted]
-    find_wide_accesses(module, kernel, interp.occurrences, known, arch)
+    shared_arrays = _shared_arrays(module, kernel)  # (a walk of the kernel's accesses: once, not twice)
+    find_wide_accesses(module, kernel, interp.occurrences, known, arch, shared_arrays)
     merged = merge_costs(cost_occurrences(occurrences, kernel.display_name, launch, arch, known))
     merge_struct_fields(merged, arch)
     # a limit the analysis hit is said where every report format shows it
@@ -63,9 +64,7 @@ def analyze_kernel(
         Diagnostic(Severity.WARNING, f"in kernel `{kernel.display_name}`: {note}", "WL903", kernel.name_span)
         for note in interp.notes
     ]
-    return KernelAnalysis(
-        kernel, launch, merged, diagnostics, interp.notes, shared_arrays=_shared_arrays(module, kernel)
-    )
+    return KernelAnalysis(kernel, launch, merged, diagnostics, interp.notes, shared_arrays=shared_arrays)
 
 
 def cost_occurrences(
@@ -97,11 +96,18 @@ def cost_occurrences(
 
 
 def find_wide_accesses(
-    module: N.Module, kernel: N.Function, occurrences: list[Occurrence], known: dict[str, int], arch: Architecture
+    module: N.Module,
+    kernel: N.Function,
+    occurrences: list[Occurrence],
+    known: dict[str, int],
+    arch: Architecture,
+    shared_arrays: dict[str, N.Variable] | None = None,
 ) -> dict[int, WideAccess]:
     """Mark the occurrences nvcc merges into wide shared accesses (`merge.merge_adjacent`) and
-    return them by access uid (only accesses merged alike wherever they are reached)."""
-    alignments = shared_base_alignments(_shared_arrays(module, kernel).values(), arch)
+    return them by access uid (only accesses merged alike wherever they are reached).
+    `shared_arrays`: the kernel's (`_shared_arrays`), where the caller has them."""
+    arrays = _shared_arrays(module, kernel) if shared_arrays is None else shared_arrays
+    alignments = shared_base_alignments(arrays.values(), arch)
     merge_adjacent(occurrences, lambda o: known_at(o, known), alignments, arch)
     return consistent_wide(occurrences)
 

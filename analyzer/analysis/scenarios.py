@@ -41,6 +41,7 @@ from analyzer.analysis.walked import (
     axis,
     blocks_to_walk,
     decide_mask_at_corners,
+    decides_no_lane,
     few_iterations,
     walked_values,
     warp_lanes,
@@ -921,7 +922,8 @@ def decided_masks(
     key = (mask, where, launch.grid)
     done = _WARP_MEMO.get(key)
     if done is None:
-        done = tuple(_decide_mask(m, launch) for m in per_lane(mask, lanes, where))
+        lane_masks = per_lane(mask, lanes, where)
+        done = lane_masks if decides_no_lane(mask, launch) else tuple(_decide_mask(m, launch) for m in lane_masks)
         remember(_WARP_MEMO, key, done)
     return done
 

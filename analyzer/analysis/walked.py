@@ -12,7 +12,7 @@ from analyzer.analysis import symbolic as S
 from analyzer.analysis.loops import iterations, trip_count
 from analyzer.analysis.results import LaunchConfig
 from analyzer.analysis.values import LoopCtx, LoopKind, is_loop_counter
-from analyzer.analysis.verdict import is_block_index, mask_blocks
+from analyzer.analysis.verdict import BLOCK_INDICES, is_block_index, mask_blocks
 from analyzer.ir import builtins
 from analyzer.ir.builtins import BuiltinKind
 
@@ -22,6 +22,7 @@ __all__ = [
     "axis",
     "blocks_to_walk",
     "decide_mask_at_corners",
+    "decides_no_lane",
     "few_iterations",
     "walked_values",
     "warp_lanes",
@@ -117,6 +118,16 @@ def walked_values(
                 exact = False
         counter_values.append(its)
     return counter_values, exact
+
+
+def decides_no_lane(mask: S.Expr, launch: LaunchConfig) -> bool:
+    """Whether `decide_mask_at_corners` gives each lane's mask of `mask` (its thread indices
+    put in) as it is: the grid is not known, or `mask` reads no block index (a lane's mask reads
+    no symbol `mask` does not, and one that reads another symbol than a block index and loop
+    counters, or none, is given as it is). Asked once for a warp's masks, not at each lane:
+    binomialOptions.cu (GPUVerify) asked `_decide_mask` for 33,280 lanes, whose masks, each new,
+    were hashed to be looked up (6.7% of its profiled check)."""
+    return launch.grid is None or BLOCK_INDICES.isdisjoint(mask.free_symbols)
 
 
 def decide_mask_at_corners(m: S.Expr, launch: LaunchConfig) -> S.Expr:
