@@ -17,6 +17,7 @@ from analyzer import budget
 from analyzer.analysis import loops
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.facts import NO_FACTS, stated
+from analyzer.analysis.float_trees import skipped_operands
 from analyzer.analysis.node_facts import deeply_nested, if_converted, struct_of
 from analyzer.analysis.pure import ABSENT, ABSENTS, PURE_NODES, READS, ValueMemo, pure_reads, trip_reads
 from analyzer.analysis.replay import LoopMemo
@@ -311,6 +312,8 @@ class Interpreter(Visitor):
         return self.builtin(e.name)
 
     def visit_Binary(self, e: N.Binary, env: dict[int, Value], ctx: Ctx) -> Value:
+        if e.type.__class__ is T.ScalarType and e.type.is_float and skipped_operands(self, e, env):  # (`float_trees`)
+            return S.unknown("float", Origin.FLOAT)
         a = self.eval(e.left, env, ctx)
         b = self.eval(e.right, env, ctx)
         return self.binary(e.op, a, b, e)
