@@ -18,7 +18,6 @@ from collections.abc import Callable
 
 from analyzer import budget
 from analyzer.analysis import symbolic as S
-from analyzer.analysis.memo import remember
 
 __all__ = ["remembered_differences"]
 
@@ -28,6 +27,11 @@ Differences = tuple[Offsets, bool]
 #: The lanes' distances and whether one is no number, with the steps they took, by the
 #: lanes' addresses and the first lane's address.
 _DIFFERENCES_OF: dict[tuple, tuple[Offsets, bool, int]] = {}
+#: Entries past which `_DIFFERENCES_OF` starts afresh: each keeps two tuples of a warp's lane
+#: expressions alive, and the warps met again are met soon (an access's load and store, the
+#: accesses of one inlined call), so a table of `memo.MEMO_LIMIT` entries would hold memory
+#: for nothing.
+LIMIT = 20_000
 
 
 def remembered_differences(
@@ -48,5 +52,7 @@ def remembered_differences(
         return seen[0], seen[1]
     before = meter.left
     diffs, symbolic = compute()
-    remember(_DIFFERENCES_OF, key, (diffs, symbolic, before - meter.left))
+    if len(_DIFFERENCES_OF) >= LIMIT:
+        _DIFFERENCES_OF.clear()
+    _DIFFERENCES_OF[key] = (diffs, symbolic, before - meter.left)
     return diffs, symbolic
