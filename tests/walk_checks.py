@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzer import budget, cli
-from analyzer.analysis import costing, groups, lane_groups, neutral, runs, scenarios, starts, twins
+from analyzer.analysis import costing, groups, lane_groups, neutral, runs, scenarios, starts, twins, warp_differences
 
 #: Two kernels whose walks' groups move the warp by a counter (`k`) under an unknown that
 #: multiplies the block index, or not (`n`): `test_kept_starts` and `test_counted_again`.
@@ -38,6 +38,7 @@ def forget_walk_tables() -> None:
         scenarios._READ_LANES,
         scenarios._MOVES,
         scenarios._DIFFERENCES,
+        warp_differences._DIFFERENCES_OF,
         costing._WALKS,
         costing._TWIN_WALKS,
         twins._TWINS,

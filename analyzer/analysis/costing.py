@@ -35,6 +35,7 @@ from analyzer.analysis.assumptions import (
     SpaceUnknown,
 )
 from analyzer.analysis.bounds import request_bound
+from analyzer.analysis.charged_op import op_that_charges
 from analyzer.analysis.cost import (
     GlobalCost,
     SharedCost,
@@ -797,7 +798,8 @@ _OUTCOMES: dict[tuple, dict[tuple, Outcome]] = {}
 
 def shared_outcomes(site: Site, arch: Architecture) -> dict[tuple, Outcome]:
     """The table of what requests cost that the accesses charged as `site` share (`_OUTCOMES`)."""
-    key = (site.pieces, site.space, site.op, arch, shared_cost, global_cost)  # a test may replace a cost model
+    models = (shared_cost, global_cost)  # a test may replace a cost model
+    key = (site.pieces, site.space, op_that_charges(site.space, site.op, arch, models), arch, *models)
     table = _OUTCOMES.get(key)
     if table is None:
         table = {}

@@ -46,6 +46,7 @@ from analyzer.analysis.walked import (
     walked_values,
     warp_lanes,
 )
+from analyzer.analysis.warp_differences import remembered_differences
 from analyzer.ir.nodes import AccessOp, Space
 from analyzer.records import record, replace
 
@@ -160,7 +161,8 @@ def plan_warp(site: Site, lanes: tuple[Lane, ...], where: Where) -> WarpPlan | N
         if found is None:
             return None
         ref = found
-        diffs, symbolic = lane_differences(lane_offsets, ref, _MOVES.get((site.offset, where)))
+        offsets, moves = lane_offsets, _MOVES.get((site.offset, where))
+        diffs, symbolic = remembered_differences(offsets, ref, lambda: lane_differences(offsets, ref, moves))
         if symbolic:
             for d in diffs:
                 if d is not None:
