@@ -384,7 +384,9 @@ class Parser:
     the children of a rule that only picks them by index picked by `operator.itemgetter`
     (`_picks`, 12,500 reductions of the twenty files), and the lexer making its tokens inline;
     2026-11-29, 2.715 G -> 2.682 G with a reduction's rule index worked out once (`~action`, a
-    rule past the 256th, made an int object at each of its up to six look-ups)."""
+    rule past the 256th, made an int object at each of its up to six look-ups); 2.682 G ->
+    2.651 G with the state on top kept in a local (`states[-1]`, a negative index, is not one
+    of the look-ups the interpreter specialises)."""
 
     def __init__(self, tables: Tables, with_extents: frozenset[str] = frozenset()) -> None:
         self.tables = tables
@@ -447,15 +449,17 @@ class Parser:
         if postlex is not None:
             stream = postlex(stream)
         token: Token | None = None
+        top = states[-1]  # (kept as the stack changes: a local, not a look-up at each step)
         for token in _with_end(stream, last):
             kind = token.type
             while True:
-                row = actions[states[-1]]
+                row = actions[top]
                 action = row.get(kind)
                 if action is None:
                     raise ParseError(token.start_pos, token, (s for s in row if s.isupper()))
                 if action >= 0:  # shift
                     states.append(action)
+                    top = action
                     values.append(token)
                     starts.append(token.start_pos)
                     ends.append(token.end_pos)
@@ -470,20 +474,20 @@ class Parser:
                         value = methods[rule_index](builder, (starts[-1], ends[-1]), values[-1])  # type: ignore[misc]  # a CALL rule has its method
                     else:
                         value = build(rule, [values[-1]], Meta((starts[-1], ends[-1])), None)
-                    goto = states[-1] = actions[states[-2]][rule.origin]
+                    goto = top = states[-1] = actions[states[-2]][rule.origin]
                     values[-1] = value  # (its start and end are the child's)
                     if goto == end_state and kind == "$END":
                         return value
                     continue
                 if rule_kind == PASS:  # `?rule: child` (one child): only the state changes
                     if kind != "$END":  # the chain of such reductions at once (`_passed`)
-                        key = (states[-2], states[-1], kind)
+                        key = (states[-2], top, kind)
                         chained = passed.get(key)
                         if chained is None:
                             chained = passed[key] = _passed(actions, rules, key)
-                        states[-1] = chained
+                        states[-1] = top = chained
                         continue
-                    goto = states[-1] = actions[states[-2]][rule.origin]
+                    goto = top = states[-1] = actions[states[-2]][rule.origin]
                     if goto == end_state:
                         return values[-1]
                     continue
@@ -533,7 +537,7 @@ class Parser:
                         value = methods[rule_index](builder, (start, stop), *kept)  # type: ignore[misc]  # a CALL rule has its method
                     else:
                         value = build(rule, kept, Meta((start, stop)), extents)
-                goto = actions[states[-1]][rule.origin]
+                goto = top = actions[states[-1]][rule.origin]
                 states.append(goto)
                 values.append(value)
                 starts.append(start)
