@@ -303,3 +303,41 @@ def test_a_dataclass_extending_a_lazy_record_writes_its_own_init():
         b: int = 2
 
     assert (Ext(1).a, Ext(1).b) == (1, 2) and _lazy(Lazy)
+
+
+def test_frozen_init_sets_slots_through_their_descriptors():
+    """A frozen slots record's `__init__` sets each field through its slot's setter (`_slot_setters`),
+    base records' fields too; the values and the frozen error are as through `object.__setattr__`."""
+    from analyzer.records import _slot_setters
+
+    assert set(_slot_setters(Point3, fields(Point3))) == {"x", "y", "tags", "z"}
+    assert "value" in _slot_setters(Cell, fields(Cell))  # (not frozen: its init sets `self.value = ` all the same)
+    p = Point3(1, 2, ("a",), 3)
+    assert {"_s_x", "_s_z"} <= set(Point3.__init__.__code__.co_names)  # the setters are what it calls
+    assert "_s_value" not in Cell.__init__.__code__.co_names
+    assert (p.x, p.y, p.tags, p.z) == (1, 2, ("a",), 3)
+    assert Point3(4).tags == () and Point3(4) == Point3(4, 0, (), 0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.x = 5  # type: ignore[misc]
+
+
+def test_frozen_init_of_a_class_built_on_a_record_goes_the_slow_way():
+    """An instance of a plain class built on a frozen record is set by `object.__setattr__`, which
+    finds what that class puts in front of the slot (here a property, whose setter runs)."""
+    seen: list[int] = []
+
+    class Shadowed(Point):
+        @property
+        def x(self) -> int:
+            return seen[-1]
+
+        @x.setter
+        def x(self, value: int) -> None:
+            seen.append(value)
+
+        def __setattr__(self, name: str, value: object) -> None:  # (not frozen, as a subclass may be)
+            object.__setattr__(self, name, value)
+
+    s = Shadowed(7, 8)
+    assert seen == [7] and s.x == 7 and s.y == 8
+    assert Point(7, 8).x == 7 and seen == [7]  # the record's own instances: the slot itself

@@ -382,7 +382,11 @@ class Parser:
     children's starts and ends sliced only for the rules that read them (`_filtered`); then
     (the splitter's body scan changed in between) 2.845 G -> 2.804 G with `Inlined` a tuple,
     the children of a rule that only picks them by index picked by `operator.itemgetter`
-    (`_picks`, 12,500 reductions of the twenty files), and the lexer making its tokens inline."""
+    (`_picks`, 12,500 reductions of the twenty files), and the lexer making its tokens inline;
+    2026-11-29, 2.715 G -> 2.682 G with a reduction's rule index worked out once (`~action`, a
+    rule past the 256th, made an int object at each of its up to six look-ups); 2.682 G ->
+    2.651 G with the state on top kept in a local (`states[-1]`, a negative index, is not one
+    of the look-ups the interpreter specialises)."""
 
     def __init__(self, tables: Tables, with_extents: frozenset[str] = frozenset()) -> None:
         self.tables = tables
@@ -445,49 +449,52 @@ class Parser:
         if postlex is not None:
             stream = postlex(stream)
         token: Token | None = None
+        top = states[-1]  # (kept as the stack changes: a local, not a look-up at each step)
         for token in _with_end(stream, last):
             kind = token.type
             while True:
-                row = actions[states[-1]]
+                row = actions[top]
                 action = row.get(kind)
                 if action is None:
                     raise ParseError(token.start_pos, token, (s for s in row if s.isupper()))
                 if action >= 0:  # shift
                     states.append(action)
+                    top = action
                     values.append(token)
                     starts.append(token.start_pos)
                     ends.append(token.end_pos)
                     if keep is not None and token.value in _CHECKPOINT_VALUES:
                         keep(token, states, values, starts, ends)
                     break
-                rule = rules[~action]
+                rule_index = ~action  # (an int object made once a reduction, not at each look-up below)
+                rule = rules[rule_index]
                 rule_kind = rule.kind
-                if one_child[~action]:  # the node built on the one child, in place on the stacks
+                if one_child[rule_index]:  # the node built on the one child, in place on the stacks
                     if methods is not None:
-                        value = methods[~action](builder, (starts[-1], ends[-1]), values[-1])  # type: ignore[misc]  # a CALL rule has its method
+                        value = methods[rule_index](builder, (starts[-1], ends[-1]), values[-1])  # type: ignore[misc]  # a CALL rule has its method
                     else:
                         value = build(rule, [values[-1]], Meta((starts[-1], ends[-1])), None)
-                    goto = states[-1] = actions[states[-2]][rule.origin]
+                    goto = top = states[-1] = actions[states[-2]][rule.origin]
                     values[-1] = value  # (its start and end are the child's)
                     if goto == end_state and kind == "$END":
                         return value
                     continue
                 if rule_kind == PASS:  # `?rule: child` (one child): only the state changes
                     if kind != "$END":  # the chain of such reductions at once (`_passed`)
-                        key = (states[-2], states[-1], kind)
+                        key = (states[-2], top, kind)
                         chained = passed.get(key)
                         if chained is None:
                             chained = passed[key] = _passed(actions, rules, key)
-                        states[-1] = chained
+                        states[-1] = top = chained
                         continue
-                    goto = states[-1] = actions[states[-2]][rule.origin]
+                    goto = top = states[-1] = actions[states[-2]][rule.origin]
                     if goto == end_state:
                         return values[-1]
                     continue
                 size = rule.size
                 if size:
                     children = values[-size:]
-                    if filtered[~action]:  # each child's start and end are read
+                    if filtered[rule_index]:  # each child's start and end are read
                         child_starts = starts[-size:]
                         child_ends = ends[-size:]
                     start = starts[-size]
@@ -508,29 +515,29 @@ class Parser:
                     else:
                         kept, extents = _kept(rule, children, child_starts, child_ends, True)
                         value = Inlined((kept, extents or []))  # with_extents: never None
-                elif not filtered[~action]:  # every child kept as it is, without extents
+                elif not filtered[rule_index]:  # every child kept as it is, without extents
                     if rule.expand1 and len(children) == 1:
                         value = children[0]
                     elif methods is not None:
-                        value = methods[~action](builder, (start, stop), *children)  # type: ignore[misc]  # a CALL rule has its method
+                        value = methods[rule_index](builder, (start, stop), *children)  # type: ignore[misc]  # a CALL rule has its method
                     else:
                         value = build(rule, children, Meta((start, stop)), None)
-                elif (pick := picks[~action]) is not None and methods is not None:  # children picked by index
+                elif (pick := picks[rule_index]) is not None and methods is not None:  # children picked by rule_index
                     kept_tuple = pick(children)
                     if rule.expand1 and len(kept_tuple) == 1:
                         value = kept_tuple[0]
                     else:
-                        value = methods[~action](builder, (start, stop), *kept_tuple)  # type: ignore[misc]  # a CALL rule has its method
+                        value = methods[rule_index](builder, (start, stop), *kept_tuple)  # type: ignore[misc]  # a CALL rule has its method
                 else:
                     wants = rule.name in with_extents
                     kept, extents = _kept(rule, children, child_starts, child_ends, wants)
                     if rule.expand1 and len(kept) == 1:
                         value = kept[0]
                     elif methods is not None and extents is None:
-                        value = methods[~action](builder, (start, stop), *kept)  # type: ignore[misc]  # a CALL rule has its method
+                        value = methods[rule_index](builder, (start, stop), *kept)  # type: ignore[misc]  # a CALL rule has its method
                     else:
                         value = build(rule, kept, Meta((start, stop)), extents)
-                goto = actions[states[-1]][rule.origin]
+                goto = top = actions[states[-1]][rule.origin]
                 states.append(goto)
                 values.append(value)
                 starts.append(start)

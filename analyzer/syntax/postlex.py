@@ -303,7 +303,31 @@ class CudaPostLexer:
             state.after_assign = True
         elif value in (";", ",", "{", "}"):
             state.after_assign = False
-        if value == "template":
+        # `(`, `)`, `;`, `,`, `{` and `}` (most of the tracked tokens) only match their own
+        # branch of the chain, tested first; the others go through it in its order. The
+        # twenty cuda-samples files' parse under callgrind, 2026-11-29: 2.782 G -> 2.759 G
+        if value == "(":
+            state.paren_depth += 1
+            if self._opens_declarator(tok, state.prev):
+                tok = self._retype("DECL_LPAREN", value, tok)
+                state.declarator_parens.add(state.paren_depth)
+        elif value == ")":
+            state.declarator_parens.discard(state.paren_depth)
+            state.paren_depth -= 1
+        elif value == ";" or value == ",":
+            if state.typedef_depth is not None and len(table.scopes) == state.typedef_depth:
+                if state.typedef_last:
+                    self._declare(state.typedef_last, state.depth_at_start)
+                state.typedef_last = None
+                if value == ";":
+                    state.typedef_depth = None
+        elif value == "{":
+            table.scopes.append(set())
+            state.struct_pending = False
+        elif value == "}":
+            if len(table.scopes) > state.depth_at_start:
+                table.scopes.pop()
+        elif value == "template":
             state.in_template_params = -1  # waiting for `<`
         elif value == "<" and state.in_template_params == -1:
             state.in_template_params = 1
@@ -324,26 +348,6 @@ class CudaPostLexer:
         elif value == "typedef":
             state.typedef_depth = len(table.scopes)
             state.typedef_last = None
-        elif value == "(":
-            state.paren_depth += 1
-            if self._opens_declarator(tok, state.prev):
-                tok = self._retype("DECL_LPAREN", value, tok)
-                state.declarator_parens.add(state.paren_depth)
-        elif value == ")":
-            state.declarator_parens.discard(state.paren_depth)
-            state.paren_depth -= 1
-        elif value == "{":
-            table.scopes.append(set())
-            state.struct_pending = False
-        elif value == "}":
-            if len(table.scopes) > state.depth_at_start:
-                table.scopes.pop()
-        elif value in (";", ",") and state.typedef_depth is not None and len(table.scopes) == state.typedef_depth:
-            if state.typedef_last:
-                self._declare(state.typedef_last, state.depth_at_start)
-            state.typedef_last = None
-            if value == ";":
-                state.typedef_depth = None
         if value == ";" and state.template_entity_pending and state.paren_depth == 0:
             state.template_entity_pending = False
         return tok
