@@ -13,7 +13,7 @@ import pytest
 from analyzer import budget
 from analyzer.analysis import scenarios
 from analyzer.analysis import symbolic as S
-from walk_checks import budget_cut_alike, forget_walk_tables, same_with_and_without
+from walk_checks import Forgetful, budget_cut_alike, forget_walk_tables, same_with_and_without
 
 PROGRAM = """\
 #define clamp(a, b, c) ((a) < (b) ? (b) : ((a) > (c) ? (c) : (a)))
@@ -35,18 +35,11 @@ LAUNCHES = [
 ]
 
 
-class _Nothing(dict):
-    """A table that keeps nothing: the lanes' distances subtracted lane by lane."""
-
-    def __setitem__(self, key, value) -> None:
-        pass
-
-
 def forget(monkeypatch=None) -> None:
     """Every table of the walk emptied (and, with `monkeypatch`, the short way switched off)."""
     forget_walk_tables()
     if monkeypatch is not None:
-        monkeypatch.setattr(scenarios, "_MOVES", _Nothing())
+        monkeypatch.setattr(scenarios, "_MOVES", Forgetful())
 
 
 @pytest.mark.parametrize("launch", LAUNCHES)

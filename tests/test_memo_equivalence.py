@@ -12,6 +12,7 @@ import pytest
 
 from analyzer import cli
 from analyzer.analysis import costing, loops, starts
+from walk_checks import Forgetful
 
 #: Warps whose first lanes differ by a multiple of an unknown (`w * threadIdx.y`), a loop
 #: counter inside a division with unknowns (the substitution the memo saves), masks on the
@@ -32,13 +33,6 @@ __global__ void shared_walk(int n) {
             s[(threadIdx.y * n + j) * 33 + threadIdx.x * k] = 0.0f;
 }
 """
-
-
-class Forgetful(dict):
-    """A memo table that remembers nothing."""
-
-    def __setitem__(self, key, value) -> None:
-        pass
 
 
 def plain_starts(site, plan, combo, lanes, arch, memo):

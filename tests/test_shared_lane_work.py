@@ -16,6 +16,7 @@ from analyzer import budget, cli
 from analyzer.analysis import costing, scenarios
 from analyzer.analysis import symbolic as S
 from analyzer.analysis.symbolic import compiled
+from walk_checks import Forgetful
 
 #: A bitonic network (nested loops whose counters decide the masks, with loaded values in the
 #: conditions), an odd-even merge whose masks mix counters and a parameter, and a plain guard.
@@ -60,13 +61,6 @@ __global__ void odd_even(float *a, int n) {
         a[blockIdx.x * 512 + threadIdx.x] = s[threadIdx.x];
 }
 """
-
-
-class Forgetful(dict):
-    """A memo table that remembers nothing."""
-
-    def __setitem__(self, key, value) -> None:
-        pass
 
 
 def report(tmp_path: Path, name: str, *args: str) -> str:

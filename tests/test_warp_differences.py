@@ -11,7 +11,7 @@ import pytest
 from analyzer import budget
 from analyzer.analysis import scenarios, warp_differences
 from analyzer.analysis import symbolic as S
-from walk_checks import budget_cut_alike, forget_walk_tables, same_with_and_without
+from walk_checks import Forgetful, budget_cut_alike, forget_walk_tables, same_with_and_without
 
 PROGRAM = """\
 __global__ void strided(float *out, int n) {
@@ -26,18 +26,11 @@ __global__ void strided(float *out, int n) {
 LAUNCHES = [("--block", "64"), ("--block", "32,2", "--grid", "2")]
 
 
-class _Nothing(dict):
-    """A table that keeps nothing: every warp's distances worked out."""
-
-    def __setitem__(self, key, value) -> None:
-        pass
-
-
 def forget(monkeypatch=None) -> None:
     """Every table of the walk emptied (and, with `monkeypatch`, the table switched off)."""
     forget_walk_tables()
     if monkeypatch is not None:
-        monkeypatch.setattr(warp_differences, "_DIFFERENCES_OF", _Nothing())
+        monkeypatch.setattr(warp_differences, "_DIFFERENCES_OF", Forgetful())
 
 
 @pytest.mark.parametrize("launch", LAUNCHES)

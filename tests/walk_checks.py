@@ -10,6 +10,15 @@ from pathlib import Path
 from analyzer import budget, cli
 from analyzer.analysis import costing, groups, lane_groups, neutral, runs, scenarios, starts, twins, warp_differences
 
+
+class Forgetful(dict):
+    """A memo table that remembers nothing: put in place of a short way's table, every answer
+    is worked out again (the plain way the short way is held to)."""
+
+    def __setitem__(self, key, value) -> None:
+        pass
+
+
 #: Two kernels whose walks' groups move the warp by a counter (`k`) under an unknown that
 #: multiplies the block index, or not (`n`): `test_kept_starts` and `test_counted_again`.
 MOVED_WARPS = """\

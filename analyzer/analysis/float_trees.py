@@ -20,7 +20,7 @@ import itertools
 from typing import Protocol
 
 from analyzer.analysis import symbolic as S
-from analyzer.analysis.memo import remember
+from analyzer.analysis.memo import per_node
 from analyzer.analysis.symbolic.expressions import Unknown, set_unknowns_made, unknowns_made
 from analyzer.budget import current_meter
 from analyzer.ir import builtins
@@ -67,12 +67,7 @@ def float_tree(e: N.Binary) -> FloatTree | None:
     `Binary` or `Cast` (an unknown made, whatever its operands), a float constant (an unknown)
     or a variable (nothing made, where the environment holds it): None where another is met.
     Worked out without recursion (a formula may nest thousands deep), once per expression."""
-    seen = _TREES.get(id(e))
-    if seen is not None and seen[0] is e:
-        return seen[1]
-    answer = _worked_out(e)
-    remember(_TREES, id(e), (e, answer))
-    return answer
+    return per_node(_TREES, e, _worked_out)
 
 
 def _worked_out(e: N.Binary) -> FloatTree | None:
