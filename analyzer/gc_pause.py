@@ -118,10 +118,10 @@ def in_own_process() -> None:
 
     Why: the young collections of a batch run scan once every object of the analyses that
     outlives a few hundred allocations, to free almost nothing. Measured 2026-11-29: the five
-    corpora checked in one process (`check --no-cache -j 1 /work/corpus`) made 14,892 young
-    collections that freed 691 objects in all, and the process's peak resident memory was
-    1,236 MB with them, 1,237 MB without; the twenty cuda-samples files of issue 16 under
-    callgrind spent 307 M instructions of 13.3 G in the collector (`gc_collect_main`): the
-    run 13.298 G -> 12.996 G."""
+    public corpora of `benchmarks/speed.py` checked in one process (`check --no-cache -j 1`
+    on their folder) made 14,892 young collections that freed 691 objects in all, and the
+    process's peak resident memory was 1,236 MB with them, 1,237 MB without; the twenty
+    cuda-samples files of issue 16 under callgrind spent 307 M instructions of 13.3 G in the
+    collector (`gc_collect_main`): the run 13.298 G -> 12.996 G."""
     global _OWN_PROCESS
     _OWN_PROCESS = True
