@@ -18,7 +18,7 @@ from typing import Any
 
 from analyzer import budget
 from analyzer.analysis import symbolic as S
-from analyzer.analysis.memo import MEMO_LIMIT, per_node, replayed
+from analyzer.analysis.memo import per_node, remember, replayed
 from analyzer.analysis.values import LoopCtx, LoopKind, Value, lane_dependent
 from analyzer.arch import Architecture
 from analyzer.ir import builtins
@@ -320,11 +320,10 @@ def remembered_trips(cond: S.Expr, counter: str) -> int | None:
         if TRIP_LOOKUPS:
             TRIP_LOOKUPS[-1].append((cond, counter, None))
         return _TRIPS[key]
-    if len(_TRIPS) >= MEMO_LIMIT:
-        _TRIPS.clear()
     meter = budget.current()
     before = 0 if meter is None else meter.left
-    trip = _TRIPS[key] = trip_count([cond], counter)
+    trip = trip_count([cond], counter)
+    remember(_TRIPS, key, trip)
     if TRIP_LOOKUPS:
         TRIP_LOOKUPS[-1].append((cond, counter, 0 if meter is None else before - meter.left))
     return trip

@@ -22,17 +22,17 @@ Node = TypeVar("Node")
 MEMO_LIMIT = 200_000
 
 
-def remember(memo: dict, key: Any, value: Any) -> None:
-    """Put `value` under `key`, emptying `memo` first when it is full."""
-    if len(memo) >= MEMO_LIMIT:
+def remember(memo: dict, key: Any, value: Any, limit: int = MEMO_LIMIT) -> None:
+    """Put `value` under `key`, emptying `memo` first when it is full (`limit` entries)."""
+    if len(memo) >= limit:
         memo.clear()
     memo[key] = value
 
 
-def replayed(memo: dict, key: Any, compute: Callable[[], T]) -> T:
+def replayed(memo: dict, key: Any, compute: Callable[[], T], limit: int = MEMO_LIMIT) -> T:
     """`compute()`, remembered under `key` with the budget steps it spent; a remembered value
     spends those steps again, so that a budget runs out where it did without the memo (a
-    result never depends on what was remembered)."""
+    result never depends on what was remembered). `limit`: `memo`'s size (`remember`)."""
     seen = memo.get(key)
     if seen is not None:
         budget.spend(seen[1])
@@ -40,7 +40,7 @@ def replayed(memo: dict, key: Any, compute: Callable[[], T]) -> T:
     meter = budget.current()
     before = meter.left if meter is not None else 0
     value = compute()
-    remember(memo, key, (value, 0 if meter is None else before - meter.left))
+    remember(memo, key, (value, 0 if meter is None else before - meter.left), limit)
     return value
 
 

@@ -18,15 +18,16 @@ from collections.abc import Callable
 
 from analyzer import budget
 from analyzer.analysis import symbolic as S
+from analyzer.analysis.memo import replayed
 
 __all__ = ["remembered_differences"]
 
 Offsets = tuple["S.Expr | None", ...]
 Differences = tuple[Offsets, bool]
 
-#: The lanes' distances and whether one is no number, with the steps they took, by the
-#: lanes' addresses and the first lane's address.
-_DIFFERENCES_OF: dict[tuple, tuple[Offsets, bool, int]] = {}
+#: The lanes' distances and whether one is no number, with the steps they took (`memo.replayed`),
+#: by the first lane's address and the lanes' addresses.
+_DIFFERENCES_OF: dict[tuple, tuple[Differences, int]] = {}
 #: Entries past which `_DIFFERENCES_OF` starts afresh: each keeps two tuples of a warp's lane
 #: expressions alive, and the warps met again are met soon (an access's load and store, the
 #: accesses of one inlined call), so a table of `memo.MEMO_LIMIT` entries would hold memory
@@ -42,17 +43,6 @@ def remembered_differences(
     """`compute()` (the lanes' distances of `offsets` from `ref`, `scenarios.lane_differences`),
     remembered by `offsets` and `ref`; a warp met again spends the steps its first meeting
     spent. Unmetered (no budget) it is worked out each time: the steps are not known."""
-    meter = budget.current()
-    if meter is None:
+    if budget.current() is None:
         return compute()
-    key = (ref, offsets)
-    seen = _DIFFERENCES_OF.get(key)
-    if seen is not None:
-        budget.spend(seen[2])
-        return seen[0], seen[1]
-    before = meter.left
-    diffs, symbolic = compute()
-    if len(_DIFFERENCES_OF) >= LIMIT:
-        _DIFFERENCES_OF.clear()
-    _DIFFERENCES_OF[key] = (diffs, symbolic, before - meter.left)
-    return diffs, symbolic
+    return replayed(_DIFFERENCES_OF, (ref, offsets), compute, LIMIT)

@@ -522,7 +522,7 @@ class Parser:
                         value = methods[rule_index](builder, (start, stop), *children)  # type: ignore[misc]  # a CALL rule has its method
                     else:
                         value = build(rule, children, Meta((start, stop)), None)
-                elif (pick := picks[rule_index]) is not None and methods is not None:  # children picked by rule_index
+                elif (pick := picks[rule_index]) is not None and methods is not None:  # children picked by index
                     kept_tuple = pick(children)
                     if rule.expand1 and len(kept_tuple) == 1:
                         value = kept_tuple[0]

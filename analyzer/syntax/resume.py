@@ -91,22 +91,23 @@ def _held(value: Any) -> Any:
     """A value of the parser's stack as a checkpoint keeps it: an `Inlined` by its lengths (a
     list of every statement of the body so far is not copied at each `;`), a direct
     declarator's dict copied (its lists grow in place); the builder's nodes are frozen."""
-    kind = type(value)
-    if kind is Inlined:
+    if type(value) is Inlined:
         return _Grown((value, len(value[0]), len(value[1])))
-    if kind is dict:
-        return {k: list(v) if type(v) is list else v for k, v in value.items()}
-    if kind is list:
-        return list(value)
-    return value
+    return _copied(value)
 
 
 def _thawed(value: Any) -> Any:
     """A value of a checkpoint's stack for a parse to go on with: copies of what may grow."""
-    kind = type(value)
-    if kind is _Grown:
+    if type(value) is _Grown:
         inlined, children, extents = value
         return Inlined((inlined[0][:children], inlined[1][:extents]))
+    return _copied(value)
+
+
+def _copied(value: Any) -> Any:
+    """A stack value that may grow in place copied (a direct declarator's dict, its lists too;
+    a list); any other value is frozen, itself."""
+    kind = type(value)
     if kind is dict:
         return {k: list(v) if type(v) is list else v for k, v in value.items()}
     if kind is list:
